@@ -1,0 +1,1 @@
+//! fgft-annotations: Sidecar annotation format (TOML) and the fgft.h C header.

@@ -1,0 +1,1 @@
+//! fgft-aspect: KLAS aspects: pointcuts, join points, woven hooks and C trampolines.

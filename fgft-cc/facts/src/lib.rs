@@ -1,0 +1,1 @@
+//! fgft-facts: what the planner needs to know about a driver.

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fgft runtime API: the contract between code that fgft-cc generates and the
+ * fgft runtime module (fgft_rt.ko).
+ *
+ * A transaction wraps one call of an isolated driver entry point:
+ *
+ *	txn = fgft_txn_begin(&ep, dev);		checkpoint the device
+ *	if (!txn)				isolation switched off
+ *		return original(args);
+ *	if (IS_ERR(txn))
+ *		return PTR_ERR(txn);
+ *	copy = fgft_obj_copy(txn, kobj, size);	marshal (object tracker)
+ *	fgft_map(txn, copy, size, FGFT_RW);	grant the SFI code access
+ *	ret = fgft_txn_call(txn, thunk, &args);	run the SFI copy
+ *	if (fgft_txn_failed(txn))
+ *		return fgft_txn_abort(txn);	undo log, device restore, error
+ *	...copy out...
+ *	fgft_txn_commit(txn);
+ *	return ret;
+ *
+ * SFI code never sees kernel objects directly, only the copies it was granted.
+ * Every load and store it makes goes through fgft_check() (source checks and
+ * the compiler's __asan_* call-backs, which this module provides); a check that
+ * fails aborts the transaction before the access happens.
+ */
+#ifndef _FGFT_RUNTIME_H
+#define _FGFT_RUNTIME_H
+
+#include <linux/types.h>
+#include <linux/err.h>
+
+struct fgft_txn;
+
+/* Access rights in the range table. */
+#define FGFT_R	0x1u
+#define FGFT_W	0x2u
+#define FGFT_RW	(FGFT_R | FGFT_W)
+
+/* Why a transaction aborted (counted per cause in debugfs). */
+enum fgft_cause {
+	FGFT_CAUSE_NONE = 0,
+	FGFT_CAUSE_OOPS,	/* page fault / oops in SFI code (DIE_OOPS) */
+	FGFT_CAUSE_GPF,		/* general protection (DIE_GPF) */
+	FGFT_CAUSE_TRAP,	/* divide error, BUG(), other traps (DIE_TRAP) */
+	FGFT_CAUSE_RANGE,	/* range-table check refused an access */
+	FGFT_CAUSE_EXPLICIT,	/* fgft_txn_fail() called by generated code */
+	FGFT_CAUSE_NR,
+};
+
+struct fgft_entry_rt;	/* runtime-private per-entry state */
+
+/*
+ * One isolated entry point.  Generated code defines one static instance per
+ * entry point and registers it at module init.
+ */
+struct fgft_entry {
+	const char *name;	/* e.g. "e1000_get_regs_len" */
+	const char *origin;	/* "drivers/net/ethernet/intel/e1000/e1000_ethtool.c:316" */
+	int err;		/* returned to the caller on abort, e.g. -EIO */
+	struct fgft_entry_rt *rt;
+};
+
+int fgft_entry_register(struct fgft_entry *ep);	/* debugfs switch, stats */
+void fgft_entry_unregister(struct fgft_entry *ep);
+
+/* ---- transactions ---- */
+
+/*
+ * Starts a transaction for @ep on device @dev (the key its checkpoint callbacks
+ * were registered under; NULL for none).  Takes the device checkpoint.
+ * Returns NULL when isolation is switched off for @ep, an ERR_PTR on failure.
+ * Usable in process, softirq and hard-irq context; nests.
+ */
+struct fgft_txn *fgft_txn_begin(struct fgft_entry *ep, void *dev);
+
+/*
+ * Runs @fn(@arg) as the body of @txn.  A fault in the body (oops, GPF, divide
+ * error, BUG(), refused range check) lands here: the return value is then
+ * meaningless and fgft_txn_failed() is true.
+ */
+long fgft_txn_call(struct fgft_txn *txn, long (*fn)(void *arg), void *arg);
+
+bool fgft_txn_failed(const struct fgft_txn *txn);
+enum fgft_cause fgft_txn_cause(const struct fgft_txn *txn);
+
+/* Releases deferred locks, runs deferred actions, revokes every grant. */
+void fgft_txn_commit(struct fgft_txn *txn);
+
+/*
+ * Runs the undo log last-in first-out, releases every lock taken inside the
+ * transaction, restores the device checkpoint, revokes every grant, frees the
+ * transaction.  Returns the entry point's error code.
+ */
+int fgft_txn_abort(struct fgft_txn *txn);
+
+/* The innermost transaction of the current task, or NULL. */
+struct fgft_txn *fgft_current(void);
+
+/* Aborts the current transaction from inside its body (does not return). */
+void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause);
+
+/* ---- range table (a mapping database) ---- */
+
+/* Grants @txn @rights on [@addr, @addr + @len).  Returns 0 or -errno. */
+int fgft_map(struct fgft_txn *txn, const void *addr, size_t len,
+	     unsigned int rights);
+
+/*
+ * Grants a range derived from the grant that contains @parent: it is revoked
+ * whenever that grant is.  Rights are at most the parent's.
+ */
+int fgft_map_derived(struct fgft_txn *txn, const void *parent,
+		     const void *addr, size_t len, unsigned int rights);
+
+/* Revokes the grant starting at @addr and everything derived from it. */
+void fgft_unmap(struct fgft_txn *txn, const void *addr);
+
+/*
+ * True when the current task may access [@addr, @addr + @len) with @rights.
+ * Outside a transaction every access is allowed.
+ */
+bool fgft_check(const void *addr, size_t len, unsigned int rights);
+
+/* Checks and aborts the current transaction (cause RANGE) when refused. */
+void fgft_check_or_fail(const void *addr, size_t len, unsigned int rights);
+
+/* ---- object tracker ---- */
+
+/*
+ * Returns the SFI copy of kernel object @kobj (@ksize bytes), allocating a
+ * zeroed one of @csize bytes on first use.  Copies live until the transaction
+ * ends.  Returns NULL on allocation failure.
+ */
+void *fgft_obj_copy(struct fgft_txn *txn, const void *kobj, size_t ksize,
+		    size_t csize);
+void *fgft_obj_find(struct fgft_txn *txn, const void *kobj);	/* or NULL */
+void *fgft_obj_orig(struct fgft_txn *txn, const void *copy);	/* or NULL */
+
+/* ---- undo log ---- */
+
+typedef void (*fgft_comp_fn)(unsigned long a0, unsigned long a1,
+			     unsigned long a2, unsigned long a3);
+
+/* Run @fn(a0..a3) if the transaction aborts (LIFO). */
+int fgft_undo_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
+		   unsigned long a1, unsigned long a2, unsigned long a3);
+
+/* Run @fn(a0..a3) when the transaction ends, commit or abort (e.g. kfree). */
+int fgft_defer_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
+		    unsigned long a1, unsigned long a2, unsigned long a3);
+
+/* Lock tracking: locks taken in a transaction are released at its end. */
+void fgft_spin_lock(struct fgft_txn *txn, spinlock_t *lock);
+void fgft_spin_lock_irqsave(struct fgft_txn *txn, spinlock_t *lock);
+void fgft_spin_lock_bh(struct fgft_txn *txn, spinlock_t *lock);
+void fgft_mutex_lock(struct fgft_txn *txn, struct mutex *lock);
+/* An unlock inside the transaction is deferred to its end (two-phase locking). */
+void fgft_unlock(struct fgft_txn *txn, void *lock);
+
+/* ---- device checkpoints ---- */
+
+struct fgft_dev_ops {
+	int (*checkpoint)(void *dev);	/* save device state; cheap */
+	void (*restore)(void *dev);	/* bring the device back */
+};
+
+int fgft_dev_register(void *dev, const struct fgft_dev_ops *ops);
+void fgft_dev_unregister(void *dev);
+
+struct pci_dev;
+/* A reusable PCI config-space checkpoint (pci_store/load_saved_state). */
+int fgft_pci_checkpoint(struct pci_dev *pdev);
+void fgft_pci_restore(struct pci_dev *pdev);
+void fgft_pci_forget(struct pci_dev *pdev);
+
+#endif /* _FGFT_RUNTIME_H */

@@ -1,0 +1,1 @@
+//! fgft-stubs: Marshaling, demarshaling and object-tracking code for isolated entry points.

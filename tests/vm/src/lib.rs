@@ -1,0 +1,1 @@
+//! fgft-vm: the VM harness every VM test uses.
