@@ -1,5 +1,42 @@
-//! fgft-cc: command-line edge.
+//! fgft-cc: the command-line edge.
+//!
+//! Every subcommand returns `Result<(), CliError>`; this file turns errors into a
+//! user-facing report (codespan-reporting for located diagnostics) and exit code 1.
+//! Nothing below `main` prints errors or exits on its own.
+
+use clap::{Parser, Subcommand};
+
+mod aspect;
+mod diag;
+mod roots;
+mod split;
+
+#[derive(Parser)]
+#[command(name = "fgft-cc", version, about = "Fine-grained fault tolerance for Linux drivers")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List every function stored in a kernel slot: `function struct.field file:line`.
+    Roots(roots::Args),
+    /// Split a driver into a main module and an SFI module that build with Kbuild.
+    Split(split::Args),
+    /// Weave a KLAS aspect into driver sources.
+    Aspect(aspect::Args),
+}
+
 fn main() {
-    eprintln!("fgft-cc: no command yet");
-    std::process::exit(1);
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Roots(a) => roots::run(a),
+        Command::Split(a) => split::run(a),
+        Command::Aspect(a) => aspect::run(a),
+    };
+    if let Err(e) = result {
+        diag::report(&e);
+        std::process::exit(1);
+    }
 }

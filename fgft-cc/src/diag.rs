@@ -1,0 +1,84 @@
+//! User-facing error reports.
+//!
+//! `CliError` gathers the error types of the pipeline crates. Located problems are
+//! carried as `Located` diagnostics (file, byte range, message, notes) and rendered
+//! rustc-style with the source snippet through codespan-reporting.
+
+use codespan_reporting::diagnostic::{Diagnostic, Label};
+use codespan_reporting::files::SimpleFiles;
+use codespan_reporting::term::{self, termcolor::ColorChoice, termcolor::StandardStream};
+use std::ops::Range;
+use std::path::PathBuf;
+
+/// One diagnostic anchored in a source file.
+#[derive(Debug, Clone)]
+pub struct Located {
+    pub path: PathBuf,
+    /// The file's text (needed for the snippet); empty when unreadable.
+    pub text: String,
+    pub range: Range<usize>,
+    pub message: String,
+    pub label: String,
+    pub notes: Vec<String>,
+    /// Warnings are reported but do not fail the command.
+    pub warning: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum CliError {
+    #[error("{0}")]
+    Msg(String),
+    #[error("{} error(s)", .0.iter().filter(|d| !d.warning).count())]
+    Located(Vec<Located>),
+    #[error(transparent)]
+    Parse(#[from] fgft_parse::ParseError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// Renders located diagnostics (errors and warnings) to stderr.
+pub fn emit(diags: &[Located]) {
+    let mut files = SimpleFiles::new();
+    let writer = StandardStream::stderr(ColorChoice::Auto);
+    let config = term::Config::default();
+    for d in diags {
+        let id = files.add(d.path.display().to_string(), d.text.clone());
+        let range = clamp(&d.text, d.range.clone());
+        let base = if d.warning {
+            Diagnostic::warning()
+        } else {
+            Diagnostic::error()
+        };
+        let diag = base
+            .with_message(&d.message)
+            .with_labels(vec![Label::primary(id, range).with_message(&d.label)])
+            .with_notes(d.notes.clone());
+        let _ = term::emit_to_write_style(&mut writer.lock(), &config, &files, &diag);
+    }
+}
+
+fn clamp(text: &str, r: Range<usize>) -> Range<usize> {
+    let mut s = r.start.min(text.len());
+    let mut e = r.end.min(text.len()).max(s);
+    while s > 0 && !text.is_char_boundary(s) {
+        s -= 1;
+    }
+    while e < text.len() && !text.is_char_boundary(e) {
+        e += 1;
+    }
+    s..e
+}
+
+/// Prints an error for the user.
+pub fn report(e: &CliError) {
+    match e {
+        CliError::Located(d) => {
+            emit(d);
+            eprintln!("fgft-cc: {e}");
+        }
+        other => eprintln!("fgft-cc: error: {other}"),
+    }
+}
