@@ -8,11 +8,17 @@ use clap::{Parser, Subcommand};
 
 mod aspect;
 mod diag;
+mod inject;
+mod outdir;
 mod roots;
 mod split;
 
 #[derive(Parser)]
-#[command(name = "fgft-cc", version, about = "Fine-grained fault tolerance for Linux drivers")]
+#[command(
+    name = "fgft-cc",
+    version,
+    about = "Fine-grained fault tolerance for Linux drivers"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -26,6 +32,8 @@ enum Command {
     Split(split::Args),
     /// Weave a KLAS aspect into driver sources.
     Aspect(aspect::Args),
+    /// Write deterministic, labelled faulty variants of entry points.
+    Inject(inject::Args),
 }
 
 fn main() {
@@ -34,6 +42,7 @@ fn main() {
         Command::Roots(a) => roots::run(a),
         Command::Split(a) => split::run(a),
         Command::Aspect(a) => aspect::run(a),
+        Command::Inject(a) => inject::run(a),
     };
     if let Err(e) = result {
         diag::report(&e);

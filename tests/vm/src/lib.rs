@@ -1,1 +1,145 @@
-//! fgft-vm: the VM harness every VM test uses.
+//! fgft-vm: the VM harness every VM test of fgft uses.
+//!
+//! It builds an initramfs (busybox-static, the modules and files a test asks
+//! for, a scenario script), boots the installed Debian 6.12 kernel in
+//! `qemu-system-x86_64` with TCG, reads the serial console with a time limit
+//! and returns a structured [`Outcome`]: scenario markers, oops count, panic,
+//! the scenario's exit status.
+//!
+//! # Writing a VM test
+//!
+//! ```no_run
+//! use fgft_vm::{run, Env, VmSpec};
+//!
+//! let env = Env::load().unwrap();
+//! let mut spec = VmSpec::new("my-test");
+//! spec.script = "echo FGFT-MARK hello x=1\n".into();
+//! let out = run(&env, &spec).unwrap();
+//! assert_eq!(out.marker("hello").unwrap().get("x"), Some("1"), "{out}");
+//! ```
+//!
+//! # The guest
+//!
+//! `/init` (generated) mounts proc on `/proc`, sysfs on `/sys`, devtmpfs on
+//! `/dev`, debugfs on `/sys/kernel/debug` and a tmpfs on `/tmp`, brings up
+//! `lo`, raises the console log level to 7 (so `pr_info` from modules reaches
+//! the console; the boot itself runs with `quiet`), then runs the scenario
+//! script with `/bin/sh /fgft/scenario.sh` in `/`, prints
+//! `FGFT-EXIT <status>` and powers off with `poweroff -f`.
+//!
+//! - `PATH=/sbin:/bin:/usr/sbin:/usr/bin`, `KVER` is the kernel release.
+//! - Modules of [`VmSpec::modules`] are in `/lib/fgft/<file name>`; the
+//!   script loads them (`insmod /lib/fgft/foo.ko`).
+//! - Stock modules of [`VmSpec::stock_modules`] (Debian's, e.g. `e1000`,
+//!   `snd-ens1370`) are resolved with their dependencies from the host's
+//!   `modules.dep`, decompressed, and installed in `/lib/modules/$KVER` with a
+//!   `modules.dep` of their own. They are NOT loaded by the harness: the script
+//!   loads them with busybox `modprobe NAME` (which loads the dependencies
+//!   first), so a test can choose when, or load its own build instead.
+//! - Files of [`VmSpec::files`] are copied to their guest path, keeping the
+//!   host file's permission bits. Guest programs built by [`guest_tool`] or
+//!   [`guest_program`] are added that way.
+//!
+//! # Markers
+//!
+//! Any console line containing `FGFT-MARK <name> k=v k=v ...` (anywhere in
+//! the line, so printk prefixes are fine) becomes a [`Marker`]. Values end at
+//! white space. Modules should print them with `pr_info` or a higher level
+//! (`pr_debug` is not shown).
+//!
+//! # Networking
+//!
+//! No traffic may leave the VM. NICs use QEMU hubs, e.g. two e1000 NICs on one
+//! hub:
+//!
+//! ```text
+//! -netdev hubport,id=p0,hubid=0 -device e1000,netdev=p0
+//! -netdev hubport,id=p1,hubid=0 -device e1000,netdev=p1
+//! ```
+//!
+//! [`run`] rejects any other network back end (user, tap, socket, bridge,
+//! ...) and host-socket character devices, and always passes `-nic none` so
+//! QEMU adds no default user-mode NIC.
+//!
+//! # Parallelism
+//!
+//! At most 2 VMs boot at once across all processes (the machine has 2
+//! cores): each run holds an `flock` on one of `<cache>/vm-slots/{0,1}.lock`.
+//! `FGFT_VM_SLOTS` changes the number of slots.
+
+mod console;
+mod cpio;
+mod env;
+mod guest;
+mod initramfs;
+mod kbuild;
+mod modules;
+mod qemu;
+mod slots;
+
+pub use console::{parse_console, Marker, OopsRule, Outcome, OOPS_RULES};
+pub use cpio::CpioWriter;
+pub use env::Env;
+pub use guest::{guest_program, guest_tool};
+pub use kbuild::kbuild;
+pub use modules::{resolve_modules, ModuleDep, ModulesDep};
+pub use qemu::{check_qemu_args, run, VmSpec};
+
+use std::path::PathBuf;
+
+/// Every error the harness reports.
+#[derive(Debug, thiserror::Error)]
+pub enum VmError {
+    /// `scripts/setup.sh --print-env` failed or printed something unusable.
+    #[error("environment: {0}")]
+    Env(String),
+    /// An I/O error on a path.
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A command could not be started.
+    #[error("cannot run {cmd}: {source}")]
+    Spawn {
+        cmd: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// A Kbuild or guest-program build failed or printed a warning.
+    #[error("build of {name} failed: {reason}\n{output}")]
+    Build {
+        name: String,
+        reason: String,
+        output: String,
+    },
+    /// A stock module (or one of its dependencies) is not in modules.dep.
+    #[error("module {0} not found in modules.dep")]
+    UnknownModule(String),
+    /// modules.dep has a line that cannot be read.
+    #[error("{path}:{line}: malformed modules.dep line")]
+    ModulesDep { path: PathBuf, line: usize },
+    /// A spec that the harness refuses to run.
+    #[error("invalid VM spec {name}: {reason}")]
+    Spec { name: String, reason: String },
+    /// QEMU exited with a failure status (not a guest panic: those exit 0).
+    #[error("qemu failed ({status}); log in {log}:\n{stderr}", log = .log.display())]
+    Qemu {
+        status: String,
+        stderr: String,
+        log: PathBuf,
+    },
+    /// A guest tool that does not exist.
+    #[error("no guest tool {name} (looked for {path})")]
+    NoTool { name: String, path: PathBuf },
+}
+
+impl VmError {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        VmError::Io {
+            path: path.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Inline `FGFT_*` annotations (include/fgft.h), read from C source text.

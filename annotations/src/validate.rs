@@ -1,0 +1,145 @@
+//! Checks shared by the sidecar reader and the inline scanner.
+
+use crate::pattern::is_ident;
+use crate::{AnnotError, Hint, HintKind, Loc};
+
+fn invalid(loc: &Loc, msg: String) -> AnnotError {
+    AnnotError::Invalid {
+        loc: loc.clone(),
+        msg,
+    }
+}
+
+/// A C identifier naming `what`.
+pub(crate) fn ident(s: &str, loc: &Loc, what: &str) -> Result<String, AnnotError> {
+    let t = s.trim();
+    if is_ident(t) {
+        Ok(t.to_string())
+    } else {
+        Err(invalid(loc, format!("{what} `{s}` is not a C identifier")))
+    }
+}
+
+/// A struct or union name; a leading `struct ` or `union ` is accepted and
+/// dropped.
+pub(crate) fn struct_name(s: &str, loc: &Loc) -> Result<String, AnnotError> {
+    let t = s.trim();
+    let t = t
+        .strip_prefix("struct ")
+        .or_else(|| t.strip_prefix("union "))
+        .unwrap_or(t);
+    ident(t, loc, "struct name")
+}
+
+/// A member designator: `a` or `a.b.c` (as in `offsetof`).
+pub(crate) fn member_path(s: &str, loc: &Loc) -> Result<String, AnnotError> {
+    let t = s.trim();
+    if !t.is_empty() && t.split('.').all(is_ident) {
+        Ok(t.to_string())
+    } else {
+        Err(invalid(
+            loc,
+            format!("member `{s}` is not a member name such as `dev` or `a.b`"),
+        ))
+    }
+}
+
+/// Parses `wrapped` (a small C function holding `piece`) and reports
+/// whether tree-sitter found it well-formed.
+fn parses_cleanly(wrapped: &str) -> bool {
+    let mut parser = tree_sitter::Parser::new();
+    if parser
+        .set_language(&tree_sitter_c::LANGUAGE.into())
+        .is_err()
+    {
+        return false;
+    }
+    match parser.parse(wrapped, None) {
+        Some(tree) => !tree.root_node().has_error(),
+        None => false,
+    }
+}
+
+fn balanced(s: &str) -> bool {
+    let mut depth: i64 = 0;
+    for c in s.chars() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => {
+                depth -= 1;
+                if depth < 0 {
+                    return false;
+                }
+            }
+            ';' | '{' | '}' => return false,
+            _ => {}
+        }
+    }
+    depth == 0
+}
+
+/// A C expression (the length of a blob).
+pub(crate) fn c_expr(s: &str, loc: &Loc) -> Result<String, AnnotError> {
+    let t = s.trim();
+    if t.is_empty() || !balanced(t) || !parses_cleanly(&format!("void f(void) {{ (void)({t}); }}"))
+    {
+        return Err(invalid(
+            loc,
+            format!("blob length `{s}` is not a C expression"),
+        ));
+    }
+    Ok(t.to_string())
+}
+
+/// A C type name (the target of an opaque hint).
+pub(crate) fn c_type(s: &str, loc: &Loc) -> Result<String, AnnotError> {
+    let t = s.trim();
+    if t.is_empty()
+        || !balanced(t)
+        || !parses_cleanly(&format!("void f(void) {{ (void)sizeof({t}); }}"))
+    {
+        return Err(invalid(loc, format!("opaque type `{s}` is not a C type name")));
+    }
+    Ok(t.to_string())
+}
+
+/// The hint kinds, as spelt in `kind = "..."`.
+pub(crate) const KINDS: &[&str] = &[
+    "nullterm",
+    "blob",
+    "opaque",
+    "noderef",
+    "recursive",
+    "container",
+];
+
+/// Adds `h` to `hints` unless an equal hint is there; a different hint on
+/// the same target is a conflict.
+pub(crate) fn add_hint(hints: &mut Vec<Hint>, h: Hint) -> Result<(), AnnotError> {
+    if let Some(prev) = hints.iter().find(|p| p.target == h.target) {
+        if prev.kind == h.kind {
+            return Ok(());
+        }
+        return Err(AnnotError::Conflict {
+            loc: h.loc.clone(),
+            msg: format!(
+                "hint `{}` on {} contradicts hint `{}` on it",
+                describe(&h.kind),
+                h.target,
+                describe(&prev.kind)
+            ),
+            previous: prev.loc.clone(),
+        });
+    }
+    hints.push(h);
+    Ok(())
+}
+
+fn describe(k: &HintKind) -> String {
+    match k {
+        HintKind::Blob { len } => format!("blob({len})"),
+        HintKind::Opaque { ty } => format!("opaque({ty})"),
+        HintKind::Container { outer, member } => format!("container({outer}, {member})"),
+        k => k.name().to_string(),
+    }
+}

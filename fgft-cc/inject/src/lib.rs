@@ -1,0 +1,666 @@
+//! fgft-inject: source-level fault injection for driver entry points.
+//!
+//! Given parsed driver files and the entry points to target, this crate finds
+//! *sites* in each entry point's body where a realistic fault can be planted
+//! (a pointer about to be dereferenced, a field read, a division, a lock call,
+//! an array-writing loop), picks a deterministic subset from a seed, and writes
+//! every chosen variant into the source at once. Each variant is guarded by its
+//! own id, so one build holds all variants and a campaign switches one on at a
+//! time through `fgft_inject_hit(id)` (provided by the fgft runtime, or by the
+//! generated `fgft_inject.c` in a native build).
+//!
+//! Invariants:
+//! - every change is a byte-range edit of the original text; edits never
+//!   overlap and never add a line break, so every line number stays valid;
+//! - the same inputs and seed give the same variants, ids and labels;
+//! - a guard that is off leaves the driver's behaviour unchanged.
+
+use fgft_parse::ParsedFile;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::path::PathBuf;
+use tree_sitter::Node;
+
+/// Errors of the injector.
+#[derive(Debug, thiserror::Error)]
+pub enum InjectError {
+    #[error("unknown fault kind `{0}` (known: {known})", known = FaultKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))]
+    UnknownKind(String),
+    #[error("no entry point matched: {0}")]
+    NoEntry(String),
+    #[error("internal: overlapping edits in {0}")]
+    Overlap(PathBuf),
+}
+
+/// The fault classes of the FGFT paper's injection campaign.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FaultKind {
+    /// A pointer about to be dereferenced becomes NULL.
+    NullDeref,
+    /// A pointer about to be dereferenced becomes a non-canonical address.
+    CorruptPtr,
+    /// A store through a pointer lands 16 MiB away from its object.
+    WildWrite,
+    /// A field read returns garbage (0x5a bytes).
+    CorruptField,
+    /// An integer division by zero.
+    DivZero,
+    /// BUG().
+    Bug,
+    /// An unlock is skipped.
+    MissingUnlock,
+    /// A lock is taken twice.
+    ExtraLock,
+    /// A loop that writes an array runs one element too far.
+    OffByOne,
+}
+
+impl FaultKind {
+    pub const ALL: [FaultKind; 9] = [
+        FaultKind::NullDeref,
+        FaultKind::CorruptPtr,
+        FaultKind::WildWrite,
+        FaultKind::CorruptField,
+        FaultKind::DivZero,
+        FaultKind::Bug,
+        FaultKind::MissingUnlock,
+        FaultKind::ExtraLock,
+        FaultKind::OffByOne,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            FaultKind::NullDeref => "null-deref",
+            FaultKind::CorruptPtr => "corrupt-ptr",
+            FaultKind::WildWrite => "wild-write",
+            FaultKind::CorruptField => "corrupt-field",
+            FaultKind::DivZero => "div-zero",
+            FaultKind::Bug => "bug",
+            FaultKind::MissingUnlock => "missing-unlock",
+            FaultKind::ExtraLock => "extra-lock",
+            FaultKind::OffByOne => "off-by-one",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<FaultKind, InjectError> {
+        FaultKind::ALL
+            .iter()
+            .copied()
+            .find(|k| k.name() == s)
+            .ok_or_else(|| InjectError::UnknownKind(s.to_string()))
+    }
+}
+
+impl fmt::Display for FaultKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One driver file to inject into, with the path it will have in the output.
+pub struct Source {
+    pub rel: PathBuf,
+    pub file: ParsedFile,
+}
+
+/// A place where one fault can be planted.
+#[derive(Debug, Clone)]
+pub struct Site {
+    pub kind: FaultKind,
+    pub entry: String,
+    /// Index into the `Source` slice.
+    pub source: usize,
+    pub line: usize,
+    /// The bytes replaced; the replacement is built from `template` with the id.
+    pub range: Range<usize>,
+    template: Template,
+    /// What the fault acts on, for the label (`adapter`, `hw->mac_type`, ...).
+    pub target: String,
+}
+
+#[derive(Debug, Clone)]
+enum Template {
+    /// `(HIT ? BAD : (orig))`, BAD uses `$` for the original text.
+    Choose(&'static str),
+    /// Field read corrupted through a temporary.
+    Garbage,
+    /// `(HIT ? (void)0 : (void)(orig))`
+    Skip,
+    /// `((HIT ? orig : (void)0), orig)`
+    Twice,
+    /// Statement inserted after the opening brace (the range is empty).
+    Insert(&'static str),
+    /// `{ STMT orig }` around a statement.
+    Before(&'static str),
+    /// `(orig) + (HIT ? 1 : 0)`
+    PlusOne,
+}
+
+/// A chosen site with its id and label.
+#[derive(Debug, Clone, Serialize)]
+pub struct Variant {
+    pub id: u32,
+    pub label: String,
+    pub kind: FaultKind,
+    pub entry: String,
+    pub file: PathBuf,
+    pub line: usize,
+    pub target: String,
+    #[serde(skip)]
+    pub site: Site,
+}
+
+/// Selection options.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub seed: u64,
+    /// Variants per entry point (at most).
+    pub per_entry: usize,
+    /// Kinds to draw from (all when empty).
+    pub kinds: Vec<FaultKind>,
+}
+
+/// The guard: true when variant `id` is switched on. Self-contained (a
+/// block-scope declaration), so injected files need no new #include line.
+fn hit(id: u32) -> String {
+    format!("({{ extern bool fgft_inject_hit(int id); fgft_inject_hit({id}); }})")
+}
+
+impl Site {
+    /// The replacement text for this site under id `id`.
+    pub fn replacement(&self, id: u32, orig: &str) -> String {
+        let h = hit(id);
+        match &self.template {
+            Template::Choose(bad) => {
+                let bad = bad.replace('$', orig);
+                format!("({h} ? {bad} : ({orig}))")
+            }
+            Template::Garbage => format!(
+                "({{ __auto_type __fgft_v = ({orig}); if ({h}) memset(&__fgft_v, 0x5a, sizeof(__fgft_v)); __fgft_v; }})"
+            ),
+            Template::Skip => format!("({h} ? (void)0 : (void)({orig}))"),
+            Template::Twice => format!("(({h} ? {orig} : (void)0), {orig})"),
+            Template::Insert(stmt) => format!(" if ({h}) {stmt}"),
+            Template::Before(stmt) => format!("{{ if ({h}) {stmt} {orig} }}"),
+            Template::PlusOne => format!("({orig}) + ({h} ? 1 : 0)"),
+        }
+    }
+}
+
+const DIV0: &str = "{ volatile int __fgft_z = 0; __fgft_z = 1 / __fgft_z; }";
+const UNLOCKS: &[&str] = &[
+    "spin_unlock",
+    "spin_unlock_bh",
+    "spin_unlock_irq",
+    "spin_unlock_irqrestore",
+    "raw_spin_unlock",
+    "raw_spin_unlock_irqrestore",
+    "mutex_unlock",
+    "read_unlock",
+    "write_unlock",
+    "up",
+    "rtnl_unlock",
+];
+const LOCKS: &[&str] = &[
+    "spin_lock",
+    "spin_lock_bh",
+    "spin_lock_irq",
+    "raw_spin_lock",
+    "mutex_lock",
+    "rtnl_lock",
+];
+
+/// Name of the function a `function_definition` defines.
+pub fn function_name<'a>(file: &'a ParsedFile, def: Node<'_>) -> Option<&'a str> {
+    let mut d = def.child_by_field_name("declarator")?;
+    loop {
+        match d.kind() {
+            "function_declarator" => {
+                let inner = d.child_by_field_name("declarator")?;
+                if inner.kind() == "identifier" {
+                    return Some(file.node_text(inner));
+                }
+                d = inner;
+            }
+            "pointer_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
+                d = d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child(0))?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// Finds every site in the bodies of the functions `is_entry` accepts.
+pub fn find_sites(sources: &[Source], is_entry: &dyn Fn(&str) -> bool) -> Vec<Site> {
+    let mut sites = Vec::new();
+    for (si, src) in sources.iter().enumerate() {
+        let root = src.file.tree.root_node();
+        let mut cur = root.walk();
+        for def in root.named_children(&mut cur) {
+            if def.kind() != "function_definition" {
+                continue;
+            }
+            let Some(name) = function_name(&src.file, def) else {
+                continue;
+            };
+            if !is_entry(name) {
+                continue;
+            }
+            let Some(body) = def.child_by_field_name("body") else {
+                continue;
+            };
+            let mut f = Finder {
+                file: &src.file,
+                entry: name.to_string(),
+                source: si,
+                out: &mut sites,
+            };
+            f.body(body);
+        }
+    }
+    sites
+}
+
+struct Finder<'a> {
+    file: &'a ParsedFile,
+    entry: String,
+    source: usize,
+    out: &'a mut Vec<Site>,
+}
+
+impl Finder<'_> {
+    fn push(
+        &mut self,
+        kind: FaultKind,
+        node_range: Range<usize>,
+        template: Template,
+        target: &str,
+    ) {
+        let line = self.file.line_of(node_range.start);
+        self.out.push(Site {
+            kind,
+            entry: self.entry.clone(),
+            source: self.source,
+            line,
+            range: node_range,
+            template,
+            target: target.split_whitespace().collect::<Vec<_>>().join(" "),
+        });
+    }
+
+    fn body(&mut self, body: Node<'_>) {
+        // Statement faults at the top of the body.
+        let open = body.start_byte() + 1;
+        let at = open..open;
+        self.push(
+            FaultKind::Bug,
+            at.clone(),
+            Template::Insert("BUG();"),
+            "entry",
+        );
+        self.push(FaultKind::DivZero, at, Template::Insert(DIV0), "entry");
+        self.walk(body);
+    }
+
+    fn walk(&mut self, node: Node<'_>) {
+        self.visit(node);
+        let mut cur = node.walk();
+        for child in node.named_children(&mut cur) {
+            self.walk(child);
+        }
+    }
+
+    fn visit(&mut self, n: Node<'_>) {
+        let text = self.file.node_text(n).to_string();
+        match n.kind() {
+            "field_expression" => self.field(n),
+            "binary_expression" => {
+                let op = n.child_by_field_name("operator").map(|o| o.kind());
+                if matches!(op, Some("/") | Some("%")) {
+                    if let Some(r) = n.child_by_field_name("right") {
+                        if !in_constant_context(self.file, n) {
+                            let t = self.file.node_text(r).to_string();
+                            self.push(
+                                FaultKind::DivZero,
+                                r.byte_range(),
+                                Template::Choose("0"),
+                                &t,
+                            );
+                        }
+                    }
+                }
+            }
+            "return_statement" => {
+                self.push(
+                    FaultKind::Bug,
+                    n.byte_range(),
+                    Template::Before("BUG();"),
+                    "return",
+                );
+            }
+            "call_expression" => {
+                let Some(f) = n.child_by_field_name("function") else {
+                    return;
+                };
+                if f.kind() != "identifier" {
+                    return;
+                }
+                let name = self.file.node_text(f);
+                if UNLOCKS.contains(&name) {
+                    self.push(
+                        FaultKind::MissingUnlock,
+                        n.byte_range(),
+                        Template::Skip,
+                        &text,
+                    );
+                } else if LOCKS.contains(&name) {
+                    self.push(FaultKind::ExtraLock, n.byte_range(), Template::Twice, &text);
+                }
+            }
+            "for_statement" => self.for_loop(n),
+            _ => {}
+        }
+    }
+
+    fn field(&mut self, n: Node<'_>) {
+        let Some(arg) = n.child_by_field_name("argument") else {
+            return;
+        };
+        let is_arrow = n
+            .child_by_field_name("operator")
+            .map(|o| o.kind() == "->")
+            .unwrap_or_else(|| self.file.node_text(n).contains("->"));
+        if in_constant_context(self.file, n) {
+            return;
+        }
+        let write = is_written(n);
+        if is_arrow && arg.kind() == "identifier" {
+            let a = self.file.node_text(arg).to_string();
+            self.push(
+                FaultKind::NullDeref,
+                arg.byte_range(),
+                Template::Choose("(typeof($))NULL"),
+                &a,
+            );
+            self.push(
+                FaultKind::CorruptPtr,
+                arg.byte_range(),
+                Template::Choose("(typeof($))0xdead4ead00000000UL"),
+                &a,
+            );
+            if write {
+                self.push(
+                    FaultKind::WildWrite,
+                    arg.byte_range(),
+                    Template::Choose("(typeof($))((char *)($) + 0x1000000)"),
+                    &a,
+                );
+            }
+        }
+        if is_arrow && !write && value_context(n) {
+            let t = self.file.node_text(n).to_string();
+            self.push(
+                FaultKind::CorruptField,
+                n.byte_range(),
+                Template::Garbage,
+                &t,
+            );
+        }
+    }
+
+    fn for_loop(&mut self, n: Node<'_>) {
+        let Some(cond) = n.child_by_field_name("condition") else {
+            return;
+        };
+        if cond.kind() != "binary_expression" {
+            return;
+        }
+        if cond.child_by_field_name("operator").map(|o| o.kind()) != Some("<") {
+            return;
+        }
+        let (Some(var), Some(bound)) = (
+            cond.child_by_field_name("left"),
+            cond.child_by_field_name("right"),
+        ) else {
+            return;
+        };
+        if var.kind() != "identifier" {
+            return;
+        }
+        let var = self.file.node_text(var).to_string();
+        let Some(body) = n.child_by_field_name("body") else {
+            return;
+        };
+        if writes_subscript(self.file, body, &var) {
+            let t = self.file.node_text(cond).to_string();
+            self.push(
+                FaultKind::OffByOne,
+                bound.byte_range(),
+                Template::PlusOne,
+                &t,
+            );
+        }
+    }
+}
+
+/// True when `n` is stored to (assignment target, ++/--, or its address taken
+/// for a store we cannot see).
+fn is_written(n: Node<'_>) -> bool {
+    let Some(p) = n.parent() else { return false };
+    match p.kind() {
+        "assignment_expression" => p.child_by_field_name("left").map(|l| l.id()) == Some(n.id()),
+        "update_expression" => true,
+        _ => false,
+    }
+}
+
+/// True inside sizeof/typeof/alignof/offsetof or an upper-case macro call
+/// (ARRAY_SIZE, BUILD_BUG_ON, ...), where an expression must stay a constant
+/// or keep its array type.
+fn in_constant_context(file: &ParsedFile, n: Node<'_>) -> bool {
+    let mut cur = n.parent();
+    while let Some(p) = cur {
+        match p.kind() {
+            "sizeof_expression"
+            | "alignof_expression"
+            | "typeof_specifier"
+            | "offsetof_expression"
+            | "static_assert_declaration" => return true,
+            "call_expression" => {
+                if let Some(f) = p.child_by_field_name("function") {
+                    let name = file.node_text(f);
+                    if f.kind() == "identifier"
+                        && name.chars().any(|c| c.is_ascii_uppercase())
+                        && !name.chars().any(|c| c.is_ascii_lowercase())
+                    {
+                        return true;
+                    }
+                }
+            }
+            "function_definition" => return false,
+            _ => {}
+        }
+        cur = p.parent();
+    }
+    false
+}
+
+/// A field read whose value is used directly (not an lvalue, address, array
+/// decay into a macro, or a member of a further access).
+fn value_context(n: Node<'_>) -> bool {
+    let Some(p) = n.parent() else { return false };
+    match p.kind() {
+        "binary_expression"
+        | "return_statement"
+        | "init_declarator"
+        | "if_statement"
+        | "while_statement"
+        | "conditional_expression" => true,
+        "assignment_expression" => p.child_by_field_name("right").map(|r| r.id()) == Some(n.id()),
+        "parenthesized_expression" => p
+            .parent()
+            .map(|g| g.kind() == "if_statement" || g.kind() == "while_statement")
+            .unwrap_or(false),
+        _ => false,
+    }
+}
+
+fn writes_subscript(file: &ParsedFile, body: Node<'_>, var: &str) -> bool {
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "subscript_expression" && is_written(n) {
+            if let Some(idx) = n.child_by_field_name("index") {
+                if file.node_text(idx).trim() == var {
+                    return true;
+                }
+            }
+        }
+        let mut cur = n.walk();
+        stack.extend(n.named_children(&mut cur));
+    }
+    false
+}
+
+/// SplitMix64: a tiny deterministic generator (stable across releases).
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
+    // An empty (insertion) range overlaps a range that strictly contains it.
+    if a.start == a.end || b.start == b.end {
+        let (p, r) = if a.start == a.end {
+            (a.start, b)
+        } else {
+            (b.start, a)
+        };
+        return r.start < p && p < r.end
+            || (a.start == a.end && b.start == b.end && a.start == b.start);
+    }
+    a.start < b.end && b.start < a.end
+}
+
+/// Picks variants deterministically: per entry point (sorted by name), kinds in
+/// a seeded round-robin, a seeded site of each kind, never two overlapping
+/// edits in one file.
+pub fn select(sources: &[Source], sites: &[Site], opts: &Options) -> Vec<Variant> {
+    let kinds: Vec<FaultKind> = if opts.kinds.is_empty() {
+        FaultKind::ALL.to_vec()
+    } else {
+        opts.kinds.clone()
+    };
+    let mut by_entry: BTreeMap<&str, BTreeMap<FaultKind, Vec<&Site>>> = BTreeMap::new();
+    for s in sites.iter().filter(|s| kinds.contains(&s.kind)) {
+        by_entry
+            .entry(&s.entry)
+            .or_default()
+            .entry(s.kind)
+            .or_default()
+            .push(s);
+    }
+    let mut rng = Rng(opts.seed);
+    let mut taken: Vec<(usize, Range<usize>)> = Vec::new();
+    let mut out = Vec::new();
+    for (entry, mut pools) in by_entry {
+        let mut order: Vec<FaultKind> = pools.keys().copied().collect();
+        let start = rng.below(order.len().max(1));
+        order.rotate_left(start);
+        let mut picked = 0;
+        'fill: while picked < opts.per_entry {
+            let mut progressed = false;
+            for k in &order {
+                if picked >= opts.per_entry {
+                    break 'fill;
+                }
+                let Some(pool) = pools.get_mut(k) else {
+                    continue;
+                };
+                while !pool.is_empty() {
+                    let i = rng.below(pool.len());
+                    let s = pool.swap_remove(i);
+                    if taken
+                        .iter()
+                        .any(|(src, r)| *src == s.source && overlaps(r, &s.range))
+                    {
+                        continue;
+                    }
+                    taken.push((s.source, s.range.clone()));
+                    let id = out.len() as u32 + 1;
+                    let file = sources[s.source].rel.clone();
+                    let base = file
+                        .file_name()
+                        .map(|f| f.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    out.push(Variant {
+                        id,
+                        label: format!("{entry}/{}/{}@{base}:{}", s.kind, s.target, s.line),
+                        kind: s.kind,
+                        entry: entry.to_string(),
+                        file,
+                        line: s.line,
+                        target: s.target.clone(),
+                        site: s.clone(),
+                    });
+                    picked += 1;
+                    progressed = true;
+                    break;
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Applies all variants; returns the edited text of every source (unchanged
+/// sources included, in input order).
+pub fn apply(sources: &[Source], variants: &[Variant]) -> Result<Vec<String>, InjectError> {
+    let mut out = Vec::with_capacity(sources.len());
+    for (si, src) in sources.iter().enumerate() {
+        let mut edits: Vec<&Variant> = variants.iter().filter(|v| v.site.source == si).collect();
+        edits.sort_by_key(|v| (v.site.range.start, v.site.range.end));
+        for w in edits.windows(2) {
+            if overlaps(&w[0].site.range, &w[1].site.range) {
+                return Err(InjectError::Overlap(src.rel.clone()));
+            }
+        }
+        let text = &src.file.text;
+        let mut s = String::with_capacity(text.len() + edits.len() * 96);
+        let mut at = 0;
+        for v in edits {
+            let r = &v.site.range;
+            s.push_str(&text[at..r.start]);
+            s.push_str(&v.site.replacement(v.id, &text[r.clone()]));
+            at = r.end;
+        }
+        s.push_str(&text[at..]);
+        out.push(s);
+    }
+    Ok(out)
+}
+
+/// The C file that defines `fgft_inject_hit` for a native (non-fgft) build.
+/// Under fgft the runtime module provides the same function.
+pub fn native_support_c() -> &'static str {
+    include_str!("fgft_inject.c")
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,393 @@
+//! Booting a spec in QEMU and reading its console.
+
+use crate::console::{parse_console, Outcome};
+use crate::{guest_tool, initramfs, slots, Env, VmError};
+use std::fs;
+use std::io::Read;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// What to boot and run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VmSpec {
+    /// Names the log (`<target>/vm-logs/<name>.log`); a plain file name.
+    pub name: String,
+    /// Our modules (host paths), put in `/lib/fgft/`.
+    pub modules: Vec<PathBuf>,
+    /// Debian modules to make loadable with `modprobe NAME` (with deps).
+    pub stock_modules: Vec<String>,
+    /// `(host path, guest path)`: files copied into the guest.
+    pub files: Vec<(PathBuf, String)>,
+    /// The scenario, run by `/bin/sh` (busybox ash).
+    pub script: String,
+    /// Extra QEMU arguments (devices, `-smp 2`, ...). Network back ends
+    /// other than `hubport` are rejected.
+    pub qemu_args: Vec<String>,
+    /// Wall-time limit from QEMU start; QEMU is killed when it passes.
+    pub timeout: Duration,
+    pub memory_mb: u32,
+    /// Extra kernel command-line words.
+    pub cmdline: Vec<String>,
+}
+
+impl VmSpec {
+    /// A spec with a 120 s timeout, 512 MB and nothing else.
+    pub fn new(name: &str) -> Self {
+        VmSpec {
+            name: name.to_string(),
+            modules: Vec::new(),
+            stock_modules: Vec::new(),
+            files: Vec::new(),
+            script: String::new(),
+            qemu_args: Vec::new(),
+            timeout: Duration::from_secs(120),
+            memory_mb: 512,
+            cmdline: Vec::new(),
+        }
+    }
+
+    /// Builds guest tool `name` ([`guest_tool`]) and installs it as
+    /// `/bin/<name>`.
+    pub fn add_tool(&mut self, env: &Env, name: &str) -> Result<&mut Self, VmError> {
+        let host = guest_tool(env, name)?;
+        self.files.push((host, format!("/bin/{name}")));
+        Ok(self)
+    }
+
+    /// Adds `count` NICs of QEMU model `model` (e.g. `e1000`) on hub
+    /// `hub`, with netdev ids `h<hub>p<i>` and MACs `52:54:00:12:<hub>:<i>`
+    /// (both two hex digits).
+    pub fn add_hub_nics(&mut self, model: &str, hub: u32, count: u32) -> &mut Self {
+        for i in 0..count {
+            let id = format!("h{hub}p{i}");
+            self.qemu_args.extend([
+                "-netdev".to_string(),
+                format!("hubport,id={id},hubid={hub}"),
+                "-device".to_string(),
+                format!("{model},netdev={id},mac=52:54:00:12:{hub:02x}:{i:02x}"),
+            ]);
+        }
+        self
+    }
+}
+
+/// Options whose value names a network back end.
+const NET_OPTS: &[&str] = &["netdev", "nic", "net"];
+/// Back ends allowed per option: only QEMU-internal hubs.
+fn allowed_backend(opt: &str, kind: &str) -> bool {
+    match opt {
+        "netdev" => kind == "hubport",
+        "nic" => kind == "none",
+        "net" => kind == "nic" || kind == "none",
+        _ => false,
+    }
+}
+/// Options that open host sockets whatever their value.
+const HOST_NET_OPTS: &[&str] = &["vnc", "spice", "s", "gdb", "incoming", "qmp"];
+/// Character-device back ends that open host sockets.
+const SOCKET_CHARDEVS: &[&str] = &["socket", "udp", "tcp", "telnet", "websocket"];
+
+/// Refuses QEMU arguments that would let traffic leave the VM: `-netdev`
+/// with a back end other than `hubport` (user, tap, socket, bridge, ...),
+/// `-nic` other than `none`, `-net` other than `nic`/`none`, socket
+/// character devices and host listeners (`-vnc`, `-gdb`, `-s`, ...).
+pub fn check_qemu_args(args: &[String]) -> Result<(), String> {
+    let mut i = 0;
+    while i < args.len() {
+        let a = &args[i];
+        i += 1;
+        let Some(opt) = a.strip_prefix("--").or_else(|| a.strip_prefix('-')) else {
+            continue;
+        };
+        let (opt, inline) = match opt.split_once('=') {
+            Some((o, v)) => (o, Some(v.to_string())),
+            None => (opt, None),
+        };
+        if HOST_NET_OPTS.contains(&opt) {
+            return Err(format!("`{a}` opens a host network socket"));
+        }
+        let value = || -> Result<String, String> {
+            inline
+                .clone()
+                .or_else(|| args.get(i).cloned())
+                .ok_or_else(|| format!("`{a}` has no value"))
+        };
+        if NET_OPTS.contains(&opt) {
+            let v = value()?;
+            let kind = backend_kind(&v);
+            if !allowed_backend(opt, &kind) {
+                return Err(format!(
+                    "`-{opt} {v}`: network back end `{kind}` is not allowed; \
+                     use `-netdev hubport,id=ID,hubid=N -device MODEL,netdev=ID`"
+                ));
+            }
+        } else if opt == "chardev" {
+            let v = value()?;
+            let kind = backend_kind(&v);
+            if SOCKET_CHARDEVS.contains(&kind.as_str()) {
+                return Err(format!("`-chardev {v}` opens a host socket"));
+            }
+        } else if ["serial", "monitor", "parallel", "debugcon"].contains(&opt) {
+            let v = value()?;
+            if SOCKET_CHARDEVS
+                .iter()
+                .any(|s| v.starts_with(&format!("{s}:")))
+            {
+                return Err(format!("`-{opt} {v}` opens a host socket"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `user,id=n0` -> `user`; `id=n0,type=tap` -> `tap`.
+fn backend_kind(v: &str) -> String {
+    let parts: Vec<&str> = v.split(',').collect();
+    if let Some(t) = parts.iter().find_map(|p| p.strip_prefix("type=")) {
+        return t.to_string();
+    }
+    parts
+        .iter()
+        .find(|p| !p.contains('='))
+        .map_or_else(String::new, |p| p.to_string())
+}
+
+static SEQ: AtomicUsize = AtomicUsize::new(0);
+
+/// Builds the initramfs of `spec`, waits for a free VM slot, boots
+/// `env.kernel_image` in QEMU (TCG) and returns what happened.
+///
+/// The QEMU command is
+/// `qemu-system-x86_64 -accel tcg -m <memory_mb> -nographic -no-reboot
+/// -nic none -kernel <image> -initrd <cpio> -append "console=ttyS0 panic=-1
+/// quiet <cmdline>" <qemu_args>`: `panic=-1` reboots at once on a panic and
+/// `-no-reboot` turns that into a QEMU exit; oopses do not panic (Debian's
+/// default `panic_on_oops=0`), so a test sees them and goes on. `quiet` only
+/// silences the boot: `/init` sets the console log level to 7 before the
+/// scenario starts.
+///
+/// Errors are for runs that could not happen (bad spec, build failure, QEMU
+/// failing to start). A guest that oopses, panics or hangs is an `Ok`
+/// outcome saying so. The console is saved in `<target>/vm-logs/<name>.log`.
+pub fn run(env: &Env, spec: &VmSpec) -> Result<Outcome, VmError> {
+    let bad = |reason: String| VmError::Spec {
+        name: spec.name.clone(),
+        reason,
+    };
+    if spec.name.is_empty()
+        || spec.name.contains('/')
+        || spec.name.starts_with('.')
+        || spec.name.contains(char::is_whitespace)
+    {
+        return Err(bad("the name must be a plain file name".into()));
+    }
+    check_qemu_args(&spec.qemu_args).map_err(&bad)?;
+    if spec.cmdline.iter().any(|w| w.contains('"')) {
+        return Err(bad("kernel command-line words cannot contain `\"`".into()));
+    }
+
+    let initrd_dir = env.target_dir.join("vm-initrd");
+    fs::create_dir_all(&initrd_dir).map_err(|e| VmError::io(&initrd_dir, e))?;
+    let initrd = initrd_dir.join(format!(
+        "{}-{}-{}.cpio",
+        spec.name,
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let built = initramfs::build(env, spec, &initrd);
+    let result = built.and_then(|()| boot(env, spec, &initrd));
+    let _ = fs::remove_file(&initrd);
+    result
+}
+
+fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, VmError> {
+    let mut append = String::from("console=ttyS0 panic=-1 quiet");
+    for w in &spec.cmdline {
+        append.push(' ');
+        append.push_str(w);
+    }
+    let mut args: Vec<String> = vec![
+        "-accel".into(),
+        "tcg".into(),
+        "-m".into(),
+        spec.memory_mb.to_string(),
+        "-nographic".into(),
+        "-no-reboot".into(),
+        "-nic".into(),
+        "none".into(),
+        "-kernel".into(),
+        env.kernel_image.display().to_string(),
+        "-initrd".into(),
+        initrd.display().to_string(),
+        "-append".into(),
+        append,
+    ];
+    args.extend(spec.qemu_args.iter().cloned());
+    let cmdline = format!("qemu-system-x86_64 {}", args.join(" "));
+
+    let log_dir = env.target_dir.join("vm-logs");
+    fs::create_dir_all(&log_dir).map_err(|e| VmError::io(&log_dir, e))?;
+    let log_path = log_dir.join(format!("{}.log", spec.name));
+
+    let _slot = slots::acquire(&env.cache.join("vm-slots"), slots::slot_count())?;
+    let start = Instant::now();
+    let mut child = Command::new("qemu-system-x86_64")
+        .args(&args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| VmError::Spawn {
+            cmd: cmdline.clone(),
+            source,
+        })?;
+
+    let (tx, rx) = mpsc::channel::<Vec<u8>>();
+    let mut stdout = child.stdout.take().ok_or_else(|| VmError::Spawn {
+        cmd: cmdline.clone(),
+        source: std::io::Error::other("no stdout pipe"),
+    })?;
+    let reader = thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        loop {
+            match stdout.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if tx.send(buf[..n].to_vec()).is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    let mut stderr = child.stderr.take();
+    let err_reader = thread::spawn(move || {
+        let mut s = Vec::new();
+        if let Some(e) = stderr.as_mut() {
+            let _ = e.read_to_end(&mut s);
+        }
+        String::from_utf8_lossy(&s).into_owned()
+    });
+
+    let deadline = start + spec.timeout;
+    let mut console = Vec::new();
+    let mut timed_out = false;
+    loop {
+        let now = Instant::now();
+        if now >= deadline {
+            timed_out = true;
+            let _ = child.kill();
+            break;
+        }
+        match rx.recv_timeout(deadline - now) {
+            Ok(chunk) => console.extend_from_slice(&chunk),
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let status = child.wait().map_err(|source| VmError::Spawn {
+        cmd: cmdline.clone(),
+        source,
+    })?;
+    let duration = start.elapsed();
+    let _ = reader.join();
+    console.extend(rx.try_iter().flatten());
+    let qemu_err = err_reader.join().unwrap_or_default();
+
+    let text = String::from_utf8_lossy(&console);
+    let mut out = parse_console(&text);
+    out.timed_out = timed_out;
+    out.duration = duration;
+    out.log_path = log_path.clone();
+    let log = format!(
+        "# fgft-vm {}: {}\n# {}\n{}\n# qemu exit: {status}\n# qemu stderr:\n{}",
+        spec.name,
+        out.summary(),
+        cmdline,
+        out.console,
+        qemu_err
+    );
+    fs::write(&log_path, log).map_err(|e| VmError::io(&log_path, e))?;
+    if !timed_out && !status.success() {
+        return Err(VmError::Qemu {
+            status: status.to_string(),
+            stderr: qemu_err,
+            log: log_path,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(s: &str) -> Vec<String> {
+        s.split_whitespace().map(str::to_string).collect()
+    }
+
+    #[test]
+    fn hub_networking_is_allowed() {
+        let mut spec = VmSpec::new("x");
+        spec.add_hub_nics("e1000", 0, 2);
+        assert_eq!(
+            spec.qemu_args.join(" "),
+            "-netdev hubport,id=h0p0,hubid=0 -device e1000,netdev=h0p0,mac=52:54:00:12:00:00 \
+             -netdev hubport,id=h0p1,hubid=0 -device e1000,netdev=h0p1,mac=52:54:00:12:00:01"
+        );
+        assert_eq!(check_qemu_args(&spec.qemu_args), Ok(()));
+        assert_eq!(check_qemu_args(&v("-smp 2 -device edu -nic none")), Ok(()));
+        assert_eq!(check_qemu_args(&v("-net nic,model=e1000")), Ok(()));
+        assert_eq!(check_qemu_args(&v("-chardev file,id=c,path=/tmp/x")), Ok(()));
+    }
+
+    #[test]
+    fn leaks_are_rejected() {
+        for bad in [
+            "-netdev user,id=n0",
+            "-netdev tap,id=n0,ifname=tap0",
+            "--netdev socket,id=n0,listen=:1234",
+            "-netdev bridge,id=n0,br=br0",
+            "-netdev id=n0,type=user",
+            "-netdev=user,id=n0",
+            "-nic user",
+            "-nic tap",
+            "-net user",
+            "-chardev socket,id=c,host=1.2.3.4,port=1",
+            "-serial tcp:1.2.3.4:5",
+            "-vnc :0",
+            "-s",
+            "-gdb tcp::1234",
+            "-netdev",
+        ] {
+            assert!(check_qemu_args(&v(bad)).is_err(), "{bad} was accepted");
+        }
+        let e = check_qemu_args(&v("-netdev user,id=n0")).unwrap_err();
+        assert!(e.contains("hubport"), "{e}");
+    }
+
+    #[test]
+    fn bad_specs_are_errors_before_booting() {
+        let env = Env::load().expect("fgft environment (scripts/setup.sh)");
+        let mut spec = VmSpec::new("bad-net");
+        spec.qemu_args = v("-netdev user,id=n0 -device e1000,netdev=n0");
+        assert!(matches!(run(&env, &spec), Err(VmError::Spec { .. })));
+        let spec = VmSpec::new("a/b");
+        assert!(matches!(run(&env, &spec), Err(VmError::Spec { .. })));
+        let mut spec = VmSpec::new("unknown-module");
+        spec.stock_modules = vec!["no_such_module_fgft".into()];
+        assert!(matches!(run(&env, &spec), Err(VmError::UnknownModule(_))));
+    }
+
+    #[test]
+    fn defaults() {
+        let s = VmSpec::new("n");
+        assert_eq!(s.timeout, Duration::from_secs(120));
+        assert_eq!(s.memory_mb, 512);
+        assert!(s.modules.is_empty() && s.files.is_empty() && s.script.is_empty());
+    }
+}
