@@ -26,7 +26,11 @@ pub enum AnnotError {
     },
     /// A required key is absent.
     #[error("{loc}: missing key `{key}` in {table}")]
-    MissingKey { loc: Loc, key: String, table: String },
+    MissingKey {
+        loc: Loc,
+        key: String,
+        table: String,
+    },
     /// A value that is well-typed but wrong (bad identifier, key that does
     /// not apply to the hint kind, unknown kind, bad path, ...).
     #[error("{loc}: {msg}")]
@@ -40,7 +44,11 @@ pub enum AnnotError {
     },
     /// Two annotations that say different things about the same thing.
     #[error("{loc}: {msg} (first given at {previous})")]
-    Conflict { loc: Loc, msg: String, previous: Loc },
+    Conflict {
+        loc: Loc,
+        msg: String,
+        previous: Loc,
+    },
     /// A misplaced or malformed inline `FGFT_*` macro.
     #[error("{loc}: {msg}")]
     Inline { loc: Loc, msg: String },

@@ -302,10 +302,17 @@ fn merge_fn(what: &str, a: Option<FnRef>, b: Option<FnRef>) -> Result<Option<FnR
 
 impl DriverInfo {
     /// The lists in force for kernel `version` (None: the default lists).
-    pub fn files_for(&self, version: Option<&str>) -> (&[SourceFile], &[SourceFile], &[SourceFile]) {
+    pub fn files_for(
+        &self,
+        version: Option<&str>,
+    ) -> (&[SourceFile], &[SourceFile], &[SourceFile]) {
         let v = version.and_then(|v| self.versions.get(v));
-        let s = v.and_then(|v| v.sources.as_deref()).unwrap_or(&self.sources);
-        let h = v.and_then(|v| v.headers.as_deref()).unwrap_or(&self.headers);
+        let s = v
+            .and_then(|v| v.sources.as_deref())
+            .unwrap_or(&self.sources);
+        let h = v
+            .and_then(|v| v.headers.as_deref())
+            .unwrap_or(&self.headers);
         let i = v
             .and_then(|v| v.include_dirs.as_deref())
             .unwrap_or(&self.include_dirs);
@@ -321,7 +328,11 @@ impl DriverInfo {
     /// or the sidecar's directory, for kernel `version` (None: the version
     /// read from `tree/Makefile`, then the defaults), and checks that each
     /// exists. A missing file is an error at the line that names it.
-    pub fn resolve(&self, tree: Option<&Path>, version: Option<&str>) -> Result<ResolvedFiles, AnnotError> {
+    pub fn resolve(
+        &self,
+        tree: Option<&Path>,
+        version: Option<&str>,
+    ) -> Result<ResolvedFiles, AnnotError> {
         let base: PathBuf = match &self.base {
             SourceBase::Sidecar(dir) => dir.clone(),
             SourceBase::Tree => match tree {
@@ -379,3 +390,6 @@ pub fn tree_version(tree: &Path) -> Option<String> {
     };
     Some(format!("{}.{}", get("VERSION")?, get("PATCHLEVEL")?))
 }
+
+#[cfg(test)]
+mod tests;

@@ -69,7 +69,10 @@ impl Pattern {
 
     /// A pattern given as `--isolate TEXT` on the command line.
     pub fn from_cli(text: &str) -> Result<Pattern, AnnotError> {
-        Pattern::new(text, Loc::file_start(std::path::Path::new("<command line>")))
+        Pattern::new(
+            text,
+            Loc::file_start(std::path::Path::new("<command line>")),
+        )
     }
 
     /// The pattern as written.

@@ -119,7 +119,11 @@ impl Ctx<'_> {
 
     /// The `[table]` header in force at byte `at`, for messages.
     fn table_at(&self, at: usize) -> String {
-        let upto = &self.text[..at.min(self.text.len())];
+        let at = at.min(self.text.len());
+        let eol = self.text[at..]
+            .find('\n')
+            .map_or(self.text.len(), |k| at + k);
+        let upto = &self.text[..eol];
         upto.lines()
             .rev()
             .map(str::trim)
@@ -209,8 +213,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Annotations, AnnotError> 
 fn module_name(cx: &Ctx<'_>, s: &S, what: &str) -> Result<String, AnnotError> {
     let v = s.get_ref();
     if !v.is_empty()
-        && v
-            .chars()
+        && v.chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
     {
         Ok(v.clone())
@@ -224,8 +227,7 @@ fn module_name(cx: &Ctx<'_>, s: &S, what: &str) -> Result<String, AnnotError> {
 
 fn version_string(cx: &Ctx<'_>, v: &str, span: Range<usize>) -> Result<String, AnnotError> {
     let ok = v.split('.').count() == 2
-        && v
-            .split('.')
+        && v.split('.')
             .all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit()));
     if ok {
         Ok(v.to_string())
@@ -237,7 +239,12 @@ fn version_string(cx: &Ctx<'_>, v: &str, span: Range<usize>) -> Result<String, A
     }
 }
 
-fn file_list(cx: &Ctx<'_>, list: &[S], ext: Option<&str>, what: &str) -> Result<Vec<SourceFile>, AnnotError> {
+fn file_list(
+    cx: &Ctx<'_>,
+    list: &[S],
+    ext: Option<&str>,
+    what: &str,
+) -> Result<Vec<SourceFile>, AnnotError> {
     let mut out: Vec<SourceFile> = Vec::new();
     for s in list {
         let v = s.get_ref();
@@ -263,7 +270,10 @@ fn file_list(cx: &Ctx<'_>, list: &[S], ext: Option<&str>, what: &str) -> Result<
                 previous: prev.loc.clone(),
             });
         }
-        out.push(SourceFile { path: p, loc: cx.at(s) });
+        out.push(SourceFile {
+            path: p,
+            loc: cx.at(s),
+        });
     }
     Ok(out)
 }
@@ -287,10 +297,7 @@ fn driver(cx: &Ctx<'_>, d: Spanned<RawDriver>) -> Result<DriverInfo, AnnotError>
             })
         }
         Some((other, sp)) => {
-            return Err(cx.invalid(
-                sp,
-                format!("base `{other}` is not one of: tree, sidecar"),
-            ))
+            return Err(cx.invalid(sp, format!("base `{other}` is not one of: tree, sidecar")))
         }
     };
     let tree_version = d

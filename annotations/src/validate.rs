@@ -47,17 +47,23 @@ pub(crate) fn member_path(s: &str, loc: &Loc) -> Result<String, AnnotError> {
 /// Parses `wrapped` (a small C function holding `piece`) and reports
 /// whether tree-sitter found it well-formed.
 fn parses_cleanly(wrapped: &str) -> bool {
-    let mut parser = tree_sitter::Parser::new();
-    if parser
-        .set_language(&tree_sitter_c::LANGUAGE.into())
-        .is_err()
-    {
-        return false;
+    thread_local! {
+        static PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> = const { std::cell::RefCell::new(None) };
     }
-    match parser.parse(wrapped, None) {
-        Some(tree) => !tree.root_node().has_error(),
-        None => false,
-    }
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut p = tree_sitter::Parser::new();
+            if p.set_language(&tree_sitter_c::LANGUAGE.into()).is_err() {
+                return false;
+            }
+            *slot = Some(p);
+        }
+        match slot.as_mut().and_then(|p| p.parse(wrapped, None)) {
+            Some(tree) => !tree.root_node().has_error(),
+            None => false,
+        }
+    })
 }
 
 fn balanced(s: &str) -> bool {
@@ -98,7 +104,10 @@ pub(crate) fn c_type(s: &str, loc: &Loc) -> Result<String, AnnotError> {
         || !balanced(t)
         || !parses_cleanly(&format!("void f(void) {{ (void)sizeof({t}); }}"))
     {
-        return Err(invalid(loc, format!("opaque type `{s}` is not a C type name")));
+        return Err(invalid(
+            loc,
+            format!("opaque type `{s}` is not a C type name"),
+        ));
     }
     Ok(t.to_string())
 }

@@ -3,8 +3,27 @@
 //! Invariant: the tree is always built over a *length-preserving* rewrite of the
 //! original text (macro hints blank or respell bytes without moving any), so every
 //! byte range in the tree is a byte range in the original file.
+//!
+//! - [`parse_text`] / [`parse_file`]: tree-sitter-c with the default macro hints
+//!   (built-in table plus `FGFT_TABLES` extensions) and the default parse budget;
+//!   [`parse_text_with`] / [`parse_file_with`] take explicit [`Options`].
+//! - [`hints`]: the macro-hint table and the rewrite.
+//! - [`health`]: which top-level functions hold ERROR or MISSING nodes.
+//! - [`types`]: struct/union/typedef/prototype facts from the Kbuild-preprocessed
+//!   unit, read with lang-c.
+//! - [`tables`]: where data tables and their user extensions come from.
 
+use std::ops::{ControlFlow, Range};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
+
+pub mod health;
+pub mod hints;
+pub mod tables;
+pub mod types;
+
+pub use hints::HintTable;
 
 /// Errors of the front end.
 #[derive(Debug, thiserror::Error)]
@@ -16,51 +35,381 @@ pub enum ParseError {
     },
     #[error("tree-sitter could not parse {path}")]
     TreeSitter { path: PathBuf },
+    /// The input is not C text (binary data).
+    #[error("{path}: not a C source file: {reason}")]
+    NotC {
+        path: PathBuf,
+        reason: String,
+        /// Byte offset of the offending data.
+        offset: usize,
+    },
+    /// The parse ran out of its budget (time or size); the file is skipped.
+    #[error("{path}: parse budget exceeded ({what}) at byte {offset}")]
+    Budget {
+        path: PathBuf,
+        text: String,
+        offset: usize,
+        what: String,
+    },
+    /// A data table (built-in or user extension) is malformed.
+    #[error("{path}: bad table: {message}")]
+    Table {
+        path: PathBuf,
+        text: String,
+        range: Option<Range<usize>>,
+        message: String,
+    },
+    /// Preprocessing a unit with Kbuild failed.
+    #[error("{path}: {message}")]
+    Kbuild { path: PathBuf, message: String },
+}
+
+/// Per-file parse budget: a file larger than `max_bytes` or whose parse takes
+/// longer than `time` is given up with [`ParseError::Budget`], never a hang.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub time: Duration,
+    pub max_bytes: usize,
+}
+
+/// Environment variable overriding the default time budget, in milliseconds.
+pub const BUDGET_ENV: &str = "FGFT_PARSE_BUDGET_MS";
+
+impl Default for Budget {
+    fn default() -> Self {
+        let ms = std::env::var(BUDGET_ENV)
+            .ok()
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(10_000);
+        Budget {
+            time: Duration::from_millis(ms),
+            max_bytes: 64 << 20,
+        }
+    }
+}
+
+/// How to parse.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Macro hints; `None` parses the raw text.
+    pub hints: Option<Arc<HintTable>>,
+    pub budget: Budget,
+}
+
+impl Options {
+    /// Default hints (built-in plus `FGFT_TABLES`) and default budget.
+    pub fn with_default_hints() -> Result<Options, ParseError> {
+        Ok(Options {
+            hints: Some(default_hints()?),
+            budget: Budget::default(),
+        })
+    }
+
+    /// Raw tree-sitter-c, no hints.
+    pub fn raw() -> Options {
+        Options::default()
+    }
+}
+
+/// The built-in hint table extended by `FGFT_TABLES`, loaded once.
+pub fn default_hints() -> Result<Arc<HintTable>, ParseError> {
+    static DEFAULT: OnceLock<Result<Arc<HintTable>, String>> = OnceLock::new();
+    let r = DEFAULT.get_or_init(|| {
+        HintTable::load(&[])
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    });
+    match r {
+        Ok(t) => Ok(t.clone()),
+        // Reload to return the full, located error (cheap: the error path only).
+        Err(_) => HintTable::load(&[]).map(Arc::new),
+    }
 }
 
 /// One parsed C file.
 pub struct ParsedFile {
     pub path: PathBuf,
-    /// The original text, byte for byte.
+    /// The original text, byte for byte (invalid UTF-8 bytes, if any, are
+    /// replaced one for one by `?`; see `non_utf8`).
     pub text: String,
     pub tree: tree_sitter::Tree,
+    /// The text tree-sitter saw: `text` after the macro-hint rewrite (same
+    /// length, same newlines).
+    pub hinted: String,
+    /// Whether the file had bytes that are not UTF-8.
+    pub non_utf8: bool,
 }
 
 impl ParsedFile {
     /// Text of a node, taken from the original file.
     pub fn node_text(&self, node: tree_sitter::Node<'_>) -> &str {
-        &self.text[node.byte_range()]
+        self.text.get(node.byte_range()).unwrap_or("")
     }
 
     /// 1-based line of a byte offset.
     pub fn line_of(&self, byte: usize) -> usize {
-        self.text[..byte.min(self.text.len())].matches('\n').count() + 1
+        let end = byte.min(self.text.len());
+        bytecount_newlines(&self.text.as_bytes()[..end]) + 1
+    }
+
+    /// Top-level function health of this file.
+    pub fn health(&self) -> health::Health {
+        health::of(self)
     }
 }
 
-/// Parses `text` as C.
+fn bytecount_newlines(b: &[u8]) -> usize {
+    b.iter().filter(|&&c| c == b'\n').count()
+}
+
+/// Parses `text` as C with the default hints and budget.
 pub fn parse_text(path: &Path, text: String) -> Result<ParsedFile, ParseError> {
+    parse_text_with(path, text, &Options::with_default_hints()?)
+}
+
+/// Reads and parses one file with the default hints and budget.
+pub fn parse_file(path: &Path) -> Result<ParsedFile, ParseError> {
+    parse_file_with(path, &Options::with_default_hints()?)
+}
+
+/// Reads and parses one file.
+pub fn parse_file_with(path: &Path, opts: &Options) -> Result<ParsedFile, ParseError> {
+    let bytes = std::fs::read(path).map_err(|source| ParseError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let (text, non_utf8) = decode(path, bytes)?;
+    let mut pf = parse_text_with(path, text, opts)?;
+    pf.non_utf8 = non_utf8;
+    Ok(pf)
+}
+
+/// Turns file bytes into text of the same length: NUL bytes mean binary (not
+/// C); invalid UTF-8 bytes become `?` one for one.
+pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<(String, bool), ParseError> {
+    if let Some(off) = bytes.iter().position(|&b| b == 0) {
+        return Err(ParseError::NotC {
+            path: path.to_path_buf(),
+            reason: "it holds NUL bytes (binary data)".into(),
+            offset: off,
+        });
+    }
+    match String::from_utf8(bytes) {
+        Ok(s) => Ok((s, false)),
+        Err(e) => {
+            let mut b = e.into_bytes();
+            let mut i = 0;
+            while i < b.len() {
+                match std::str::from_utf8(&b[i..]) {
+                    Ok(_) => break,
+                    Err(err) => {
+                        let bad = i + err.valid_up_to();
+                        let len = err.error_len().unwrap_or(b.len() - bad);
+                        for x in &mut b[bad..bad + len] {
+                            *x = b'?';
+                        }
+                        i = bad + len;
+                    }
+                }
+            }
+            let s = String::from_utf8(b).map_err(|e| ParseError::NotC {
+                path: path.to_path_buf(),
+                reason: "undecodable text".into(),
+                offset: e.utf8_error().valid_up_to(),
+            })?;
+            Ok((s, true))
+        }
+    }
+}
+
+/// Parses `text` as C with explicit options.
+pub fn parse_text_with(
+    path: &Path,
+    text: String,
+    opts: &Options,
+) -> Result<ParsedFile, ParseError> {
+    if text.len() > opts.budget.max_bytes {
+        return Err(ParseError::Budget {
+            path: path.to_path_buf(),
+            offset: 0,
+            what: format!(
+                "file is {} bytes, the budget is {} bytes",
+                text.len(),
+                opts.budget.max_bytes
+            ),
+            text,
+        });
+    }
+    let hinted = match &opts.hints {
+        Some(h) => h.rewrite(&text),
+        None => text.clone(),
+    };
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
-        .expect("tree-sitter-c grammar matches the tree-sitter ABI");
-    let tree = parser
-        .parse(&text, None)
-        .ok_or_else(|| ParseError::TreeSitter {
+        .map_err(|_| ParseError::TreeSitter {
             path: path.to_path_buf(),
         })?;
+    let deadline = Instant::now() + opts.budget.time;
+    let mut reached = 0usize;
+    let mut timed_out = false;
+    let mut progress = |s: &tree_sitter::ParseState| {
+        reached = s.current_byte_offset();
+        if Instant::now() >= deadline {
+            timed_out = true;
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    };
+    let bytes = hinted.as_bytes();
+    let mut input = |off: usize, _: tree_sitter::Point| bytes.get(off..).unwrap_or(&[]);
+    let tree = parser.parse_with_options(
+        &mut input,
+        None,
+        Some(tree_sitter::ParseOptions::new().progress_callback(&mut progress)),
+    );
+    let tree = match tree {
+        Some(t) => t,
+        None if timed_out => {
+            return Err(ParseError::Budget {
+                path: path.to_path_buf(),
+                offset: reached.min(text.len()),
+                what: format!("parse took longer than {:?}", opts.budget.time),
+                text,
+            })
+        }
+        None => {
+            return Err(ParseError::TreeSitter {
+                path: path.to_path_buf(),
+            })
+        }
+    };
     Ok(ParsedFile {
         path: path.to_path_buf(),
         text,
         tree,
+        hinted,
+        non_utf8: false,
     })
 }
 
-/// Reads and parses one file.
-pub fn parse_file(path: &Path) -> Result<ParsedFile, ParseError> {
-    let text = std::fs::read_to_string(path).map_err(|source| ParseError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    parse_text(path, text)
+/// The name a function definition defines (through pointer, parenthesized and
+/// attributed declarators).
+pub fn function_name<'a>(pf: &'a ParsedFile, def: tree_sitter::Node<'_>) -> Option<&'a str> {
+    let mut d = def.child_by_field_name("declarator")?;
+    loop {
+        match d.kind() {
+            "identifier" | "field_identifier" => return Some(pf.node_text(d)),
+            "function_declarator" | "pointer_declarator" | "parenthesized_declarator"
+            | "attributed_declarator" | "array_declarator" => {
+                d = match d.child_by_field_name("declarator") {
+                    Some(x) => x,
+                    None => d.named_child(0)?,
+                };
+            }
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every node's byte range is a range of the original text, and the
+    /// original text is what `node_text` returns.
+    #[test]
+    fn byte_ranges_equal_original() {
+        let src = "static void __iomem *base;\n\
+                   static DEFINE_SPINLOCK(lock);\n\
+                   int f(struct dev *d) {\n\
+                   \tstruct foo *p = container_of(d, struct foo, dev);\n\
+                   \tlist_for_each_entry(p, &h, list) {\n\
+                   \t\tg(p);\n\
+                   \t}\n\
+                   \treturn min_t(unsigned int, p->a, 3);\n\
+                   }\n";
+        let pf = parse_text(Path::new("t.c"), src.to_string()).unwrap();
+        assert_eq!(pf.text, src);
+        assert_eq!(pf.hinted.len(), src.len());
+        assert!(!pf.tree.root_node().has_error(), "{}", pf.tree.root_node().to_sexp());
+        let root = pf.tree.root_node();
+        assert_eq!(root.end_byte(), src.len());
+        let mut stack = vec![root];
+        let mut idents = Vec::new();
+        while let Some(n) = stack.pop() {
+            assert!(n.end_byte() <= src.len());
+            // Rows/columns agree with the original text too.
+            assert_eq!(n.start_position().row + 1, pf.line_of(n.start_byte()));
+            if n.kind() == "identifier" {
+                idents.push(pf.node_text(n).to_string());
+            }
+            for k in 0..n.child_count() {
+                stack.extend(n.child(k));
+            }
+        }
+        assert!(idents.iter().any(|s| s == "base"));
+        // The respelled type argument reads as the original text.
+        assert!(idents.iter().any(|s| s == "struct foo"), "{idents:?}");
+        let raw = parse_text_with(Path::new("t.c"), src.to_string(), &Options::raw()).unwrap();
+        assert!(raw.tree.root_node().has_error());
+    }
+
+    #[test]
+    fn budget_gives_a_diagnostic() {
+        let mut src = String::new();
+        for i in 0..20_000 {
+            src.push_str(&format!("int f{i}(void) {{ return {i} + g(a, b); }}\n"));
+        }
+        let opts = Options {
+            hints: None,
+            budget: Budget {
+                time: Duration::from_millis(0),
+                max_bytes: 1 << 30,
+            },
+        };
+        match parse_text_with(Path::new("big.c"), src.clone(), &opts) {
+            Err(ParseError::Budget { offset, .. }) => assert!(offset < src.len()),
+            Err(e) => panic!("unexpected error {e}"),
+            Ok(_) => panic!("a zero budget must stop the parse"),
+        }
+        let small = Options {
+            hints: None,
+            budget: Budget {
+                time: Duration::from_secs(60),
+                max_bytes: 10,
+            },
+        };
+        assert!(matches!(
+            parse_text_with(Path::new("big.c"), src, &small),
+            Err(ParseError::Budget { .. })
+        ));
+    }
+
+    #[test]
+    fn decode_keeps_length() {
+        let (s, bad) = decode(Path::new("x.c"), b"int a; /* \xe9t\xe9 */\n".to_vec()).unwrap();
+        assert!(bad);
+        assert_eq!(s, "int a; /* ?t? */\n");
+        assert!(matches!(
+            decode(Path::new("x.o"), b"\x7fELF\0\0".to_vec()),
+            Err(ParseError::NotC { offset: 4, .. })
+        ));
+    }
+
+    #[test]
+    fn names_of_functions() {
+        let pf = parse_text(
+            Path::new("t.c"),
+            "static int *(get)(void) { return 0; }\nvoid __init setup(int a) {}\n".into(),
+        )
+        .unwrap();
+        let root = pf.tree.root_node();
+        let names: Vec<_> = (0..root.named_child_count())
+            .filter_map(|k| root.named_child(k as u32))
+            .filter_map(|n| function_name(&pf, n))
+            .collect();
+        assert_eq!(names, ["get", "setup"]);
+    }
 }

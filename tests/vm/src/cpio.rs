@@ -128,7 +128,7 @@ mod tests {
         // Header of /dev/console: char device 5:1.
         let at = text.find("dev/console").unwrap();
         let h = &text[at - 110..at];
-        assert_eq!(&h[14..22], "000021b0"); // S_IFCHR | 0600
+        assert_eq!(&h[14..22], "00002180"); // S_IFCHR | 0o600
         assert_eq!(&h[78..86], "00000005");
         assert_eq!(&h[86..94], "00000001");
         // Deterministic.

@@ -233,7 +233,7 @@ fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, V
     fs::create_dir_all(&log_dir).map_err(|e| VmError::io(&log_dir, e))?;
     let log_path = log_dir.join(format!("{}.log", spec.name));
 
-    let _slot = slots::acquire(&env.cache.join("vm-slots"), slots::slot_count())?;
+    let slot = slots::acquire(&env.cache.join("vm-slots"), slots::slot_count())?;
     let start = Instant::now();
     let mut child = Command::new("qemu-system-x86_64")
         .args(&args)
@@ -304,13 +304,15 @@ fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, V
     out.duration = duration;
     out.log_path = log_path.clone();
     let log = format!(
-        "# fgft-vm {}: {}\n# {}\n{}\n# qemu exit: {status}\n# qemu stderr:\n{}",
+        "# fgft-vm {} (slot {}): {}\n# {}\n{}\n# qemu exit: {status}\n# qemu stderr:\n{}",
         spec.name,
+        slot.index,
         out.summary(),
         cmdline,
         out.console,
         qemu_err
     );
+    drop(slot);
     fs::write(&log_path, log).map_err(|e| VmError::io(&log_path, e))?;
     if !timed_out && !status.success() {
         return Err(VmError::Qemu {

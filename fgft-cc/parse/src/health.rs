@@ -1,0 +1,145 @@
+//! Parse health: which top-level functions hold ERROR or MISSING nodes.
+//!
+//! A "top-level function" is a `function_definition` not nested in another one
+//! (it may sit inside `#if` blocks).  Errors outside every function (for
+//! example a function that tree-sitter folded into an ERROR node) are listed
+//! separately, so a file never looks healthier than it is.
+
+use crate::ParsedFile;
+use std::ops::Range;
+use tree_sitter::Node;
+
+/// Health of one top-level function.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct FunctionHealth {
+    /// The function's name (`?` when tree-sitter could not find one).
+    pub name: String,
+    pub range: Range<usize>,
+    /// 1-based line of the definition's start.
+    pub line: usize,
+    /// Holds an ERROR node.
+    pub error: bool,
+    /// Holds a MISSING node.
+    pub missing: bool,
+    /// Byte offset of the first ERROR or MISSING node.
+    pub first_problem: Option<usize>,
+}
+
+impl FunctionHealth {
+    /// Whether the function parsed cleanly.
+    pub fn ok(&self) -> bool {
+        !self.error && !self.missing
+    }
+}
+
+/// Health of one file.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Health {
+    pub functions: Vec<FunctionHealth>,
+    /// ERROR or MISSING nodes outside every function definition.
+    pub stray: Vec<Range<usize>>,
+}
+
+impl Health {
+    /// Functions with an ERROR or MISSING node.
+    pub fn broken(&self) -> impl Iterator<Item = &FunctionHealth> {
+        self.functions.iter().filter(|f| !f.ok())
+    }
+}
+
+/// Computes the health of a parsed file.
+pub fn of(pf: &ParsedFile) -> Health {
+    let mut h = Health::default();
+    let mut stack = vec![pf.tree.root_node()];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "function_definition" {
+            let (error, missing, first) = problems(n);
+            h.functions.push(FunctionHealth {
+                name: crate::function_name(pf, n).unwrap_or("?").to_string(),
+                range: n.byte_range(),
+                line: n.start_position().row + 1,
+                error,
+                missing,
+                first_problem: first,
+            });
+            continue;
+        }
+        if n.is_error() || n.is_missing() {
+            h.stray.push(n.byte_range());
+        }
+        // Children in reverse so functions come out in file order.
+        for k in (0..n.child_count()).rev() {
+            stack.extend(n.child(k));
+        }
+    }
+    // An ERROR node that contains function definitions is reported once as
+    // stray; keep output in file order.
+    h.functions.sort_by_key(|f| f.range.start);
+    h.stray.sort_by_key(|r| r.start);
+    h
+}
+
+/// (has ERROR, has MISSING, first problem offset) of a subtree.
+fn problems(n: Node<'_>) -> (bool, bool, Option<usize>) {
+    if !n.has_error() {
+        return (false, false, None);
+    }
+    let (mut error, mut missing, mut first) = (false, false, None::<usize>);
+    let mut stack = vec![n];
+    while let Some(x) = stack.pop() {
+        if x.is_error() {
+            error = true;
+        }
+        if x.is_missing() {
+            missing = true;
+        }
+        if x.is_error() || x.is_missing() {
+            first = Some(first.map_or(x.start_byte(), |f| f.min(x.start_byte())));
+            continue;
+        }
+        if x.has_error() {
+            for k in 0..x.child_count() {
+                stack.extend(x.child(k));
+            }
+        }
+    }
+    (error, missing, first)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{parse_text_with, Options};
+    use std::path::Path;
+
+    #[test]
+    fn finds_broken_functions() {
+        let src = "int good(void) { return 1; }\n\
+                   int bad(void) { x = ; return 2; }\n\
+                   int miss(void) { return 3 }\n\
+                   #ifdef X\nint inner(void) { return 4; }\n#endif\n";
+        let pf = parse_text_with(Path::new("t.c"), src.into(), &Options::raw()).unwrap();
+        let h = pf.health();
+        let names: Vec<_> = h.functions.iter().map(|f| (f.name.as_str(), f.ok())).collect();
+        assert_eq!(
+            names,
+            [("good", true), ("bad", false), ("miss", false), ("inner", true)]
+        );
+        assert!(h.functions[1].error);
+        assert!(h.functions[2].missing);
+        assert_eq!(h.functions[1].line, 2);
+        assert_eq!(h.broken().count(), 2);
+    }
+
+    #[test]
+    fn hints_fix_kernel_idioms() {
+        let src = "static int __init f(void __iomem *p)\n{\n\tlist_for_each_entry(x, &h, l)\n\t\tg(x);\n\treturn 0;\n}\n";
+        let raw = parse_text_with(Path::new("t.c"), src.into(), &Options::raw()).unwrap();
+        let rh = raw.health();
+        assert!(rh.broken().count() + rh.stray.len() > 0);
+        let hinted = crate::parse_text(Path::new("t.c"), src.into()).unwrap();
+        let h = hinted.health();
+        assert_eq!(h.functions.len(), 1);
+        assert_eq!(h.broken().count(), 0);
+        assert_eq!(h.functions[0].name, "f");
+    }
+}

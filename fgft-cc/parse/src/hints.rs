@@ -1,0 +1,803 @@
+//! The macro-hint table and the length-preserving rewrite it drives.
+//!
+//! The table (`fgft-cc/tables/macro-hints.toml`, embedded, plus user extension
+//! files) names kernel macros that tree-sitter-c cannot parse as written.  The
+//! rewrite respells them in place: bytes are blanked or replaced by other ASCII
+//! bytes, nothing moves, and newlines are never touched, so byte offsets, lines
+//! and columns of the rewritten text are those of the original.
+
+use crate::tables::{self, TableSource};
+use crate::ParseError;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+/// File name of the table (built-in and extension files).
+pub const TABLE_NAME: &str = "macro-hints.toml";
+const BUILTIN: &str = include_str!("../../tables/macro-hints.toml");
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct HintFile {
+    #[serde(default)]
+    blank: Vec<String>,
+    #[serde(default)]
+    blank_call: Vec<String>,
+    #[serde(default)]
+    iterators: Vec<String>,
+    #[serde(default)]
+    declare: BTreeMap<String, usize>,
+    #[serde(default)]
+    decl_call: DeclCall,
+    #[serde(default)]
+    init_fragment: Names,
+    #[serde(default)]
+    type_args: BTreeMap<String, Vec<usize>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DeclCall {
+    #[serde(default)]
+    names: Vec<String>,
+    #[serde(default)]
+    storage: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Names {
+    #[serde(default)]
+    names: Vec<String>,
+}
+
+/// A set of macro names; names with `*` are wildcard patterns.
+#[derive(Debug, Default, Clone)]
+pub struct NameSet {
+    exact: HashSet<String>,
+    patterns: Vec<Vec<String>>,
+}
+
+impl NameSet {
+    fn add(&mut self, name: &str) {
+        if name.contains('*') {
+            self.patterns
+                .push(name.split('*').map(str::to_string).collect());
+        } else {
+            self.exact.insert(name.to_string());
+        }
+    }
+
+    /// Whether `name` is in the set.
+    pub fn contains(&self, name: &str) -> bool {
+        self.exact.contains(name) || self.patterns.iter().any(|p| glob_match(p, name))
+    }
+
+    /// Number of entries (exact names and patterns).
+    pub fn len(&self) -> usize {
+        self.exact.len() + self.patterns.len()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// `parts` is a pattern split at `*`: first part is a prefix, last a suffix,
+/// the middle ones must appear in order.
+fn glob_match(parts: &[String], name: &str) -> bool {
+    let (first, rest) = match parts.split_first() {
+        Some(x) => x,
+        None => return name.is_empty(),
+    };
+    let Some(mut s) = name.strip_prefix(first.as_str()) else {
+        return false;
+    };
+    let Some((last, middle)) = rest.split_last() else {
+        return s.is_empty();
+    };
+    for m in middle {
+        match s.find(m.as_str()) {
+            Some(i) => s = &s[i + m.len()..],
+            None => return false,
+        }
+    }
+    s.len() >= last.len() && s.ends_with(last.as_str())
+}
+
+/// The compiled macro-hint table.
+#[derive(Debug, Default, Clone)]
+pub struct HintTable {
+    pub blank: NameSet,
+    pub blank_call: NameSet,
+    pub iterators: NameSet,
+    /// Declaration macro -> argument position of the declared name.
+    pub declare: HashMap<String, usize>,
+    pub decl_call: NameSet,
+    pub storage: HashSet<String>,
+    pub init_fragment: NameSet,
+    pub type_args: HashMap<String, Vec<usize>>,
+}
+
+impl HintTable {
+    /// The built-in table only.
+    pub fn builtin() -> Result<HintTable, ParseError> {
+        Self::from_sources(&[TableSource {
+            path: None,
+            text: BUILTIN.to_string(),
+        }])
+    }
+
+    /// The built-in table extended by `macro-hints.toml` files in `FGFT_TABLES`
+    /// directories and in `extra_dirs`.
+    pub fn load(extra_dirs: &[PathBuf]) -> Result<HintTable, ParseError> {
+        let dirs = tables::table_dirs(extra_dirs);
+        Self::from_sources(&tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?)
+    }
+
+    /// Builds a table from table texts, later ones extending earlier ones.
+    pub fn from_sources(sources: &[TableSource]) -> Result<HintTable, ParseError> {
+        let mut t = HintTable::default();
+        for src in sources {
+            let f: HintFile = tables::parse_toml(src, TABLE_NAME)?;
+            for n in &f.blank {
+                t.blank.add(n);
+            }
+            for n in &f.blank_call {
+                t.blank_call.add(n);
+            }
+            for n in &f.iterators {
+                if n.len() < 5 && !n.contains('*') {
+                    return Err(tables::table_error(
+                        src,
+                        TABLE_NAME,
+                        n,
+                        format!("iterator `{n}` is shorter than `while`: it cannot be respelled in place"),
+                    ));
+                }
+                t.iterators.add(n);
+            }
+            for (n, pos) in &f.declare {
+                if n.len() < 3 {
+                    return Err(tables::table_error(
+                        src,
+                        TABLE_NAME,
+                        n,
+                        format!("declaration macro `{n}` is shorter than `int`"),
+                    ));
+                }
+                t.declare.insert(n.clone(), *pos);
+            }
+            for n in &f.decl_call.names {
+                t.decl_call.add(n);
+            }
+            t.storage.extend(f.decl_call.storage.iter().cloned());
+            for n in &f.init_fragment.names {
+                t.init_fragment.add(n);
+            }
+            for (n, pos) in &f.type_args {
+                t.type_args.insert(n.clone(), pos.clone());
+            }
+        }
+        Ok(t)
+    }
+
+    /// Rewrites `text` so tree-sitter-c can parse it.  The result has exactly the
+    /// same length, the same newlines, and differs only inside macro uses named
+    /// by the table.
+    pub fn rewrite(&self, text: &str) -> String {
+        let toks = lex(text.as_bytes());
+        let mut rw = Rewriter {
+            src: text.as_bytes(),
+            out: text.as_bytes().to_vec(),
+            toks: &toks,
+            table: self,
+        };
+        rw.run();
+        let out = rw.out;
+        debug_assert_eq!(out.len(), text.len());
+        // Every replacement byte is ASCII and every replaced range covers whole
+        // characters, so this cannot fail; fall back to the original if it does.
+        String::from_utf8(out).unwrap_or_else(|_| text.to_string())
+    }
+}
+
+/// C keywords (a type-name argument respelled as one identifier must not
+/// become one of them).
+const KEYWORDS: &[&str] = &[
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
+    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
+    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
+    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex", "_Alignas",
+    "_Alignof", "_Atomic", "_Generic", "_Noreturn", "_Static_assert", "_Thread_local",
+    "__asm__", "asm", "__volatile__", "__inline", "__inline__", "__restrict", "__extension__",
+    "typeof", "__typeof__", "__typeof", "__attribute__", "__attribute", "offsetof",
+    "__builtin_offsetof", "alignof", "__alignof__", "bool", "true", "false", "NULL",
+];
+
+/// Words that start a type name in an argument (generic type-argument rule).
+const TYPE_START: &[&str] = &[
+    "struct", "union", "enum", "unsigned", "signed", "char", "short", "int", "long", "float",
+    "double", "void", "_Bool", "const", "volatile",
+];
+
+/// Callees whose parentheses are not a macro call's argument list.
+const NOT_CALLS: &[&str] = &[
+    "sizeof", "typeof", "__typeof__", "__typeof", "_Alignof", "alignof", "__alignof__",
+    "offsetof", "__builtin_offsetof", "_Generic", "__attribute__", "__attribute", "asm",
+    "__asm__", "__asm", "if", "while", "for", "switch", "return", "_Static_assert",
+    "static_assert", "__builtin_types_compatible_p", "__builtin_va_arg",
+];
+
+/// Keywords after which an identifier followed by `(` is still an expression.
+const EXPR_KEYWORDS: &[&str] = &["return", "case", "else", "do", "sizeof"];
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Ident,
+    Punct(u8),
+    /// Number, string or character literal.
+    Lit,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Tok {
+    kind: Kind,
+    start: usize,
+    end: usize,
+}
+
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_'
+}
+
+fn is_ident_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// A small C lexer: identifiers, punctuation and literals, skipping comments,
+/// whitespace and preprocessor directives (whose bodies tree-sitter does not
+/// parse as C either).
+fn lex(b: &[u8]) -> Vec<Tok> {
+    let mut toks = Vec::with_capacity(b.len() / 4);
+    let mut i = 0;
+    let mut line_start = true;
+    let n = b.len();
+    while i < n {
+        let c = b[i];
+        match c {
+            b'\n' => {
+                line_start = true;
+                i += 1;
+            }
+            b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => i += 1,
+            b'\\' if i + 1 < n && b[i + 1] == b'\n' => i += 2,
+            b'/' if i + 1 < n && b[i + 1] == b'*' => {
+                i = skip_block_comment(b, i);
+            }
+            b'/' if i + 1 < n && b[i + 1] == b'/' => {
+                while i < n && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'#' if line_start => {
+                // Directive: to the end of the line, with continuations and
+                // comments that span lines.
+                while i < n && b[i] != b'\n' {
+                    if b[i] == b'\\' && i + 1 < n && b[i + 1] == b'\n' {
+                        i += 2;
+                    } else if b[i] == b'\\' && i + 2 < n && b[i + 1] == b'\r' && b[i + 2] == b'\n'
+                    {
+                        i += 3;
+                    } else if b[i] == b'/' && i + 1 < n && b[i + 1] == b'*' {
+                        i = skip_block_comment(b, i);
+                    } else if b[i] == b'/' && i + 1 < n && b[i + 1] == b'/' {
+                        while i < n && b[i] != b'\n' {
+                            i += 1;
+                        }
+                    } else {
+                        i += 1;
+                    }
+                }
+            }
+            b'"' | b'\'' => {
+                let s = i;
+                i += 1;
+                while i < n && b[i] != c && b[i] != b'\n' {
+                    if b[i] == b'\\' && i + 1 < n {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+                i = (i + 1).min(n);
+                toks.push(Tok {
+                    kind: Kind::Lit,
+                    start: s,
+                    end: i,
+                });
+                line_start = false;
+            }
+            _ if is_ident_start(c) => {
+                let s = i;
+                while i < n && is_ident_char(b[i]) {
+                    i += 1;
+                }
+                toks.push(Tok {
+                    kind: Kind::Ident,
+                    start: s,
+                    end: i,
+                });
+                line_start = false;
+            }
+            _ if c.is_ascii_digit() || (c == b'.' && i + 1 < n && b[i + 1].is_ascii_digit()) => {
+                let s = i;
+                i += 1;
+                while i < n {
+                    let d = b[i];
+                    if is_ident_char(d) || d == b'.' {
+                        i += 1;
+                    } else if (d == b'+' || d == b'-')
+                        && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P')
+                    {
+                        i += 1;
+                    } else {
+                        break;
+                    }
+                }
+                toks.push(Tok {
+                    kind: Kind::Lit,
+                    start: s,
+                    end: i,
+                });
+                line_start = false;
+            }
+            _ if c.is_ascii() => {
+                toks.push(Tok {
+                    kind: Kind::Punct(c),
+                    start: i,
+                    end: i + 1,
+                });
+                i += 1;
+                line_start = false;
+            }
+            _ => {
+                // Non-ASCII outside comments and literals: skip the character.
+                i += 1;
+                while i < n && (b[i] & 0xc0) == 0x80 {
+                    i += 1;
+                }
+                line_start = false;
+            }
+        }
+    }
+    toks
+}
+
+fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
+    i += 2;
+    while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+        i += 1;
+    }
+    (i + 2).min(b.len())
+}
+
+struct Rewriter<'a> {
+    src: &'a [u8],
+    out: Vec<u8>,
+    toks: &'a [Tok],
+    table: &'a HintTable,
+}
+
+/// How far a macro's argument list may reach, in tokens.
+const MAX_ARG_TOKENS: usize = 20_000;
+
+impl Rewriter<'_> {
+    fn text(&self, i: usize) -> &str {
+        let t = self.toks[i];
+        // Token boundaries are ASCII positions, so this slice is valid UTF-8.
+        std::str::from_utf8(&self.src[t.start..t.end]).unwrap_or("")
+    }
+
+    fn is_punct(&self, i: usize, c: u8) -> bool {
+        self.toks.get(i).is_some_and(|t| t.kind == Kind::Punct(c))
+    }
+
+    fn is_ident(&self, i: usize) -> bool {
+        self.toks.get(i).is_some_and(|t| t.kind == Kind::Ident)
+    }
+
+    /// Blanks bytes `s..e`, keeping line breaks.
+    fn blank(&mut self, s: usize, e: usize) {
+        for b in &mut self.out[s..e] {
+            if *b != b'\n' && *b != b'\r' {
+                *b = b' ';
+            }
+        }
+    }
+
+    /// Index of the `)` matching the `(` at token `open`; `None` when it is not
+    /// found before a `;` (a statement boundary) or the length limit.
+    fn match_paren(&self, open: usize) -> Option<usize> {
+        let mut depth = 0usize;
+        for (k, t) in self.toks.iter().enumerate().skip(open).take(MAX_ARG_TOKENS) {
+            match t.kind {
+                Kind::Punct(b'(') => depth += 1,
+                Kind::Punct(b')') => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(k);
+                    }
+                }
+                Kind::Punct(b';') if depth > 0 => return None,
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Token ranges of the arguments between `open` and `close`.
+    fn split_args(&self, open: usize, close: usize) -> Vec<(usize, usize)> {
+        let mut args = Vec::new();
+        let mut depth = 0i32;
+        let mut start = open + 1;
+        for k in open + 1..close {
+            match self.toks[k].kind {
+                Kind::Punct(b'(' | b'[' | b'{') => depth += 1,
+                Kind::Punct(b')' | b']' | b'}') => depth -= 1,
+                Kind::Punct(b',') if depth == 0 => {
+                    args.push((start, k));
+                    start = k + 1;
+                }
+                _ => {}
+            }
+        }
+        if start < close || !args.is_empty() {
+            args.push((start, close));
+        }
+        args
+    }
+
+    /// Whether token `i` stands where a statement may start.
+    fn at_statement_start(&self, i: usize) -> bool {
+        if i == 0 {
+            return true;
+        }
+        match self.toks[i - 1].kind {
+            Kind::Punct(b';' | b'{' | b'}' | b')' | b':') => true,
+            Kind::Ident => matches!(self.text(i - 1), "else" | "do"),
+            _ => false,
+        }
+    }
+
+    /// Whether the identifier at `i`, followed by `(`, is a call rather than the
+    /// name in a declarator (`int foo(`, `*foo(`).
+    fn is_call_position(&self, i: usize) -> bool {
+        if i == 0 {
+            return true;
+        }
+        match self.toks[i - 1].kind {
+            Kind::Ident => EXPR_KEYWORDS.contains(&self.text(i - 1)),
+            Kind::Punct(b'*') => false,
+            _ => true,
+        }
+    }
+
+    fn run(&mut self) {
+        let mut i = 0;
+        while i < self.toks.len() {
+            i = self.step(i);
+        }
+    }
+
+    /// Handles token `i`; returns the index of the next token to look at.
+    fn step(&mut self, i: usize) -> usize {
+        if !self.is_ident(i) {
+            return i + 1;
+        }
+        let name = self.text(i).to_string();
+        let t = self.toks[i];
+        let table = self.table;
+        if table.blank.contains(&name) {
+            self.blank(t.start, t.end);
+            return i + 1;
+        }
+        let call = self.is_punct(i + 1, b'(');
+        if table.blank_call.contains(&name) {
+            if call {
+                if let Some(close) = self.match_paren(i + 1) {
+                    self.blank(t.start, self.toks[close].end);
+                    return close + 1;
+                }
+            }
+            self.blank(t.start, t.end);
+            return i + 1;
+        }
+        if !call || NOT_CALLS.contains(&name.as_str()) {
+            return i + 1;
+        }
+        let Some(close) = self.match_paren(i + 1) else {
+            return i + 1;
+        };
+        if let Some(&pos) = table.declare.get(&name) {
+            if self.declare(i, close, pos) {
+                return close + 1;
+            }
+        }
+        if table.iterators.contains(&name) && self.at_statement_start(i) {
+            self.iterator(i, close);
+        }
+        if table.decl_call.contains(&name) {
+            self.decl_call(i);
+        }
+        if table.init_fragment.contains(&name) {
+            self.init_fragment(close);
+        }
+        self.type_args(i, close, &name);
+        i + 1
+    }
+
+    /// `NAME(a, b, c)` declaring the argument at `pos` -> `int  b`.
+    fn declare(&mut self, i: usize, close: usize, pos: usize) -> bool {
+        let args = self.split_args(i + 1, close);
+        let Some(&(s, e)) = args.get(pos) else {
+            return false;
+        };
+        if e != s + 1 || !self.is_ident(s) {
+            return false;
+        }
+        let t = self.toks[i];
+        self.blank(t.start, t.end);
+        self.out[t.start..t.start + 3].copy_from_slice(b"int");
+        let keep = self.toks[s];
+        self.blank(self.toks[i + 1].start, keep.start);
+        self.blank(keep.end, self.toks[close].end);
+        true
+    }
+
+    /// `NAME(args) stmt` -> `while(args) stmt`.
+    fn iterator(&mut self, i: usize, close: usize) {
+        let t = self.toks[i];
+        if t.end - t.start < 5 {
+            return;
+        }
+        let next_ok = match self.toks.get(close + 1).map(|t| t.kind) {
+            Some(Kind::Punct(b'{' | b'*' | b'(' | b'+' | b'-')) | Some(Kind::Ident) => true,
+            _ => false,
+        };
+        if !next_ok {
+            return;
+        }
+        self.blank(t.start, t.end);
+        self.out[t.start..t.start + 5].copy_from_slice(b"while");
+    }
+
+    /// Blanks the storage class and qualifiers before a call-shaped declaration.
+    fn decl_call(&mut self, i: usize) {
+        let mut k = i;
+        while k > 0 && self.is_ident(k - 1) && self.table.storage.contains(self.text(k - 1)) {
+            k -= 1;
+            let t = self.toks[k];
+            self.blank(t.start, t.end);
+        }
+    }
+
+    /// Puts the comma an initializer fragment's expansion would end with.
+    fn init_fragment(&mut self, close: usize) {
+        let Some(next) = self.toks.get(close + 1) else {
+            return;
+        };
+        if matches!(next.kind, Kind::Punct(b',' | b'}')) {
+            return;
+        }
+        let from = self.toks[close].end;
+        if let Some(off) = self.src[from..next.start]
+            .iter()
+            .position(|&b| b == b' ' || b == b'\t')
+        {
+            // Only plain blanks before the next token: not inside a comment.
+            if self.src[from..from + off].iter().all(|b| b.is_ascii_whitespace()) {
+                self.out[from + off] = b',';
+            }
+        }
+    }
+
+    /// Respells type-name arguments as single identifiers.
+    fn type_args(&mut self, i: usize, close: usize, name: &str) {
+        let listed = self.table.type_args.get(name);
+        if listed.is_none() && !self.is_call_position(i) {
+            return;
+        }
+        let args = self.split_args(i + 1, close);
+        for (k, &(s, e)) in args.iter().enumerate() {
+            if s >= e {
+                continue;
+            }
+            let forced = listed.is_some_and(|l| l.contains(&k));
+            if forced || self.looks_like_type(s, e) {
+                self.respell_as_ident(self.toks[s].start, self.toks[e - 1].end);
+            }
+        }
+    }
+
+    /// Tokens `s..e` form a type name with no declarator: a type keyword first,
+    /// then only identifiers and `*`.
+    fn looks_like_type(&self, s: usize, e: usize) -> bool {
+        if !self.is_ident(s) || !TYPE_START.contains(&self.text(s)) {
+            return false;
+        }
+        if matches!(self.text(s), "struct" | "union" | "enum") && !(s + 1 < e && self.is_ident(s + 1))
+        {
+            return false;
+        }
+        (s..e).all(|k| self.is_ident(k) || self.is_punct(k, b'*'))
+    }
+
+    /// Bytes `s..e` become one identifier (`struct foo *` -> `struct_foo__`).
+    fn respell_as_ident(&mut self, s: usize, e: usize) {
+        if self.src[s..e].contains(&b'\n') || !is_ident_start(self.src[s]) {
+            return;
+        }
+        if self.src[s..e].iter().all(|&b| is_ident_char(b)) && !KEYWORDS.contains(&std::str::from_utf8(&self.src[s..e]).unwrap_or("")) {
+            return;
+        }
+        for k in s..e {
+            if !is_ident_char(self.out[k]) {
+                self.out[k] = b'_';
+            }
+        }
+        let word = std::str::from_utf8(&self.out[s..e]).unwrap_or("");
+        if KEYWORDS.contains(&word) {
+            self.out[e - 1] = b'_';
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rw(s: &str) -> String {
+        let t = HintTable::builtin().expect("built-in table parses");
+        let out = t.rewrite(s);
+        assert_eq!(out.len(), s.len(), "length preserved");
+        for (a, b) in s.bytes().zip(out.bytes()) {
+            assert_eq!(a == b'\n', b == b'\n', "newlines preserved");
+        }
+        out
+    }
+
+    #[test]
+    fn builtin_table_loads() {
+        let t = HintTable::builtin().unwrap();
+        assert!(t.blank.contains("__iomem"));
+        assert!(t.blank.len() > 60);
+        assert!(t.iterators.contains("list_for_each_entry_safe"));
+        assert!(t.iterators.contains("netdev_for_each_mc_addr"));
+        assert!(!t.iterators.contains("foreach"));
+    }
+
+    #[test]
+    fn glob() {
+        let p = |s: &str| s.split('*').map(str::to_string).collect::<Vec<_>>();
+        assert!(glob_match(&p("*for_each*"), "list_for_each_entry"));
+        assert!(glob_match(&p("*for_each*"), "for_each"));
+        assert!(!glob_match(&p("*for_each*"), "for_eac"));
+        assert!(glob_match(&p("a*b"), "ab"));
+        assert!(!glob_match(&p("ab*b"), "ab"));
+        assert!(glob_match(&p("x"), "x"));
+    }
+
+    #[test]
+    fn blanks_annotations() {
+        assert_eq!(rw("void __iomem *p;"), "void         *p;");
+        assert_eq!(
+            rw("int f(void) __acquires(x) __releases(y);"),
+            "int f(void)                            ;"
+        );
+        assert_eq!(rw("x __iomemx;"), "x __iomemx;");
+    }
+
+    #[test]
+    fn iterators_become_while() {
+        assert_eq!(
+            rw("{ list_for_each_entry(p, &h, m) { f(p); } }"),
+            "{ while              (p, &h, m) { f(p); } }"
+        );
+        // Not at statement start, or followed by `;`: untouched.
+        assert_eq!(rw("x = list_for_each(a);"), "x = list_for_each(a);");
+        assert_eq!(rw("{ for_each_x(a); }"), "{ for_each_x(a); }");
+        // A definition of such a function is not a statement.
+        assert_eq!(rw("void foo_for_each(int a) { }"), "void foo_for_each(int a) { }");
+    }
+
+    #[test]
+    fn type_arguments() {
+        assert_eq!(
+            rw("p = container_of(q, struct foo, m);"),
+            "p = container_of(q, struct_foo, m);"
+        );
+        assert_eq!(
+            rw("x = min_t(unsigned int, a, b);"),
+            "x = min_t(unsigned_int, a, b);"
+        );
+        assert_eq!(rw("x = va_arg(ap, int);"), "x = va_arg(ap, in_);");
+        // Generic rule: any call argument that is a type name.
+        assert_eq!(
+            rw("q = my_entry(p, struct foo *, m);"),
+            "q = my_entry(p, struct_foo__, m);"
+        );
+        // Prototypes keep their parameter types.
+        assert_eq!(
+            rw("int f(struct foo *, int);"),
+            "int f(struct foo *, int);"
+        );
+        assert_eq!(rw("x = sizeof(struct foo);"), "x = sizeof(struct foo);");
+    }
+
+    #[test]
+    fn declaration_macros() {
+        assert_eq!(rw("static DEFINE_SPINLOCK(lock);"), "static int             lock ;");
+        assert_eq!(
+            rw("struct s { DECLARE_BITMAP(map, 64); };"),
+            "struct s { int            map     ; };"
+        );
+        assert_eq!(
+            rw("static SIMPLE_DEV_PM_OPS(pm, s, r);"),
+            "       SIMPLE_DEV_PM_OPS(pm, s, r);"
+        );
+    }
+
+    #[test]
+    fn initializer_fragments() {
+        assert_eq!(
+            rw("{ SET_SYSTEM_SLEEP_PM_OPS(a, b)\n\t.x = c }"),
+            "{ SET_SYSTEM_SLEEP_PM_OPS(a, b)\n,.x = c }"
+        );
+        assert_eq!(
+            rw("{ SET_SYSTEM_SLEEP_PM_OPS(a, b) }"),
+            "{ SET_SYSTEM_SLEEP_PM_OPS(a, b) }"
+        );
+    }
+
+    #[test]
+    fn comments_strings_and_directives_untouched() {
+        let s = "/* __iomem */ char *s = \"__user\";\n#define X __init\n// __init\n";
+        assert_eq!(rw(s), s);
+    }
+
+    #[test]
+    fn utf8_survives() {
+        let s = "/* Grüße */ void __iomem *p; /* ü */\nint x = min_t(unsigned /* é */ int, a, b);";
+        let out = rw(s);
+        assert!(out.contains("void         *p"));
+    }
+
+    #[test]
+    fn extension_table_extends() {
+        let t = HintTable::from_sources(&[
+            TableSource {
+                path: None,
+                text: BUILTIN.to_string(),
+            },
+            TableSource {
+                path: Some("ext/macro-hints.toml".into()),
+                text: "blank = [\"__my_attr\"]\niterators = [\"my_walk\"]\n".into(),
+            },
+        ])
+        .unwrap();
+        assert!(t.blank.contains("__my_attr"));
+        assert!(t.blank.contains("__iomem"));
+        assert!(t.iterators.contains("my_walk"));
+        let bad = HintTable::from_sources(&[TableSource {
+            path: Some("bad.toml".into()),
+            text: "blank = 3\n".into(),
+        }]);
+        assert!(matches!(bad, Err(ParseError::Table { .. })));
+        let unknown = HintTable::from_sources(&[TableSource {
+            path: Some("bad.toml".into()),
+            text: "blanc = []\n".into(),
+        }]);
+        assert!(matches!(unknown, Err(ParseError::Table { .. })));
+    }
+}

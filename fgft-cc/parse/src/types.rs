@@ -1,0 +1,1 @@
+//! Types from the Kbuild-preprocessed unit (placeholder, filled in below).

@@ -1,0 +1,544 @@
+//! fgft-pm: a device checkpoint and restore derived from the driver's own PM
+//! code, as the FGFT paper did.
+//!
+//! - Checkpoint: the state-saving part of suspend without the power transition,
+//!   the wake-up set-up, the IRQ free and the device disable. For a PCI driver
+//!   that is its config space, kept in a reusable saved state by the runtime
+//!   (`fgft_pci_checkpoint`); anything more comes from an annotation.
+//! - Restore: the PCI config space first, then the suspend half and the resume
+//!   half replayed without the calls the rule table drops (power transitions,
+//!   wake-up, device enable/disable), so rings and DMA are reset and
+//!   re-initialized exactly where resume does it. Driver functions that reach a
+//!   dropped call are copied (`fgft_pm_<name>`) and filtered the same way.
+//!
+//! Invariants: the generated C is appended to the file that defines the PM
+//! callbacks (it calls that file's static functions); every dropped statement
+//! is replaced by a comment that names it; the decision list is deterministic.
+
+use fgft_parse::ParsedFile;
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::ops::Range;
+use tree_sitter::Node;
+
+/// The default rule table; users extend it with their own file.
+pub const DEFAULT_RULES: &str = include_str!("../../tables/pm-rules.toml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum PmError {
+    #[error("pm rules {origin}: {msg}")]
+    Rules { origin: String, msg: String },
+    #[error("{file}:{line}: PM callback `{name}` is not defined in the driver's files")]
+    Missing {
+        file: String,
+        line: usize,
+        name: String,
+    },
+    #[error("{file}:{line}: cannot derive a device key from `{name}`'s first parameter `{param}` (supported: struct device *, struct pci_dev *, struct usb_interface *)")]
+    Signature {
+        file: String,
+        line: usize,
+        name: String,
+        param: String,
+    },
+    #[error("the driver has no suspend/resume PM code: annotate a checkpoint and a restore function (FGFT_CHECKPOINT/FGFT_RESTORE or [checkpoint] in the sidecar)")]
+    NoPm,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RulesFile {
+    restore: RestoreRules,
+    checkpoint: CheckpointRules,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RestoreRules {
+    drop: Vec<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CheckpointRules {
+    pci_markers: Vec<String>,
+}
+
+/// The rule table, compiled.
+pub struct Rules {
+    drop: GlobSet,
+    drop_names: Vec<String>,
+    pci_markers: BTreeSet<String>,
+}
+
+impl Rules {
+    /// Parses rule files in order; later files add to earlier ones.
+    pub fn parse(files: &[(&str, &str)]) -> Result<Rules, PmError> {
+        let mut drop_names = Vec::new();
+        let mut pci_markers = BTreeSet::new();
+        for (origin, text) in files {
+            let f: RulesFile = toml::from_str(text).map_err(|e| PmError::Rules {
+                origin: origin.to_string(),
+                msg: e.to_string(),
+            })?;
+            drop_names.extend(f.restore.drop);
+            pci_markers.extend(f.checkpoint.pci_markers);
+        }
+        let mut b = GlobSetBuilder::new();
+        for d in &drop_names {
+            b.add(Glob::new(d).map_err(|e| PmError::Rules {
+                origin: "drop".into(),
+                msg: e.to_string(),
+            })?);
+        }
+        let drop = b.build().map_err(|e| PmError::Rules {
+            origin: "drop".into(),
+            msg: e.to_string(),
+        })?;
+        Ok(Rules {
+            drop,
+            drop_names,
+            pci_markers,
+        })
+    }
+
+    pub fn default_rules() -> Rules {
+        Rules::parse(&[("tables/pm-rules.toml", DEFAULT_RULES)])
+            .expect("the built-in pm rules parse")
+    }
+
+    fn drops(&self, name: &str) -> bool {
+        self.drop.is_match(name)
+    }
+
+    /// Number of drop patterns (for reports).
+    pub fn drop_count(&self) -> usize {
+        self.drop_names.len()
+    }
+}
+
+/// The PM callbacks of a driver, as the slot facts found them.
+#[derive(Debug, Clone)]
+pub struct PmCallbacks {
+    pub suspend: String,
+    pub resume: String,
+    /// The callbacks belong to a pci_driver (its dev_pm_ops or legacy hooks).
+    pub pci_bus: bool,
+}
+
+/// One decision, for the plan.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Decision {
+    pub function: String,
+    pub line: usize,
+    pub call: String,
+    pub action: &'static str,
+}
+
+/// Result of a derivation.
+pub struct Derived {
+    /// Index of the file the C must be appended to.
+    pub file: usize,
+    /// C text to append (kernel style, origins named).
+    pub c: String,
+    pub checkpoint_fn: String,
+    pub restore_fn: String,
+    /// True when the checkpoint saves PCI config space.
+    pub pci: bool,
+    pub decisions: Vec<Decision>,
+}
+
+struct FnDef<'a> {
+    file: usize,
+    node: Node<'a>,
+    name_range: Range<usize>,
+}
+
+fn function_name(file: &ParsedFile, def: Node<'_>) -> Option<(String, Range<usize>)> {
+    let mut d = def.child_by_field_name("declarator")?;
+    loop {
+        match d.kind() {
+            "function_declarator" => {
+                let inner = d.child_by_field_name("declarator")?;
+                if inner.kind() == "identifier" {
+                    return Some((file.node_text(inner).to_string(), inner.byte_range()));
+                }
+                d = inner;
+            }
+            "pointer_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
+                d = d.child_by_field_name("declarator")?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn calls<'a>(n: Node<'a>, out: &mut Vec<Node<'a>>) {
+    if n.kind() == "call_expression" {
+        out.push(n);
+    }
+    let mut cur = n.walk();
+    for c in n.named_children(&mut cur) {
+        calls(c, out);
+    }
+}
+
+fn callee<'a>(file: &'a ParsedFile, call: Node<'_>) -> Option<&'a str> {
+    let f = call.child_by_field_name("function")?;
+    (f.kind() == "identifier").then(|| file.node_text(f))
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("*/", "* /")
+}
+
+/// Derives checkpoint and restore. `prefix` names the generated functions
+/// (usually the module name).
+pub fn derive(
+    files: &[ParsedFile],
+    cb: &PmCallbacks,
+    rules: &Rules,
+    prefix: &str,
+) -> Result<Derived, PmError> {
+    let mut defs: BTreeMap<String, FnDef<'_>> = BTreeMap::new();
+    for (fi, f) in files.iter().enumerate() {
+        let root = f.tree.root_node();
+        let mut cur = root.walk();
+        for def in root.named_children(&mut cur) {
+            if def.kind() != "function_definition" {
+                continue;
+            }
+            if let Some((name, name_range)) = function_name(f, def) {
+                defs.entry(name).or_insert(FnDef {
+                    file: fi,
+                    node: def,
+                    name_range,
+                });
+            }
+        }
+    }
+    let missing = |name: &str| PmError::Missing {
+        file: files
+            .first()
+            .map(|f| f.path.display().to_string())
+            .unwrap_or_default(),
+        line: 1,
+        name: name.to_string(),
+    };
+    let sus = defs.get(&cb.suspend).ok_or_else(|| missing(&cb.suspend))?;
+    defs.get(&cb.resume).ok_or_else(|| missing(&cb.resume))?;
+
+    // Driver functions reachable from the PM callbacks, and which of them
+    // reach a dropped call (fixed point).
+    let mut reach: BTreeSet<String> = BTreeSet::new();
+    let mut work = vec![cb.suspend.clone(), cb.resume.clone()];
+    while let Some(n) = work.pop() {
+        if !reach.insert(n.clone()) {
+            continue;
+        }
+        let d = &defs[&n];
+        let mut cs = Vec::new();
+        calls(d.node, &mut cs);
+        for c in cs {
+            if let Some(name) = callee(&files[d.file], c) {
+                if defs.contains_key(name) && !reach.contains(name) {
+                    work.push(name.to_string());
+                }
+            }
+        }
+    }
+    let mut filtered: BTreeSet<String> = BTreeSet::new();
+    filtered.insert(cb.suspend.clone());
+    filtered.insert(cb.resume.clone());
+    loop {
+        let before = filtered.len();
+        for n in &reach {
+            if filtered.contains(n) {
+                continue;
+            }
+            let d = &defs[n];
+            let mut cs = Vec::new();
+            calls(d.node, &mut cs);
+            let hit = cs.iter().any(|c| {
+                callee(&files[d.file], *c)
+                    .map(|name| rules.drops(name) || filtered.contains(name))
+                    .unwrap_or(false)
+            });
+            if hit {
+                filtered.insert(n.clone());
+            }
+        }
+        if filtered.len() == before {
+            break;
+        }
+    }
+
+    // The key is always the struct device *; the first parameter of suspend
+    // tells how to get from it to what the callbacks take.
+    let sfile = &files[sus.file];
+    let params = sus
+        .node
+        .child_by_field_name("declarator")
+        .and_then(|d| d.child_by_field_name("parameters"))
+        .map(|p| sfile.node_text(p).to_string())
+        .unwrap_or_default();
+    let first = params
+        .trim_start_matches('(')
+        .split(',')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_string();
+    let squash: String = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (arg, legacy, is_pci_dev) = if squash.starts_with("struct device *") {
+        ("dev".to_string(), false, false)
+    } else if squash.starts_with("struct pci_dev *") {
+        ("to_pci_dev(dev)".to_string(), true, true)
+    } else if squash.starts_with("struct usb_interface *") {
+        ("to_usb_interface(dev)".to_string(), true, false)
+    } else {
+        return Err(PmError::Signature {
+            file: sfile.path.display().to_string(),
+            line: sfile.line_of(sus.node.start_byte()),
+            name: cb.suspend.clone(),
+            param: first,
+        });
+    };
+
+    // PCI when the PM path names PCI helpers (or takes a pci_dev).
+    let mut pci = is_pci_dev || cb.pci_bus;
+    for n in &reach {
+        let d = &defs[n];
+        let mut cs = Vec::new();
+        calls(d.node, &mut cs);
+        if cs.iter().any(|c| {
+            callee(&files[d.file], *c)
+                .map(|name| rules.pci_markers.contains(name))
+                .unwrap_or(false)
+        }) {
+            pci = true;
+        }
+    }
+
+    let mut decisions = Vec::new();
+    let mut c = String::new();
+    let sfile_name = sfile
+        .path
+        .file_name()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let rdef = &defs[&cb.resume];
+    let _ = writeln!(
+        c,
+        "\n/*\n * fgft: device checkpoint and restore derived by fgft-cc from {} ({}:{})\n * and {} ({}:{}); rules: tables/pm-rules.toml.\n */",
+        cb.suspend,
+        sfile_name,
+        sfile.line_of(sus.node.start_byte()),
+        cb.resume,
+        files[rdef.file]
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        files[rdef.file].line_of(rdef.node.start_byte())
+    );
+    // Copies, callees first (reverse topological by a DFS over `filtered`).
+    let mut order = Vec::new();
+    let mut seen = BTreeSet::new();
+    fn dfs(
+        n: &str,
+        defs: &BTreeMap<String, FnDef<'_>>,
+        files: &[ParsedFile],
+        filtered: &BTreeSet<String>,
+        seen: &mut BTreeSet<String>,
+        order: &mut Vec<String>,
+    ) {
+        if !seen.insert(n.to_string()) {
+            return;
+        }
+        let d = &defs[n];
+        let mut cs = Vec::new();
+        calls(d.node, &mut cs);
+        for call in cs {
+            if let Some(name) = callee(&files[d.file], call) {
+                if filtered.contains(name) {
+                    dfs(name, defs, files, filtered, seen, order);
+                }
+            }
+        }
+        order.push(n.to_string());
+    }
+    dfs(&cb.suspend, &defs, files, &filtered, &mut seen, &mut order);
+    dfs(&cb.resume, &defs, files, &filtered, &mut seen, &mut order);
+    for n in &order {
+        let d = &defs[n];
+        if d.file != sus.file {
+            // A filtered copy must live with the suspend code; a callee in
+            // another file is called unfiltered and reported.
+            decisions.push(Decision {
+                function: n.clone(),
+                line: files[d.file].line_of(d.node.start_byte()),
+                call: n.clone(),
+                action: "unfiltered (other file)",
+            });
+            continue;
+        }
+        c.push('\n');
+        c.push_str(&copy_filtered(
+            &files[d.file],
+            d,
+            n,
+            rules,
+            &filtered,
+            &mut decisions,
+        ));
+    }
+    let ckpt = format!("fgft_checkpoint_{prefix}");
+    let rest = format!("fgft_restore_{prefix}");
+    let extra = if legacy { ", PMSG_SUSPEND" } else { "" };
+    let _ = write!(
+        c,
+        "\n/* fgft: device restore: PCI config, then {sus_name} and {res} without power transitions */\n\
+static void {rest}(void *key)\n{{\n\tstruct device *dev = key;\n\n{pci_restore}\
+\tfgft_pm_{sus_name}({arg}{extra});\n\tfgft_pm_{res}({arg});\n}}\n",
+        sus_name = cb.suspend,
+        res = cb.resume,
+        pci_restore = if pci {
+            "\tfgft_pci_restore(to_pci_dev(dev));\n"
+        } else {
+            ""
+        },
+    );
+    if pci {
+        let _ = write!(
+            c,
+            "\n/* fgft: device checkpoint: the PCI config space {} saves */\n\
+static int {ckpt}(void *key)\n{{\n\tstruct device *dev = key;\n\n\treturn fgft_pci_checkpoint(to_pci_dev(dev));\n}}\n",
+            cb.suspend
+        );
+    } else {
+        let _ = write!(
+            c,
+            "\n/* fgft: device checkpoint: {} saves no PCI state; restore replays suspend/resume */\n\
+static int {ckpt}(void *key)\n{{\n\treturn 0;\n}}\n",
+            cb.suspend
+        );
+    }
+    let _ = write!(
+        c,
+        "\nstatic const struct fgft_dev_ops fgft_dev_ops_{prefix} = {{\n\t.checkpoint = {ckpt},\n\t.restore = {rest},\n}};\n"
+    );
+    decisions.sort();
+    decisions.dedup();
+    Ok(Derived {
+        file: sus.file,
+        c,
+        checkpoint_fn: ckpt,
+        restore_fn: rest,
+        pci,
+        decisions,
+    })
+}
+
+fn copy_filtered(
+    file: &ParsedFile,
+    d: &FnDef<'_>,
+    name: &str,
+    rules: &Rules,
+    filtered: &BTreeSet<String>,
+    decisions: &mut Vec<Decision>,
+) -> String {
+    let def = d.node;
+    let body = def
+        .child_by_field_name("body")
+        .expect("definition has a body");
+    let mut edits: Vec<(Range<usize>, String)> =
+        vec![(d.name_range.clone(), format!("fgft_pm_{name}"))];
+    let mut cs = Vec::new();
+    calls(body, &mut cs);
+    let mut dropped: Vec<Range<usize>> = Vec::new();
+    for call in cs {
+        let Some(cal) = callee(file, call) else {
+            continue;
+        };
+        let r = call.byte_range();
+        if dropped.iter().any(|o| o.start <= r.start && r.end <= o.end) {
+            continue;
+        }
+        let line = file.line_of(r.start);
+        if rules.drops(cal) {
+            let text = one_line(file.node_text(call));
+            decisions.push(Decision {
+                function: name.to_string(),
+                line,
+                call: cal.to_string(),
+                action: "dropped",
+            });
+            let parent = call.parent();
+            if parent.map(|p| p.kind()) == Some("expression_statement") {
+                let p = parent.unwrap();
+                edits.push((
+                    p.byte_range(),
+                    format!("do {{ }} while (0); /* fgft-pm: dropped {text} */"),
+                ));
+                dropped.push(p.byte_range());
+            } else {
+                edits.push((r.clone(), format!("0 /* fgft-pm: dropped {text} */")));
+                dropped.push(r);
+            }
+        } else if filtered.contains(cal) {
+            let f = call.child_by_field_name("function").unwrap();
+            edits.push((f.byte_range(), format!("fgft_pm_{cal}")));
+            decisions.push(Decision {
+                function: name.to_string(),
+                line,
+                call: cal.to_string(),
+                action: "filtered copy",
+            });
+        }
+    }
+    edits.sort_by_key(|e| e.0.start);
+    // Drop edits nested in a dropped range (renames inside dropped calls).
+    let mut clean: Vec<(Range<usize>, String)> = Vec::new();
+    for e in edits {
+        if let Some(last) = clean.last() {
+            if e.0.start < last.0.end {
+                continue;
+            }
+        }
+        clean.push(e);
+    }
+    let start = def.start_byte();
+    let text = &file.text[start..def.end_byte()];
+    let mut out = String::new();
+    let origin = format!(
+        "/* fgft: filtered copy of {name} ({}:{}) */\n",
+        file.path
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        file.line_of(start)
+    );
+    out.push_str(&origin);
+    let head = &file.text[start..body.start_byte()];
+    if !head.split_whitespace().any(|w| w == "static") {
+        out.push_str("static ");
+    }
+    let mut at = 0;
+    for (r, rep) in clean {
+        out.push_str(&text[at..r.start - start]);
+        out.push_str(&rep);
+        at = r.end - start;
+    }
+    out.push_str(&text[at..]);
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Range table: a mapping database in the style of L4's (seed 002).
+ *
+ * A grant gives a transaction rights (read, write) on [start, end).  Grants
+ * derive from grants (an object reached through another one); the
+ * derivation tree is kept as first-child / sibling links.  Revoking a grant
+ * revokes its subtree in post-order, one leaf per step: every step leaves a
+ * valid tree, and a revoke is split into bounded batches with a preemption
+ * point between them.  A cursor remembers where the next step starts, so a
+ * preempted revoke resumes where it stopped.
+ *
+ * Lookups use a last-hit window first, then the interval index (binary
+ * search plus a walk bounded by the running maximum of ends).  An access is
+ * allowed when grants holding the rights cover every byte of it.
+ *
+ * One table belongs to one transaction and is only touched by the task (and
+ * context) that owns it, so it needs no lock.
+ */
+#ifndef _FGFT_RTAB_H
+#define _FGFT_RTAB_H
+
+#include "fgft_ivx.h"
+
+struct fgft_grant {
+	uintptr_t start;
+	uintptr_t end;
+	u32 rights;
+	u32 seq;	/* creation order: later grants win ties */
+	int parent;	/* -1 for a root grant */
+	int child;	/* first child, -1 if none */
+	int next;	/* next sibling, -1 if none */
+	int prev;	/* previous sibling, -1 if first */
+	u8 live;
+	u8 unused;	/* slot on the free list */
+};
+
+struct fgft_rtab {
+	/* Last-hit window: an access inside it with these rights is allowed. */
+	uintptr_t hit_start;
+	uintptr_t hit_end;
+	u32 hit_rights;
+	int hit_id;
+
+	struct fgft_grant *g;
+	u32 ng;		/* slots used in g[] (live, dead or free) */
+	u32 gcap;
+	int free_head;	/* free slots chained through .next */
+	u32 nlive;
+	u32 ndead;	/* revoked, not yet compacted */
+	u32 seq;
+	struct fgft_ivx ix;
+
+	/* Statistics, read by debugfs and the tests. */
+	u64 nr_slow;
+	u64 nr_revoked;
+	u64 nr_preempt_points;
+};
+
+/* Result of fgft_rtab_check_slow() when several grants cover the access. */
+#define FGFT_RTAB_PIECEWISE	0x7fffffff
+
+/* A resumable revoke of one grant's subtree. */
+struct fgft_revoke {
+	int root;
+	int cursor;
+	u32 removed;
+	bool done;
+};
+
+void fgft_rtab_init(struct fgft_rtab *t);
+/* Returns the new grant's id (>= 0) or -EINVAL / -ENOMEM. */
+int fgft_rtab_map(struct fgft_rtab *t, uintptr_t start, size_t len,
+		  u32 rights);
+/*
+ * Grants a range derived from the live grant containing @parent_addr (the
+ * most recent one when several do).  Rights are cut to the parent's.
+ * Returns the id, -ENOENT (no parent), -EPERM (no rights left), -EINVAL or
+ * -ENOMEM.
+ */
+int fgft_rtab_map_derived(struct fgft_rtab *t, uintptr_t parent_addr,
+			  uintptr_t start, size_t len, u32 rights);
+/* The most recent live grant starting at @addr, or -ENOENT. */
+int fgft_rtab_find_start(const struct fgft_rtab *t, uintptr_t addr);
+/* The most recent live grant containing @addr, or -ENOENT. */
+int fgft_rtab_find_containing(const struct fgft_rtab *t, uintptr_t addr);
+
+void fgft_rtab_revoke_begin(struct fgft_rtab *t, struct fgft_revoke *rv,
+			    int id);
+/* Removes up to @budget grants; returns true once the root is gone. */
+bool fgft_rtab_revoke_step(struct fgft_rtab *t, struct fgft_revoke *rv,
+			   u32 budget);
+/*
+ * Revokes the most recent grant starting at @addr and everything derived
+ * from it, @batch grants at a time with a preemption point in between.
+ * Returns the number of grants removed or -ENOENT.
+ */
+int fgft_rtab_unmap(struct fgft_rtab *t, uintptr_t addr, u32 batch);
+/* Revokes everything (end of transaction). */
+void fgft_rtab_reset(struct fgft_rtab *t);
+/* Like reset, and frees the arrays once they grew beyond @keep grants. */
+void fgft_rtab_trim(struct fgft_rtab *t, u32 keep);
+void fgft_rtab_destroy(struct fgft_rtab *t);
+
+/*
+ * Returns -1 when the access is refused, the id of a grant that covers it
+ * alone, or FGFT_RTAB_PIECEWISE.  Does not touch the last-hit window.
+ */
+int fgft_rtab_check_slow(struct fgft_rtab *t, uintptr_t addr, size_t len,
+			 u32 rights);
+/* Full check: last-hit window, then the index (updates the window). */
+bool fgft_rtab_check(struct fgft_rtab *t, uintptr_t addr, size_t len,
+		     u32 rights);
+
+static inline bool fgft_rtab_hit(const struct fgft_rtab *t, uintptr_t addr,
+				 size_t len, u32 rights)
+{
+	uintptr_t end = addr + len;
+
+	return likely(addr >= t->hit_start && end <= t->hit_end &&
+		      end >= addr && !(rights & ~t->hit_rights));
+}
+
+/* Checks every invariant; returns 0 or a negative code naming the first
+ * broken one (used by the tests).
+ */
+int fgft_rtab_validate(const struct fgft_rtab *t);
+
+#endif /* _FGFT_RTAB_H */
