@@ -47,7 +47,7 @@ pub enum AnnotError {
     Conflict {
         loc: Loc,
         msg: String,
-        previous: Loc,
+        previous: Box<Loc>,
     },
     /// A misplaced or malformed inline `FGFT_*` macro.
     #[error("{loc}: {msg}")]

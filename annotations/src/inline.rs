@@ -396,16 +396,18 @@ impl<'a> Cx<'a> {
     /// First significant byte at or after `from`.
     fn next_sig(&self, from: usize) -> Option<usize> {
         (from..self.bytes.len()).find(|&k| {
-            !(self.bytes[k].is_ascii_whitespace() || self.classes[k] == Class::Comment)
-                && !self.in_annotation(k)
+            !(self.bytes[k].is_ascii_whitespace()
+                || self.classes[k] == Class::Comment
+                || self.in_annotation(k))
         })
     }
 
     /// Last significant byte before `to`.
     fn prev_sig(&self, to: usize) -> Option<usize> {
         (0..to).rev().find(|&k| {
-            !(self.bytes[k].is_ascii_whitespace() || self.classes[k] == Class::Comment)
-                && !self.in_annotation(k)
+            !(self.bytes[k].is_ascii_whitespace()
+                || self.classes[k] == Class::Comment
+                || self.in_annotation(k))
         })
     }
 
@@ -569,8 +571,7 @@ impl<'a> Cx<'a> {
             decls
                 .iter()
                 .copied()
-                .filter(|d| d.start_byte() < f.start)
-                .last()
+                .rfind(|d| d.start_byte() < f.start)
                 .into_iter()
                 .collect()
         };

@@ -204,7 +204,7 @@ impl Annotations {
                         "second [driver] section (`{}`) for the same annotations",
                         b.name
                     ),
-                    previous: a.loc,
+                    previous: Box::new(a.loc),
                 })
             }
             (a, b) => a.or(b),
@@ -294,7 +294,7 @@ fn merge_fn(what: &str, a: Option<FnRef>, b: Option<FnRef>) -> Result<Option<FnR
                 "{what} function `{}` conflicts with `{}` given before",
                 b.name, a.name
             ),
-            previous: a.loc,
+            previous: Box::new(a.loc),
         }),
         (a, b) => Ok(a.or(b)),
     }

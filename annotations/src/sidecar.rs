@@ -132,7 +132,7 @@ impl Ctx<'_> {
             .unwrap_or_else(|| "the top level".to_string())
     }
 
-    fn from_toml(&self, e: toml::de::Error) -> AnnotError {
+    fn toml_error(&self, e: toml::de::Error) -> AnnotError {
         let span = e.span().unwrap_or(0..0);
         let msg = e.message().trim().to_string();
         let loc = self.loc(span.clone());
@@ -164,7 +164,7 @@ impl Ctx<'_> {
 
 pub(crate) fn parse(path: &Path, text: &str) -> Result<Annotations, AnnotError> {
     let cx = Ctx { path, text };
-    let raw: RawSidecar = toml::from_str(text).map_err(|e| cx.from_toml(e))?;
+    let raw: RawSidecar = toml::from_str(text).map_err(|e| cx.toml_error(e))?;
     let mut out = Annotations::default();
     if let Some(d) = raw.driver {
         out.driver = Some(driver(&cx, d)?);
@@ -267,7 +267,7 @@ fn file_list(
             return Err(AnnotError::Conflict {
                 loc: cx.at(s),
                 msg: format!("{what} `{v}` is listed twice"),
-                previous: prev.loc.clone(),
+                previous: Box::new(prev.loc.clone()),
             });
         }
         out.push(SourceFile {

@@ -137,7 +137,7 @@ pub(crate) fn add_hint(hints: &mut Vec<Hint>, h: Hint) -> Result<(), AnnotError>
                 h.target,
                 describe(&prev.kind)
             ),
-            previous: prev.loc.clone(),
+            previous: Box::new(prev.loc.clone()),
         });
     }
     hints.push(h);

@@ -283,7 +283,6 @@ int fgft_rtab_check_slow(struct fgft_rtab *t, uintptr_t addr, size_t len,
 	const struct fgft_ivx *x = &t->ix;
 	uintptr_t end = addr + len;
 	uintptr_t a = addr;
-	int first = -1;
 
 	t->nr_slow++;
 	if (end < addr)
@@ -310,9 +309,8 @@ int fgft_rtab_check_slow(struct fgft_rtab *t, uintptr_t addr, size_t len,
 		}
 		if (best < 0)
 			return -1;
-		if (first < 0 && a == addr && best_end >= end)
+		if (a == addr && best_end >= end)
 			return best;
-		first = best;
 		a = best_end;
 	}
 	return FGFT_RTAB_PIECEWISE;

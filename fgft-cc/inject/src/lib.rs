@@ -190,7 +190,11 @@ impl Site {
     }
 }
 
-const DIV0: &str = "{ volatile int __fgft_z = 0; __fgft_z = 1 / __fgft_z; }";
+/// Both operands are volatile reads, so the compiler can neither fold the
+/// division nor reason the zero away as undefined behaviour.
+const DIV0: &str = "{ volatile int __fgft_n = 1, __fgft_z = 0; __fgft_z = __fgft_n / __fgft_z; }";
+/// A zero the compiler cannot see (see DIV0).
+const ZERO: &str = "({ volatile int __fgft_z = 0; __fgft_z; })";
 const UNLOCKS: &[&str] = &[
     "spin_unlock",
     "spin_unlock_bh",
@@ -328,7 +332,7 @@ impl Finder<'_> {
                             self.push(
                                 FaultKind::DivZero,
                                 r.byte_range(),
-                                Template::Choose("0"),
+                                Template::Choose(ZERO),
                                 &t,
                             );
                         }

@@ -188,11 +188,22 @@ impl HintTable {
     /// by the table.
     pub fn rewrite(&self, text: &str) -> String {
         let toks = lex(text.as_bytes());
+        let mut depth = Vec::with_capacity(toks.len());
+        let mut d = 0u32;
+        for t in &toks {
+            depth.push(d);
+            match t.kind {
+                Kind::Punct(b'{') => d += 1,
+                Kind::Punct(b'}') => d = d.saturating_sub(1),
+                _ => {}
+            }
+        }
         let mut rw = Rewriter {
             src: text.as_bytes(),
             out: text.as_bytes().to_vec(),
             toks: &toks,
             table: self,
+            depth,
         };
         rw.run();
         let out = rw.out;
@@ -254,6 +265,37 @@ fn is_ident_start(b: u8) -> bool {
 
 fn is_ident_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Whether `b` (starting with a digit) is a C integer or floating constant.
+fn valid_number(b: &[u8]) -> bool {
+    let suffix = |r: &[u8]| r.iter().all(|c| matches!(c, b'u' | b'U' | b'l' | b'L'));
+    if b.len() > 2 && b[0] == b'0' && matches!(b[1], b'x' | b'X') {
+        let body = &b[2..];
+        let n = body.iter().take_while(|c| c.is_ascii_hexdigit() || **c == b'.').count();
+        let rest = &body[n..];
+        if let Some(exp) = rest.strip_prefix(b"p").or_else(|| rest.strip_prefix(b"P")) {
+            let exp = exp.strip_prefix(b"+").or_else(|| exp.strip_prefix(b"-")).unwrap_or(exp);
+            let d = exp.iter().take_while(|c| c.is_ascii_digit()).count();
+            return d > 0 && exp[d..].iter().all(|c| matches!(c, b'f' | b'F' | b'l' | b'L'));
+        }
+        return n > 0 && suffix(rest);
+    }
+    if b.len() > 2 && b[0] == b'0' && matches!(b[1], b'b' | b'B') {
+        let n = b[2..].iter().take_while(|c| matches!(c, b'0' | b'1')).count();
+        return n > 0 && suffix(&b[2 + n..]);
+    }
+    let n = b.iter().take_while(|c| c.is_ascii_digit() || **c == b'.').count();
+    let mut rest = &b[n..];
+    if let Some(exp) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) {
+        let exp = exp.strip_prefix(b"+").or_else(|| exp.strip_prefix(b"-")).unwrap_or(exp);
+        let d = exp.iter().take_while(|c| c.is_ascii_digit()).count();
+        if d == 0 {
+            return false;
+        }
+        rest = &exp[d..];
+    }
+    suffix(rest) || rest.iter().all(|c| matches!(c, b'f' | b'F' | b'l' | b'L'))
 }
 
 /// A small C lexer: identifiers, punctuation and literals, skipping comments,
@@ -387,6 +429,8 @@ struct Rewriter<'a> {
     out: Vec<u8>,
     toks: &'a [Tok],
     table: &'a HintTable,
+    /// Brace depth before each token.
+    depth: Vec<u32>,
 }
 
 /// How far a macro's argument list may reach, in tokens.
@@ -492,12 +536,24 @@ impl Rewriter<'_> {
 
     /// Handles token `i`; returns the index of the next token to look at.
     fn step(&mut self, i: usize) -> usize {
+        let t = self.toks[i];
+        if t.kind == Kind::Lit {
+            self.number(i);
+            return i + 1;
+        }
         if !self.is_ident(i) {
             return i + 1;
         }
         let name = self.text(i).to_string();
-        let t = self.toks[i];
         let table = self.table;
+        if name == "case" {
+            self.case_range(i);
+            return i + 1;
+        }
+        if self.is_punct(i + 1, b':') && !self.is_punct(i + 2, b':') {
+            self.label(i);
+        }
+        self.merge_string_macros(i);
         if table.blank.contains(&name) {
             self.blank(t.start, t.end);
             return i + 1;
@@ -513,6 +569,10 @@ impl Rewriter<'_> {
             self.blank(t.start, t.end);
             return i + 1;
         }
+        if call && matches!(name.as_str(), "offsetof" | "__builtin_offsetof") {
+            self.offsetof(i);
+            return i + 1;
+        }
         if !call || NOT_CALLS.contains(&name.as_str()) {
             return i + 1;
         }
@@ -524,7 +584,12 @@ impl Rewriter<'_> {
                 return close + 1;
             }
         }
-        if table.iterators.contains(&name) && self.at_statement_start(i) {
+        if self.at_statement_start(i)
+            && (table.iterators.contains(&name)
+                || (self.depth[i] > 0 && self.is_punct(close + 1, b'{')))
+        {
+            // Listed iterators, and any `NAME(args) {` inside a block (a call
+            // is never followed by a block in C).
             self.iterator(i, close);
         }
         if table.decl_call.contains(&name) {
@@ -535,6 +600,124 @@ impl Rewriter<'_> {
         }
         self.type_args(i, close, &name);
         i + 1
+    }
+
+    /// A number token that is not a C number (`10000baseT_Full`, `5705_PLUS`:
+    /// token-pasting macro arguments) is respelled as an identifier.
+    fn number(&mut self, i: usize) {
+        let t = self.toks[i];
+        let b = &self.src[t.start..t.end];
+        if !b[0].is_ascii_digit() || valid_number(b) {
+            return;
+        }
+        self.out[t.start] = b'_';
+    }
+
+    /// GNU case ranges: `case A ... B:` -> `case A  |  B:`.
+    fn case_range(&mut self, i: usize) {
+        let mut depth = 0i32;
+        for k in i + 1..(i + 64).min(self.toks.len()) {
+            match self.toks[k].kind {
+                Kind::Punct(b'(' | b'[') => depth += 1,
+                Kind::Punct(b')' | b']') => depth -= 1,
+                Kind::Punct(b':' | b';' | b'{' | b'}') if depth <= 0 => return,
+                Kind::Punct(b'.')
+                    if depth == 0 && self.is_punct(k + 1, b'.') && self.is_punct(k + 2, b'.') =>
+                {
+                    let s = self.toks[k].start;
+                    if self.toks[k + 2].end == s + 3 {
+                        self.out[s..s + 3].copy_from_slice(b" | ");
+                    }
+                    return;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A label right before a preprocessor line or the end of a block
+    /// (`out:\n#endif`, `err: }`) is respelled `out;` so the block parses.
+    fn label(&mut self, i: usize) {
+        if self.depth[i] == 0 || !self.at_statement_start(i) {
+            return;
+        }
+        if KEYWORDS.contains(&self.text(i)) || self.text(i) == "default" {
+            return;
+        }
+        let colon = self.toks[i + 1];
+        let next_start = self.toks.get(i + 2).map_or(self.src.len(), |t| t.start);
+        let gap = &self.src[colon.end..next_start];
+        let directive_follows = gap
+            .split(|&b| b == b'\n')
+            .skip(1)
+            .any(|line| line.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'#'));
+        if directive_follows || self.is_punct(i + 2, b'}') {
+            self.out[colon.start] = b';';
+        }
+    }
+
+    /// `KERN_INFO DRV_NAME ": x"`: upper-case macro names that stand next to
+    /// each other before a string literal are joined into one identifier
+    /// (`KERN_INFO_DRV_NAME`), which tree-sitter accepts in a string
+    /// concatenation.
+    fn merge_string_macros(&mut self, i: usize) {
+        let upper = |r: &Self, k: usize| {
+            r.is_ident(k)
+                && r.src[r.toks[k].start..r.toks[k].end]
+                    .iter()
+                    .all(|&b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+        };
+        if !upper(self, i) || (i > 0 && upper(self, i - 1)) {
+            return;
+        }
+        let mut k = i;
+        while upper(self, k + 1) {
+            k += 1;
+        }
+        let string_next = self
+            .toks
+            .get(k + 1)
+            .is_some_and(|t| t.kind == Kind::Lit && self.src[t.start] == b'"');
+        if k == i || !string_next {
+            return;
+        }
+        for j in i..k {
+            let (a, b) = (self.toks[j].end, self.toks[j + 1].start);
+            if !self.src[a..b].iter().all(|&c| c == b' ' || c == b'\t') {
+                return;
+            }
+        }
+        for j in i..k {
+            let (a, b) = (self.toks[j].end, self.toks[j + 1].start);
+            for x in &mut self.out[a..b] {
+                *x = b'_';
+            }
+        }
+    }
+
+    /// `offsetof(T, a.b[i])`: tree-sitter only takes a plain member name, so
+    /// the keyword is respelled as a macro name (`offsetoF`) and `T` as one
+    /// identifier; the call then parses as an expression.
+    fn offsetof(&mut self, i: usize) {
+        let Some(close) = self.match_paren(i + 1) else {
+            return;
+        };
+        let args = self.split_args(i + 1, close);
+        let [(s0, e0), (s1, e1)] = args[..] else {
+            return;
+        };
+        let plain_type = self.looks_like_type(s0, e0) || (e0 == s0 + 1 && self.is_ident(s0));
+        if plain_type && e1 == s1 + 1 && self.is_ident(s1) {
+            return;
+        }
+        if self.src[self.toks[s0].start..self.toks[e0 - 1].end].contains(&b'\n') {
+            return;
+        }
+        let t = self.toks[i];
+        self.out[t.end - 1] = b'F';
+        if self.looks_like_type(s0, e0) {
+            self.respell_as_ident(self.toks[s0].start, self.toks[e0 - 1].end);
+        }
     }
 
     /// `NAME(a, b, c)` declaring the argument at `pos` -> `int  b`.
@@ -758,6 +941,32 @@ mod tests {
             rw("{ SET_SYSTEM_SLEEP_PM_OPS(a, b) }"),
             "{ SET_SYSTEM_SLEEP_PM_OPS(a, b) }"
         );
+    }
+
+    #[test]
+    fn generic_rules() {
+        assert_eq!(rw("{ case 1 ... 8: x; }"), "{ case 1  |  8: x; }");
+        assert_eq!(rw("{ case A...B: x; }"), "{ case A | B: x; }");
+        assert_eq!(rw("f(a, 10000baseT_Full);"), "f(a, _0000baseT_Full);");
+        assert_eq!(rw("x = 0x1fUL + 1.5e-3f + 0b101 + 07;"), "x = 0x1fUL + 1.5e-3f + 0b101 + 07;");
+        assert_eq!(
+            rw("printk(KERN_INFO DRV_NAME \": x\");"),
+            "printk(KERN_INFO_DRV_NAME \": x\");"
+        );
+        assert_eq!(rw("{ f();\nout:\n#endif\n}"), "{ f();\nout;\n#endif\n}");
+        assert_eq!(rw("{ f();\nout: }"), "{ f();\nout; }");
+        assert_eq!(rw("{ out: f(); }"), "{ out: f(); }");
+        assert_eq!(
+            rw("{ my_walk(a, b) { f(); } }"),
+            "{ while  (a, b) { f(); } }"
+        );
+        // At file scope a `NAME(args) {` is a macro-made function definition.
+        assert_eq!(rw("SYSCALL_DEFINE1(x, int, a) { }"), "SYSCALL_DEFINE1(x, in_, a) { }");
+        assert_eq!(
+            rw("n = offsetof(struct s, a.b[2]);"),
+            "n = offsetoF(struct_s, a.b[2]);"
+        );
+        assert_eq!(rw("n = offsetof(struct s, a);"), "n = offsetof(struct s, a);");
     }
 
     #[test]

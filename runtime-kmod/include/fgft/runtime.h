@@ -45,6 +45,7 @@ enum fgft_cause {
 	FGFT_CAUSE_TRAP,	/* divide error, BUG(), other traps (DIE_TRAP) */
 	FGFT_CAUSE_RANGE,	/* range-table check refused an access */
 	FGFT_CAUSE_EXPLICIT,	/* fgft_txn_fail() called by generated code */
+	FGFT_CAUSE_LOCK,	/* lock misuse: re-taking a held lock (added) */
 	FGFT_CAUSE_NR,
 };
 
@@ -125,6 +126,37 @@ bool fgft_check(const void *addr, size_t len, unsigned int rights);
 /* Checks and aborts the current transaction (cause RANGE) when refused. */
 void fgft_check_or_fail(const void *addr, size_t len, unsigned int rights);
 
+/*
+ * Added: ranges every transaction may access, e.g. the SFI module's own
+ * .data/.bss (SFI code reaches its globals through pointers, as list_add()
+ * on a static list head does).  fgft_map_module() grants a module's
+ * writable data RW and its read-only data R until fgft_unmap_module() or
+ * the module's unload; the SFI module calls it from its init function with
+ * THIS_MODULE.  Checked after the transaction's own grants.
+ */
+struct module;
+int fgft_global_map(const void *addr, size_t len, unsigned int rights);
+void fgft_global_unmap(const void *addr);
+int fgft_map_module(struct module *mod);
+void fgft_unmap_module(struct module *mod);
+
+/*
+ * Sanitizer call-backs.  An SFI module is compiled with
+ *   -fsanitize=kernel-address -fasan-shadow-offset=0xdffffc0000000000
+ *   --param asan-instrumentation-with-call-threshold=0
+ *   --param asan-stack=0 --param asan-globals=0
+ * so that every load and store it makes, including those inside inlined
+ * kernel helpers, calls __asan_{load,store}{1,2,4,8,16,N}_noabort(); this
+ * module provides them (and __asan_handle_no_return, __asan_mem*,
+ * __hwasan_mem* that gcc 12 and the 6.12 fortify headers emit) and routes
+ * them to fgft_check_or_fail().  The kernel's own stack of the current task
+ * is always accessible.  Read checks are switched off per SFI build with
+ * --param asan-instrument-reads=0 (no load call-backs are emitted at all),
+ * or for every module at run time with fgft_rt's check_reads=0 parameter;
+ * building fgft_rt with FGFT_NO_READ_CHECKS=1 makes the load call-backs
+ * empty.  Atomic and bit operations are inline asm and not instrumented.
+ */
+
 /* ---- object tracker ---- */
 
 /*
@@ -136,6 +168,16 @@ void *fgft_obj_copy(struct fgft_txn *txn, const void *kobj, size_t ksize,
 		    size_t csize);
 void *fgft_obj_find(struct fgft_txn *txn, const void *kobj);	/* or NULL */
 void *fgft_obj_orig(struct fgft_txn *txn, const void *copy);	/* or NULL */
+
+/*
+ * Added: track a copy the caller owns (not freed at the end), and translate
+ * pointers into the middle of a tracked object to the same offset on the
+ * other side (NULL when outside, or past the other side's size).
+ */
+int fgft_obj_track(struct fgft_txn *txn, const void *kobj, size_t ksize,
+		   void *copy, size_t csize);
+void *fgft_obj_to_copy(struct fgft_txn *txn, const void *kptr);
+void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr);
 
 /* ---- undo log ---- */
 
@@ -158,6 +200,24 @@ void fgft_mutex_lock(struct fgft_txn *txn, struct mutex *lock);
 /* An unlock inside the transaction is deferred to its end (two-phase locking). */
 void fgft_unlock(struct fgft_txn *txn, void *lock);
 
+/*
+ * Added: typed variants.  For a lock taken in the transaction they behave
+ * like fgft_unlock(); for one it did not take (e.g. held by the caller) the
+ * release is deferred to the end of the transaction and done with the right
+ * primitive (fgft_unlock() cannot know it and fails the transaction with
+ * FGFT_CAUSE_LOCK instead).  @flags of the irqrestore variant is used only
+ * for such a foreign lock.  A lock taken with fgft_spin_lock_irqsave() is
+ * released with the flags saved when it was taken.
+ */
+void fgft_spin_lock_irq(struct fgft_txn *txn, spinlock_t *lock);
+int fgft_spin_trylock(struct fgft_txn *txn, spinlock_t *lock);
+void fgft_spin_unlock(struct fgft_txn *txn, spinlock_t *lock);
+void fgft_spin_unlock_irq(struct fgft_txn *txn, spinlock_t *lock);
+void fgft_spin_unlock_irqrestore(struct fgft_txn *txn, spinlock_t *lock,
+				 unsigned long flags);
+void fgft_spin_unlock_bh(struct fgft_txn *txn, spinlock_t *lock);
+void fgft_mutex_unlock(struct fgft_txn *txn, struct mutex *lock);
+
 /* ---- device checkpoints ---- */
 
 struct fgft_dev_ops {
@@ -173,5 +233,26 @@ struct pci_dev;
 int fgft_pci_checkpoint(struct pci_dev *pdev);
 void fgft_pci_restore(struct pci_dev *pdev);
 void fgft_pci_forget(struct pci_dev *pdev);
+
+/* ---- statistics (added; also in /sys/kernel/debug/fgft/) ---- */
+
+#define FGFT_HIST_BUCKETS	28	/* bucket i: [2^(i+7), 2^(i+8)) ns */
+
+struct fgft_stats {
+	u64 txns;			/* transactions begun */
+	u64 commits;
+	u64 aborts[FGFT_CAUSE_NR];	/* by cause; NONE = caller aborted */
+	u64 recoveries;			/* aborts after a failure */
+	u64 recovery_ns_sum;
+	u64 recovery_ns_max;
+	u64 refusals;			/* range checks refused */
+	u64 residue_fixups;		/* preempt/irq/rcu state repaired */
+	u64 missing_unlocks;		/* locks released at the end */
+	long mem_live;			/* runtime allocations alive */
+	int open;			/* transactions open now */
+	int pool;			/* transactions pooled */
+};
+
+void fgft_stats_read(struct fgft_stats *st);
 
 #endif /* _FGFT_RUNTIME_H */

@@ -156,6 +156,49 @@ fn backend_kind(v: &str) -> String {
         .map_or_else(String::new, |p| p.to_string())
 }
 
+/// The kernel file QEMU loads: the uncompressed ELF `vmlinux` inside
+/// `env.kernel_image`, extracted once into `<cache>/vm-kernel/` with the
+/// kernel's `scripts/extract-vmlinux` (QEMU boots it through its PVH entry,
+/// which skips the in-guest decompression: about 1.5 s less per boot under
+/// TCG). Same kernel, same code. Falls back to the bzImage itself when the
+/// extraction fails or `FGFT_VM_BZIMAGE=1` is set.
+pub(crate) fn boot_kernel(env: &Env) -> PathBuf {
+    if std::env::var_os("FGFT_VM_BZIMAGE").is_some_and(|v| v == "1") {
+        return env.kernel_image.clone();
+    }
+    extract_vmlinux(env).unwrap_or_else(|| env.kernel_image.clone())
+}
+
+fn extract_vmlinux(env: &Env) -> Option<PathBuf> {
+    let dir = env.cache.join("vm-kernel");
+    let out = dir.join(format!("vmlinux-{}", env.kver));
+    if out.is_file() {
+        return Some(out);
+    }
+    let script = env.src612.join("scripts/extract-vmlinux");
+    fs::create_dir_all(&dir).ok()?;
+    let tmp = dir.join(format!("vmlinux-{}.tmp{}", env.kver, std::process::id()));
+    let file = fs::File::create(&tmp).ok()?;
+    let status = Command::new("sh")
+        .arg(&script)
+        .arg(&env.kernel_image)
+        .stdout(file)
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    let mut magic = [0u8; 4];
+    let is_elf = fs::File::open(&tmp)
+        .and_then(|mut f| f.read_exact(&mut magic))
+        .is_ok()
+        && &magic == b"\x7fELF";
+    if !status.success() || !is_elf {
+        let _ = fs::remove_file(&tmp);
+        return None;
+    }
+    fs::rename(&tmp, &out).ok()?;
+    Some(out)
+}
+
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
 /// Builds the initramfs of `spec`, waits for a free VM slot, boots
@@ -163,7 +206,7 @@ static SEQ: AtomicUsize = AtomicUsize::new(0);
 ///
 /// The QEMU command is
 /// `qemu-system-x86_64 -accel tcg -m <memory_mb> -nographic -no-reboot
-/// -nic none -kernel <image> -initrd <cpio> -append "console=ttyS0 panic=-1
+/// -nic none -kernel <vmlinux of env.kernel_image> -initrd <cpio> -append "console=ttyS0 panic=-1
 /// quiet <cmdline>" <qemu_args>`: `panic=-1` reboots at once on a panic and
 /// `-no-reboot` turns that into a QEMU exit; oopses do not panic (Debian's
 /// default `panic_on_oops=0`), so a test sees them and goes on. `quiet` only
@@ -220,7 +263,7 @@ fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, V
         "-nic".into(),
         "none".into(),
         "-kernel".into(),
-        env.kernel_image.display().to_string(),
+        boot_kernel(env).display().to_string(),
         "-initrd".into(),
         initrd.display().to_string(),
         "-append".into(),

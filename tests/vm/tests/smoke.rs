@@ -106,9 +106,9 @@ fn e1000_pair_on_a_hub_passes_frames_and_answers_ethtool() {
         assert!(received > 0 && received * 10 >= sent * 9, "{p}\n{out}");
         assert_eq!(p.parse::<u64>("dups"), Some(0), "{p}");
     }
-    let carrier = out.marker("pkt-carrier").unwrap();
-    assert_eq!(carrier.get("a"), Some("1"), "{out}");
-    assert_eq!(carrier.get("b"), Some("1"), "{out}");
+    let link = out.marker("pkt-link").unwrap();
+    assert_eq!(link.get("a"), Some("1"), "{out}");
+    assert_eq!(link.get("b"), Some("1"), "{out}");
     let thr = out.marker("pkt-thr").unwrap_or_else(|| panic!("{out}"));
     let fps: f64 = thr.parse("fps").unwrap();
     let received: u64 = thr.parse("received").unwrap();
@@ -116,7 +116,9 @@ fn e1000_pair_on_a_hub_passes_frames_and_answers_ethtool() {
     assert!(fps > 0.0 && received * 10 >= sent * 9, "{thr}");
     println!("e1000 -> e1000 over a QEMU hub (TCG): {thr}");
 
-    // `all` on eth1: every getter answers, with values that make sense.
+    // `all` on eth1: every getter answers, with values that make sense,
+    // except get_coalesce: QEMU's `e1000` is an 82540EM, for which the
+    // driver returns -EOPNOTSUPP (`e1000-82545em` has it).
     let eth1: Vec<_> = out
         .markers_named("ethtool")
         .into_iter()
@@ -142,11 +144,19 @@ fn e1000_pair_on_a_hub_passes_frames_and_answers_ethtool() {
         ],
         "{out}"
     );
+    let op = |name: &str| *eth1.iter().find(|m| m.get("op") == Some(name)).unwrap();
     for m in &eth1 {
+        if m.get("op") == Some("coalesce") {
+            continue;
+        }
         assert_eq!(m.get("ret"), Some("0"), "{m}");
         assert_eq!(m.get("errno"), Some("0"), "{m}");
     }
-    let op = |name: &str| *eth1.iter().find(|m| m.get("op") == Some(name)).unwrap();
+    let coalesce = op("coalesce");
+    assert_eq!(coalesce.get("ret"), Some("-1"), "{coalesce}");
+    assert_eq!(coalesce.get("errno"), Some("95"), "{coalesce}");
+    assert_eq!(coalesce.get("value"), Some("-"), "{coalesce}");
+    assert_eq!(coalesce.get("step"), Some("get"), "{coalesce}");
     assert_eq!(op("link").get("value"), Some("1"));
     assert!(op("regs").parse::<u32>("len").unwrap() > 0);
     assert!(op("eeprom").parse::<u32>("len").unwrap() > 0);
@@ -157,9 +167,10 @@ fn e1000_pair_on_a_hub_passes_frames_and_answers_ethtool() {
     assert_eq!(op("stats").parse::<u32>("value"), Some(n_stats));
     assert_eq!(op("strings").get("first"), Some("rx_packets"));
     assert!(op("stats").parse::<u64>("total").unwrap() > 0);
+    // One failed op makes the exit status 1; an unknown op is a usage error.
     assert_eq!(
         out.marker("ethtool-all").unwrap().get("status"),
-        Some("0")
+        Some("1")
     );
     assert_eq!(
         out.marker("ethtool-bad").unwrap().get("status"),
@@ -260,11 +271,11 @@ fn a_hung_guest_times_out() {
     let env = env();
     let mut spec = VmSpec::new("smoke-timeout");
     spec.script = "echo FGFT-MARK sleeping\nsleep 600\n".into();
-    spec.timeout = Duration::from_secs(20);
+    spec.timeout = Duration::from_secs(15);
     let out = run(&env, &spec).unwrap();
     assert!(out.timed_out, "{out}");
     assert_eq!(out.exit_status, None, "{out}");
-    assert!(out.duration >= Duration::from_secs(20), "{out}");
-    assert!(out.duration < Duration::from_secs(30), "{out}");
+    assert!(out.duration >= Duration::from_secs(15), "{out}");
+    assert!(out.duration < Duration::from_secs(25), "{out}");
     assert!(out.marker("sleeping").is_some(), "{out}");
 }

@@ -1,0 +1,804 @@
+//! The driver as a whole: its parsed files and indexes of what they define
+//! (functions, prototypes, global variables, structs, typedefs, macros, and
+//! the top-level items of each file with their byte ranges).
+//!
+//! Top-level items inside `#if`/`#ifdef` blocks are indexed too (both
+//! branches), so a function defined twice under different conditions has two
+//! definitions.
+
+use crate::ctype::{self, CType};
+use fgft_parse::ParsedFile;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::ops::Range;
+use tree_sitter::Node;
+
+/// Index of a file in [`Program::files`].
+pub type FileId = usize;
+/// Index of a function definition in [`Program::fns`].
+pub type FnId = usize;
+
+/// One function parameter.
+#[derive(Debug, Clone, Serialize)]
+pub struct Param {
+    pub name: String,
+    pub ty: CType,
+    /// The parameter declaration as written.
+    pub text: String,
+}
+
+/// One function definition.
+#[derive(Debug, Clone, Serialize)]
+pub struct FnDef {
+    pub name: String,
+    pub file: FileId,
+    /// The whole definition.
+    pub range: Range<usize>,
+    /// The name in the declarator.
+    pub name_range: Range<usize>,
+    /// The body (compound statement).
+    pub body: Range<usize>,
+    pub params: Vec<Param>,
+    /// `(void)` or `()` parameter lists have no params; variadic ones are
+    /// marked here.
+    pub variadic: bool,
+    pub ret: CType,
+    /// The return type as written (text before the declarator, without
+    /// storage class and attributes).
+    pub ret_text: String,
+    pub is_static: bool,
+    pub is_inline: bool,
+    /// 1-based line of the name.
+    pub line: usize,
+    /// Whether the definition is inside a preprocessor conditional.
+    pub conditional: bool,
+}
+
+/// A function prototype (declaration without body) at file scope.
+#[derive(Debug, Clone, Serialize)]
+pub struct Proto {
+    pub name: String,
+    pub file: FileId,
+    /// The whole declaration statement.
+    pub range: Range<usize>,
+    pub is_static: bool,
+    /// Whether the declaration declares only this function.
+    pub alone: bool,
+}
+
+/// A variable declared at file scope.
+#[derive(Debug, Clone, Serialize)]
+pub struct Global {
+    pub name: String,
+    pub file: FileId,
+    /// The whole declaration statement.
+    pub range: Range<usize>,
+    pub name_range: Range<usize>,
+    pub ty: CType,
+    pub is_static: bool,
+    pub is_const: bool,
+    pub is_extern: bool,
+    /// Whether it has an initializer.
+    pub init: Option<Range<usize>>,
+    pub line: usize,
+    /// Whether the declaration declares only this variable.
+    pub alone: bool,
+}
+
+/// One member of a struct or union.
+#[derive(Debug, Clone, Serialize)]
+pub struct Field {
+    pub name: String,
+    pub ty: CType,
+    /// Declared with `__iomem` (never dereferenced by C code).
+    pub iomem: bool,
+    pub bitfield: bool,
+}
+
+/// A struct or union definition from the driver's files.
+#[derive(Debug, Clone, Serialize)]
+pub struct RecordDef {
+    pub tag: String,
+    pub file: FileId,
+    pub line: usize,
+    /// Members, with anonymous struct/union members flattened in.
+    pub fields: Vec<Field>,
+}
+
+/// A `#define` of the driver.
+#[derive(Debug, Clone, Serialize)]
+pub struct MacroDef {
+    pub name: String,
+    pub file: FileId,
+    /// `None` for object-like macros.
+    pub params: Option<Vec<String>>,
+    pub body: String,
+    pub line: usize,
+}
+
+/// What a top-level item is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub enum TopKind {
+    Function(String),
+    /// Function prototypes (names).
+    Prototype(Vec<String>),
+    /// Variable declarations (names).
+    Variables(Vec<String>),
+    /// struct/union/enum/typedef definitions.
+    Type,
+    /// `#include`, `#define` and other directives.
+    Directive,
+    /// A macro invocation statement at file scope (`module_init(x);`), with
+    /// the macro name.
+    MacroStmt(String),
+    Other,
+}
+
+/// One item at file scope (possibly nested in `#if` blocks).
+#[derive(Debug, Clone, Serialize)]
+pub struct TopItem {
+    pub kind: TopKind,
+    pub range: Range<usize>,
+    /// Depth of preprocessor-conditional nesting (0 = unconditional).
+    pub cond_depth: usize,
+}
+
+/// The driver: parsed files and indexes.
+pub struct Program {
+    pub files: Vec<ParsedFile>,
+    pub fns: Vec<FnDef>,
+    pub fn_index: BTreeMap<String, Vec<FnId>>,
+    pub protos: Vec<Proto>,
+    pub globals: Vec<Global>,
+    pub global_index: BTreeMap<String, Vec<usize>>,
+    pub records: BTreeMap<String, RecordDef>,
+    pub typedefs: BTreeMap<String, CType>,
+    pub macros: BTreeMap<String, MacroDef>,
+    /// Enumerator names (they look like identifiers but are constants).
+    pub enumerators: std::collections::BTreeSet<String>,
+    pub top: Vec<Vec<TopItem>>,
+}
+
+impl Program {
+    /// Indexes the given parsed files (C files and driver headers).
+    pub fn new(files: Vec<ParsedFile>) -> Program {
+        let mut p = Program {
+            files,
+            fns: Vec::new(),
+            fn_index: BTreeMap::new(),
+            protos: Vec::new(),
+            globals: Vec::new(),
+            global_index: BTreeMap::new(),
+            records: BTreeMap::new(),
+            typedefs: BTreeMap::new(),
+            macros: BTreeMap::new(),
+            enumerators: Default::default(),
+            top: Vec::new(),
+        };
+        for fid in 0..p.files.len() {
+            let mut items = Vec::new();
+            let root = p.files[fid].tree.root_node();
+            let mut out = Collected::default();
+            collect(&p.files[fid], fid, root, 0, &mut items, &mut out);
+            p.top.push(items);
+            for f in out.fns {
+                p.fn_index.entry(f.name.clone()).or_default().push(p.fns.len());
+                p.fns.push(f);
+            }
+            p.protos.extend(out.protos);
+            for g in out.globals {
+                p.global_index
+                    .entry(g.name.clone())
+                    .or_default()
+                    .push(p.globals.len());
+                p.globals.push(g);
+            }
+            for r in out.records {
+                // First definition wins (headers are given before C files).
+                p.records.entry(r.tag.clone()).or_insert(r);
+            }
+            for (n, t) in out.typedefs {
+                p.typedefs.entry(n).or_insert(t);
+            }
+            for m in out.macros {
+                p.macros.entry(m.name.clone()).or_insert(m);
+            }
+            p.enumerators.extend(out.enumerators);
+        }
+        // Resolve typedef'd records in field types and globals.
+        let tds = p.typedefs.clone();
+        for r in p.records.values_mut() {
+            for f in &mut r.fields {
+                f.ty = resolve_typedefs(&tds, &f.ty);
+            }
+        }
+        for g in &mut p.globals {
+            g.ty = resolve_typedefs(&tds, &g.ty);
+        }
+        for f in &mut p.fns {
+            f.ret = resolve_typedefs(&tds, &f.ret);
+            for prm in &mut f.params {
+                prm.ty = resolve_typedefs(&tds, &prm.ty);
+            }
+        }
+        p
+    }
+
+    /// Definitions of a function by name.
+    pub fn defs(&self, name: &str) -> &[FnId] {
+        self.fn_index.get(name).map(Vec::as_slice).unwrap_or(&[])
+    }
+
+    /// The first definition of a function.
+    pub fn def(&self, name: &str) -> Option<&FnDef> {
+        self.defs(name).first().map(|&i| &self.fns[i])
+    }
+
+    pub fn is_fn(&self, name: &str) -> bool {
+        self.fn_index.contains_key(name)
+    }
+
+    /// The defining (non-extern) declaration of a global, else any.
+    pub fn global(&self, name: &str) -> Option<&Global> {
+        let ids = self.global_index.get(name)?;
+        ids.iter()
+            .map(|&i| &self.globals[i])
+            .find(|g| !g.is_extern)
+            .or_else(|| ids.first().map(|&i| &self.globals[i]))
+    }
+
+    /// The definition of a global (not an `extern` declaration).
+    pub fn global_def(&self, name: &str) -> Option<&Global> {
+        let ids = self.global_index.get(name)?;
+        ids.iter().map(|&i| &self.globals[i]).find(|g| !g.is_extern)
+    }
+
+    /// Member `field` of record type `ty`, if the record is known.
+    pub fn field(&self, ty: &CType, field: &str) -> Option<&Field> {
+        let tag = ty.record()?;
+        self.records.get(tag)?.fields.iter().find(|f| f.name == field)
+    }
+
+    /// The type of `base.field`: from the record definition when known,
+    /// else symbolic.
+    pub fn field_type(&self, base: &CType, field: &str) -> CType {
+        match base {
+            CType::Record(tag) => match self.records.get(tag) {
+                Some(r) => r
+                    .fields
+                    .iter()
+                    .find(|f| f.name == field)
+                    .map(|f| f.ty.clone())
+                    .unwrap_or(CType::Unknown),
+                None => CType::FieldOf(Box::new(base.clone()), field.to_string()),
+            },
+            CType::FieldOf(b, p) => CType::FieldOf(b.clone(), format!("{p}.{field}")),
+            CType::Named(_) => CType::FieldOf(Box::new(base.clone()), field.to_string()),
+            _ => CType::Unknown,
+        }
+    }
+
+    /// Resolves typedefs of the driver in `ty`.
+    pub fn resolve(&self, ty: &CType) -> CType {
+        resolve_typedefs(&self.typedefs, ty)
+    }
+
+    pub fn file_of(&self, f: FnId) -> &ParsedFile {
+        &self.files[self.fns[f].file]
+    }
+
+    /// The definition node of a function.
+    pub fn fn_node(&self, f: FnId) -> Option<Node<'_>> {
+        let d = &self.fns[f];
+        let root = self.files[d.file].tree.root_node();
+        let mut n = root.descendant_for_byte_range(d.range.start, d.range.end)?;
+        while n.kind() != "function_definition" {
+            n = n.parent()?;
+        }
+        Some(n)
+    }
+
+    /// 1-based line of a byte offset in a file.
+    pub fn line(&self, file: FileId, byte: usize) -> usize {
+        self.files[file].line_of(byte)
+    }
+}
+
+fn resolve_typedefs(tds: &BTreeMap<String, CType>, ty: &CType) -> CType {
+    fn go(tds: &BTreeMap<String, CType>, ty: &CType, depth: usize) -> CType {
+        if depth > 16 {
+            return ty.clone();
+        }
+        match ty {
+            CType::Named(n) => match tds.get(n) {
+                Some(t) => go(tds, t, depth + 1),
+                None => ty.clone(),
+            },
+            CType::Ptr(t) => CType::ptr(go(tds, t, depth + 1)),
+            CType::Array(t, n) => CType::Array(Box::new(go(tds, t, depth + 1)), n.clone()),
+            other => other.clone(),
+        }
+    }
+    go(tds, ty, 0)
+}
+
+#[derive(Default)]
+struct Collected {
+    fns: Vec<FnDef>,
+    protos: Vec<Proto>,
+    globals: Vec<Global>,
+    records: Vec<RecordDef>,
+    typedefs: Vec<(String, CType)>,
+    macros: Vec<MacroDef>,
+    enumerators: Vec<String>,
+}
+
+fn has_storage(pf: &ParsedFile, n: Node<'_>, what: &str) -> bool {
+    let mut c = n.walk();
+    let r = n.children(&mut c).any(|ch| {
+        ch.kind() == "storage_class_specifier" && pf.node_text(ch).trim() == what
+    });
+    r
+}
+
+fn has_qualifier(pf: &ParsedFile, n: Node<'_>, what: &str) -> bool {
+    let mut c = n.walk();
+    let r = n
+        .children(&mut c)
+        .any(|ch| ch.kind() == "type_qualifier" && pf.node_text(ch).trim() == what);
+    r
+}
+
+fn collect(
+    pf: &ParsedFile,
+    fid: FileId,
+    node: Node<'_>,
+    depth: usize,
+    items: &mut Vec<TopItem>,
+    out: &mut Collected,
+) {
+    let mut c = node.walk();
+    let children: Vec<Node<'_>> = node.children(&mut c).collect();
+    for ch in children {
+        let kind = match ch.kind() {
+            "function_definition" => {
+                if let Some(f) = fn_def(pf, fid, ch, depth > 0) {
+                    let name = f.name.clone();
+                    out.fns.push(f);
+                    TopKind::Function(name)
+                } else {
+                    TopKind::Other
+                }
+            }
+            "declaration" => declaration(pf, fid, ch, out),
+            "type_definition" => {
+                type_definition(pf, fid, ch, out);
+                TopKind::Type
+            }
+            "struct_specifier" | "union_specifier" | "enum_specifier" => {
+                record_specifier(pf, fid, ch, out);
+                TopKind::Type
+            }
+            "preproc_function_def" | "preproc_def" => {
+                if let Some(m) = macro_def(pf, fid, ch) {
+                    out.macros.push(m);
+                }
+                TopKind::Directive
+            }
+            "preproc_include" | "preproc_call" | "comment" => TopKind::Directive,
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
+            | "preproc_elifdef" => {
+                collect(pf, fid, ch, depth + 1, items, out);
+                continue;
+            }
+            "expression_statement" => {
+                let name = ch
+                    .named_child(0)
+                    .filter(|e| e.kind() == "call_expression")
+                    .and_then(|e| e.child_by_field_name("function"))
+                    .filter(|f| f.kind() == "identifier")
+                    .map(|f| pf.node_text(f).to_string());
+                match name {
+                    Some(n) => TopKind::MacroStmt(n),
+                    None => TopKind::Other,
+                }
+            }
+            k if k.starts_with('#') || !ch.is_named() => continue,
+            _ => TopKind::Other,
+        };
+        items.push(TopItem {
+            kind,
+            range: ch.byte_range(),
+            cond_depth: depth,
+        });
+    }
+}
+
+/// Finds the function_declarator inside a definition's declarator, with the
+/// number of pointer levels wrapped around it (for the return type).
+fn function_declarator(d: Node<'_>) -> Option<(Node<'_>, usize)> {
+    let mut d = d;
+    let mut ptrs = 0;
+    loop {
+        match d.kind() {
+            "function_declarator" => {
+                // `int (*f(void))(int)` style: a function returning a function
+                // pointer has a function_declarator whose declarator is
+                // parenthesized; the innermost one holds the name.
+                if let Some(inner) = d.child_by_field_name("declarator") {
+                    if inner.kind() != "identifier" {
+                        if let Some((x, p)) = function_declarator(inner) {
+                            return Some((x, p + ptrs));
+                        }
+                    }
+                }
+                return Some((d, ptrs));
+            }
+            "pointer_declarator" => {
+                ptrs += 1;
+                d = d.child_by_field_name("declarator")?;
+            }
+            "parenthesized_declarator" | "attributed_declarator" => {
+                d = d.named_child(0)?;
+            }
+            _ => return None,
+        }
+    }
+}
+
+fn fn_def(pf: &ParsedFile, fid: FileId, n: Node<'_>, conditional: bool) -> Option<FnDef> {
+    let ty = n.child_by_field_name("type")?;
+    let decl = n.child_by_field_name("declarator")?;
+    let body = n.child_by_field_name("body")?;
+    let (fd, ptrs) = function_declarator(decl)?;
+    let name_node = fd.child_by_field_name("declarator")?;
+    if name_node.kind() != "identifier" {
+        return None;
+    }
+    let mut ret = ctype::base_type(pf, ty);
+    for _ in 0..ptrs {
+        ret = CType::ptr(ret);
+    }
+    let (params, variadic) = params(pf, fd);
+    let mut ret_text = pf.node_text(ty).to_string();
+    // Qualifiers written before the type (`const char *f(...)`).
+    let mut c = n.walk();
+    for ch in n.children(&mut c) {
+        if ch.kind() == "type_qualifier" && ch.start_byte() < ty.start_byte() {
+            ret_text = format!("{} {}", pf.node_text(ch), ret_text);
+        }
+    }
+    for _ in 0..ptrs {
+        ret_text.push_str(" *");
+    }
+    Some(FnDef {
+        name: pf.node_text(name_node).to_string(),
+        file: fid,
+        range: n.byte_range(),
+        name_range: name_node.byte_range(),
+        body: body.byte_range(),
+        params,
+        variadic,
+        ret,
+        ret_text: ret_text.replace(" *", " *").replace("* ", "*"),
+        is_static: has_storage(pf, n, "static"),
+        is_inline: has_storage(pf, n, "inline")
+            || pf.node_text(n).starts_with("static inline")
+            || pf.node_text(n).contains("__always_inline"),
+        line: pf.line_of(name_node.start_byte()),
+        conditional,
+    })
+}
+
+/// Parameters of a function declarator.
+pub fn params(pf: &ParsedFile, fd: Node<'_>) -> (Vec<Param>, bool) {
+    let mut out = Vec::new();
+    let mut variadic = false;
+    let Some(list) = fd.child_by_field_name("parameters") else {
+        return (out, false);
+    };
+    let mut c = list.walk();
+    for p in list.children(&mut c) {
+        match p.kind() {
+            "parameter_declaration" => {
+                let base = match p.child_by_field_name("type") {
+                    Some(t) => ctype::base_type(pf, t),
+                    None => CType::Unknown,
+                };
+                let (name, ty) = match p.child_by_field_name("declarator") {
+                    Some(d) => ctype::apply_declarator(pf, base, d),
+                    None => (None, base),
+                };
+                if let Some(name) = name {
+                    out.push(Param {
+                        name,
+                        ty,
+                        text: pf.node_text(p).to_string(),
+                    });
+                }
+            }
+            "variadic_parameter" | "..." => variadic = true,
+            _ => {}
+        }
+    }
+    (out, variadic)
+}
+
+fn declaration(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collected) -> TopKind {
+    let Some(ty) = n.child_by_field_name("type") else {
+        return TopKind::Other;
+    };
+    if matches!(
+        ty.kind(),
+        "struct_specifier" | "union_specifier" | "enum_specifier"
+    ) {
+        record_specifier(pf, fid, ty, out);
+    }
+    let base = ctype::base_type(pf, ty);
+    let is_static = has_storage(pf, n, "static");
+    let is_extern = has_storage(pf, n, "extern");
+    let is_const = has_qualifier(pf, n, "const");
+    let mut c = n.walk();
+    let decls: Vec<Node<'_>> = n.children_by_field_name("declarator", &mut c).collect();
+    let alone = decls.len() == 1;
+    let mut fnames = Vec::new();
+    let mut vnames = Vec::new();
+    for d in decls {
+        let is_fn = function_declarator(if d.kind() == "init_declarator" {
+            match d.child_by_field_name("declarator") {
+                Some(x) => x,
+                None => continue,
+            }
+        } else {
+            d
+        })
+        .is_some_and(|(fd, _)| {
+            fd.child_by_field_name("declarator")
+                .is_some_and(|x| x.kind() == "identifier")
+        });
+        let (name, t) = ctype::apply_declarator(pf, base.clone(), d);
+        let Some(name) = name else { continue };
+        if is_fn {
+            out.protos.push(Proto {
+                name: name.clone(),
+                file: fid,
+                range: n.byte_range(),
+                is_static,
+                alone,
+            });
+            fnames.push(name);
+        } else {
+            let name_range = find_ident(pf, d, &name).unwrap_or(d.byte_range());
+            let init = if d.kind() == "init_declarator" {
+                d.child_by_field_name("value").map(|v| v.byte_range())
+            } else {
+                None
+            };
+            // `const char *p` is a pointer to const, not a const variable.
+            let really_const = is_const && !matches!(t, CType::Ptr(_));
+            out.globals.push(Global {
+                name: name.clone(),
+                file: fid,
+                range: n.byte_range(),
+                name_range: name_range.clone(),
+                ty: t,
+                is_static,
+                is_const: really_const,
+                is_extern,
+                init,
+                line: pf.line_of(name_range.start),
+                alone,
+            });
+            vnames.push(name);
+        }
+    }
+    if !fnames.is_empty() && vnames.is_empty() {
+        TopKind::Prototype(fnames)
+    } else if !vnames.is_empty() && fnames.is_empty() {
+        TopKind::Variables(vnames)
+    } else if fnames.is_empty() && vnames.is_empty() {
+        TopKind::Type
+    } else {
+        TopKind::Other
+    }
+}
+
+fn find_ident(pf: &ParsedFile, d: Node<'_>, name: &str) -> Option<Range<usize>> {
+    let mut stack = vec![d];
+    while let Some(n) = stack.pop() {
+        if (n.kind() == "identifier" || n.kind() == "field_identifier") && pf.node_text(n) == name
+        {
+            return Some(n.byte_range());
+        }
+        if n.kind() == "init_declarator" {
+            if let Some(x) = n.child_by_field_name("declarator") {
+                stack.push(x);
+            }
+            continue;
+        }
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+    }
+    None
+}
+
+fn type_definition(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collected) {
+    let Some(ty) = n.child_by_field_name("type") else {
+        return;
+    };
+    if matches!(
+        ty.kind(),
+        "struct_specifier" | "union_specifier" | "enum_specifier"
+    ) {
+        record_specifier(pf, fid, ty, out);
+    }
+    let mut base = ctype::base_type(pf, ty);
+    // `typedef struct { ... } foo_t;`: an anonymous record named by its typedef.
+    let anon = matches!(ty.kind(), "struct_specifier" | "union_specifier")
+        && ty.child_by_field_name("name").is_none()
+        && ty.child_by_field_name("body").is_some();
+    let mut c = n.walk();
+    for d in n.children_by_field_name("declarator", &mut c) {
+        let (name, t) = ctype::apply_declarator(pf, base.clone(), d);
+        let Some(name) = name else { continue };
+        if anon && t == CType::Unknown {
+            // Register the anonymous body under the typedef name.
+            let tag = name.clone();
+            if let Some(body) = ty.child_by_field_name("body") {
+                out.records.push(RecordDef {
+                    tag: tag.clone(),
+                    file: fid,
+                    line: pf.line_of(ty.start_byte()),
+                    fields: fields(pf, fid, body, out),
+                });
+            }
+            base = CType::Record(tag);
+            out.typedefs.push((name, base.clone()));
+        } else {
+            out.typedefs.push((name, t));
+        }
+    }
+}
+
+fn record_specifier(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collected) {
+    if n.kind() == "enum_specifier" {
+        if let Some(body) = n.child_by_field_name("body") {
+            let mut c = body.walk();
+            for e in body.named_children(&mut c) {
+                if e.kind() == "enumerator" {
+                    if let Some(nm) = e.child_by_field_name("name") {
+                        out.enumerators.push(pf.node_text(nm).to_string());
+                    }
+                }
+            }
+        }
+        return;
+    }
+    let (Some(name), Some(body)) = (n.child_by_field_name("name"), n.child_by_field_name("body"))
+    else {
+        return;
+    };
+    let kw = if n.kind() == "struct_specifier" {
+        "struct"
+    } else {
+        "union"
+    };
+    let f = fields(pf, fid, body, out);
+    out.records.push(RecordDef {
+        tag: format!("{kw} {}", pf.node_text(name)),
+        file: fid,
+        line: pf.line_of(n.start_byte()),
+        fields: f,
+    });
+}
+
+fn fields(pf: &ParsedFile, fid: FileId, body: Node<'_>, out: &mut Collected) -> Vec<Field> {
+    let mut res = Vec::new();
+    let mut c = body.walk();
+    for fd in body.named_children(&mut c) {
+        match fd.kind() {
+            "field_declaration" => {}
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" => {
+                res.extend(fields(pf, fid, fd, out));
+                continue;
+            }
+            _ => continue,
+        }
+        let Some(ty) = fd.child_by_field_name("type") else {
+            continue;
+        };
+        if matches!(
+            ty.kind(),
+            "struct_specifier" | "union_specifier" | "enum_specifier"
+        ) {
+            record_specifier(pf, fid, ty, out);
+        }
+        let base = ctype::base_type(pf, ty);
+        let iomem = pf.node_text(fd).contains("__iomem");
+        let bitfield = {
+            let mut c2 = fd.walk();
+            let r = fd
+                .children(&mut c2)
+                .any(|x| x.kind() == "bitfield_clause");
+            r
+        };
+        let mut c2 = fd.walk();
+        let decls: Vec<Node<'_>> = fd.children_by_field_name("declarator", &mut c2).collect();
+        if decls.is_empty() {
+            // Anonymous struct/union member: its fields are reachable directly.
+            if let Some(b) = ty.child_by_field_name("body") {
+                res.extend(fields(pf, fid, b, out));
+            }
+            continue;
+        }
+        for d in decls {
+            let (name, t) = ctype::apply_declarator(pf, base.clone(), d);
+            if let Some(name) = name {
+                // Anonymous-tag members declared inline (`struct { } x;`)
+                // have an unknown base: register their body as a record.
+                let t = if base == CType::Unknown {
+                    if let Some(b) = ty.child_by_field_name("body") {
+                        let tag = format!("__anon_{}_{}", fid, ty.start_byte());
+                        let f = fields(pf, fid, b, out);
+                        out.records.push(RecordDef {
+                            tag: tag.clone(),
+                            file: fid,
+                            line: pf.line_of(ty.start_byte()),
+                            fields: f,
+                        });
+                        rewrap(&t, CType::Record(tag))
+                    } else {
+                        t
+                    }
+                } else {
+                    t
+                };
+                res.push(Field {
+                    name,
+                    ty: t,
+                    iomem,
+                    bitfield,
+                });
+            }
+        }
+    }
+    res
+}
+
+/// Replaces the innermost base of `t` with `base`.
+fn rewrap(t: &CType, base: CType) -> CType {
+    match t {
+        CType::Ptr(x) => CType::ptr(rewrap(x, base)),
+        CType::Array(x, n) => CType::Array(Box::new(rewrap(x, base)), n.clone()),
+        CType::Unknown => base,
+        other => other.clone(),
+    }
+}
+
+fn macro_def(pf: &ParsedFile, fid: FileId, n: Node<'_>) -> Option<MacroDef> {
+    let name = pf.node_text(n.child_by_field_name("name")?).to_string();
+    let body = n
+        .child_by_field_name("value")
+        .map(|v| pf.node_text(v).to_string())
+        .unwrap_or_default();
+    let params = if n.kind() == "preproc_function_def" {
+        let p = n.child_by_field_name("parameters")?;
+        let mut c = p.walk();
+        let v: Vec<String> = p
+            .children(&mut c)
+            .filter(|x| x.kind() == "identifier" || x.kind() == "...")
+            .map(|x| pf.node_text(x).to_string())
+            .collect();
+        // GNU named variadic `arg...` parses as identifier followed by `...`.
+        Some(v)
+    } else {
+        None
+    };
+    Some(MacroDef {
+        name,
+        file: fid,
+        params,
+        body: body.replace("\\\n", " "),
+        line: pf.line_of(n.start_byte()),
+    })
+}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fgft_rt.ko internals shared by its files (not part of the API).
+ */
+#ifndef _FGFT_INTERNAL_H
+#define _FGFT_INTERNAL_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/sched.h>
+#include <linux/preempt.h>
+#include <linux/percpu.h>
+#include <linux/atomic.h>
+#include <fgft/runtime.h>
+
+#include "fgft_rtab.h"
+#include "fgft_objtrack.h"
+#include "fgft_undolog.h"
+
+/*
+ * Registers saved by fgft_jb_call() (jmp.S hard-codes these offsets; core.c
+ * checks them at build time).  rsp is the stack pointer at the call of the
+ * body and rip the instruction right after that call (the landing point).
+ */
+struct fgft_jmpbuf {
+	unsigned long rbx;
+	unsigned long rbp;
+	unsigned long r12;
+	unsigned long r13;
+	unsigned long r14;
+	unsigned long r15;
+	unsigned long rsp;
+	unsigned long rip;
+};
+
+long fgft_jb_call(struct fgft_jmpbuf *jb, long (*fn)(void *arg), void *arg);
+void __noreturn fgft_jb_longjmp(struct fgft_jmpbuf *jb, long ret);
+
+/* Value found in rax at the landing point after a recovery. */
+#define FGFT_LANDED	(-1000L)
+
+enum fgft_txn_state {
+	FGFT_TXN_FREE = 0,
+	FGFT_TXN_OPEN,		/* begun, not running a body */
+	FGFT_TXN_BODY,		/* fgft_txn_call() is running the body */
+};
+
+/*
+ * The execution context a transaction belongs to: the bits of preempt_count
+ * that tell process context from serving a softirq, a hard irq (and its
+ * nesting level) or an NMI.  An interrupt borrows `current`, so transactions
+ * are keyed by (task, context).
+ */
+#define FGFT_CTX_MASK	(NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET)
+
+static __always_inline unsigned int fgft_ctx(void)
+{
+	return preempt_count() & FGFT_CTX_MASK;
+}
+
+struct fgft_devreg;
+
+struct fgft_txn {
+	struct fgft_jmpbuf jb;
+
+	/* Identity: written only by the owning task in the owning context. */
+	struct task_struct *task;
+	unsigned int ctx;
+	u8 state;
+	u8 active;	/* the innermost body running for (task, ctx) */
+	u8 failed;
+	u8 checkpointed;	/* this transaction took the device checkpoint */
+
+	struct fgft_txn *outer;	/* enclosing transaction, same (task, ctx) */
+	struct hlist_node hnode;	/* in the lookup hash while innermost */
+	struct fgft_txn *next_free;	/* pool */
+	struct list_head all;		/* every pooled transaction */
+
+	struct fgft_entry *ep;
+	void *dev;
+	struct fgft_devreg *dreg;
+	enum fgft_cause cause;
+
+	/* Stack the body may use: [current sp, stack_hi). */
+	unsigned long stack_lo;
+	unsigned long stack_hi;
+
+	/* State at the call of the body, to repair what a fault leaves. */
+	unsigned int saved_pc;
+	int saved_rcu;
+	bool saved_irqs_off;
+
+	u64 t_fault;
+	unsigned long fault_ip;
+	unsigned long fault_addr;
+	unsigned int fault_len;
+	unsigned int fault_rights;
+
+	struct fgft_rtab rtab;
+	struct fgft_objtrack objs;
+	struct fgft_undolog log;
+};
+
+DECLARE_PER_CPU(struct fgft_txn *, fgft_hit);
+extern atomic_t fgft_nr_open;
+
+struct fgft_txn *fgft_active_slow(void);
+struct fgft_txn *fgft_top(void);
+
+/*
+ * The transaction whose body the current task is running in the current
+ * context, or NULL.  The per-cpu last hit is validated against current: a
+ * transaction's identity fields are written only by its owner, and pooled
+ * transactions are never freed while the module is loaded, so a stale
+ * pointer is always safe to read and never matches another task.
+ */
+static __always_inline struct fgft_txn *fgft_active(void)
+{
+	struct fgft_txn *t = this_cpu_read(fgft_hit);
+
+	if (likely(t && READ_ONCE(t->task) == current &&
+		   READ_ONCE(t->active) && t->ctx == fgft_ctx()))
+		return t;
+	if (likely(!atomic_read(&fgft_nr_open)))
+		return NULL;
+	return fgft_active_slow();
+}
+
+/* Aborts the running body of @t: never returns. */
+void __noreturn fgft_fail_active(struct fgft_txn *t, enum fgft_cause cause);
+
+/* check.c */
+bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
+		 unsigned int rights);
+void fgft_note_refusal(struct fgft_txn *t, unsigned long addr, size_t len,
+		       unsigned int rights, unsigned long ip);
+int fgft_check_init(void);
+void fgft_check_exit(void);
+extern bool fgft_check_reads;
+
+/* mem.c */
+extern atomic_long_t fgft_mem_live;
+
+/* checkpoint.c */
+struct fgft_devreg *fgft_devreg_get(void *dev);
+void fgft_devreg_put(struct fgft_devreg *r);
+int fgft_devreg_checkpoint(struct fgft_devreg *r, void *dev);
+void fgft_devreg_restore(struct fgft_devreg *r, void *dev);
+void fgft_checkpoint_exit(void);
+
+/* debugfs.c and statistics */
+struct fgft_entry_rt {
+	struct fgft_entry *ep;
+	struct list_head node;
+	struct dentry *dir;
+	bool isolate;
+	atomic64_t txns;
+	atomic64_t commits;
+	atomic64_t aborts[FGFT_CAUSE_NR];
+};
+
+struct fgft_gstats {
+	atomic64_t txns;
+	atomic64_t commits;
+	atomic64_t aborts[FGFT_CAUSE_NR];
+	atomic64_t begin_disabled;
+	atomic64_t begin_errors;
+	atomic64_t residue_fixups;
+	atomic64_t missing_unlocks;
+	atomic64_t refusals;
+	atomic64_t rec_count;
+	atomic64_t rec_sum_ns;
+	atomic64_t rec_max_ns;
+	atomic64_t rec_hist[FGFT_HIST_BUCKETS];
+};
+
+extern struct fgft_gstats fgft_gstats;
+extern atomic_t fgft_pool_size;
+
+void fgft_stats_recovery(u64 ns);
+int fgft_debugfs_init(void);
+void fgft_debugfs_exit(void);
+int fgft_debugfs_entry_add(struct fgft_entry_rt *rt);
+void fgft_debugfs_entry_del(struct fgft_entry_rt *rt);
+
+#endif /* _FGFT_INTERNAL_H */

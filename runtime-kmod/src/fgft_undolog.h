@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Undo log: one last-in first-out list of records per transaction.
+ *
+ *  - UNDO: a compensation, run only when the transaction aborts
+ *    (kmalloc -> kfree, request_irq -> free_irq, ...);
+ *  - DEFER: an action run when the transaction ends, commit or abort
+ *    (a kfree the body asked for, ...);
+ *  - LOCK: a lock taken inside the transaction.  An unlock inside the body
+ *    only marks the record (two-phase locking); every lock still held is
+ *    released when the transaction ends, commit or abort, so none leaks;
+ *  - UNLOCK: an unlock of a lock the transaction did not take, deferred to
+ *    the end.
+ *
+ * The end walks the list once from the newest record to the oldest.
+ */
+#ifndef _FGFT_UNDOLOG_H
+#define _FGFT_UNDOLOG_H
+
+#include "fgft_compat.h"
+
+typedef void (*fgft_undo_fn)(unsigned long a0, unsigned long a1,
+			     unsigned long a2, unsigned long a3);
+
+enum fgft_rec_kind {
+	FGFT_REC_UNDO = 1,
+	FGFT_REC_DEFER,
+	FGFT_REC_LOCK,
+	FGFT_REC_UNLOCK,
+};
+
+/* Lock kinds: how a lock record is released. */
+enum fgft_lock_kind {
+	FGFT_LOCK_SPIN = 1,
+	FGFT_LOCK_SPIN_IRQSAVE,
+	FGFT_LOCK_SPIN_BH,
+	FGFT_LOCK_MUTEX,
+	FGFT_LOCK_SPIN_IRQ,
+};
+
+struct fgft_rec {
+	u8 kind;
+	u8 lock_kind;
+	u8 unlock_pending;	/* LOCK: the body asked to unlock */
+	u8 released;
+	fgft_undo_fn fn;
+	unsigned long a[4];	/* LOCK / UNLOCK: a[0] lock, a[1] irq flags */
+};
+
+struct fgft_undolog {
+	struct fgft_rec *r;
+	u32 n;
+	u32 cap;
+	u32 nlocks;		/* LOCK records not yet released */
+	/* Statistics of the last finish. */
+	u32 ran_undo;
+	u32 ran_defer;
+	u32 released_locks;
+	u32 missing_unlocks;	/* held at the end without an unlock */
+};
+
+/* Releases a lock; the kernel passes the real unlock functions. */
+struct fgft_undo_ops {
+	void (*unlock)(void *ctx, u32 lock_kind, void *lock,
+		       unsigned long flags);
+	void *ctx;
+};
+
+void fgft_undo_init(struct fgft_undolog *l);
+/* Makes room for @extra more records (call before taking a lock). */
+int fgft_undo_reserve(struct fgft_undolog *l, u32 extra);
+/* Adds an UNDO or DEFER record. */
+int fgft_undo_add(struct fgft_undolog *l, u8 kind, fgft_undo_fn fn,
+		  unsigned long a0, unsigned long a1, unsigned long a2,
+		  unsigned long a3);
+/* Records a lock taken (room must have been reserved). */
+void fgft_undo_add_lock(struct fgft_undolog *l, u32 lock_kind, void *lock,
+			unsigned long flags);
+/* Defers the release of a lock the transaction did not take. */
+int fgft_undo_add_unlock(struct fgft_undolog *l, u32 lock_kind, void *lock,
+			 unsigned long flags);
+/* The newest LOCK record of @lock still held, or NULL. */
+struct fgft_rec *fgft_undo_find_lock(struct fgft_undolog *l, const void *lock);
+/*
+ * Runs the log newest first: on abort UNDO and DEFER records, on commit
+ * only DEFER records; releases every held lock either way.  Empties it.
+ */
+void fgft_undo_finish(struct fgft_undolog *l, bool abort,
+		      const struct fgft_undo_ops *ops);
+void fgft_undo_trim(struct fgft_undolog *l, u32 keep);
+void fgft_undo_destroy(struct fgft_undolog *l);
+
+#endif /* _FGFT_UNDOLOG_H */

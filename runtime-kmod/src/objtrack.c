@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Object tracker.  See fgft_objtrack.h.
+ * Builds in the kernel and in user space (see fgft_compat.h).
+ */
+#include "fgft_objtrack.h"
+
+void fgft_objtrack_init(struct fgft_objtrack *ot)
+{
+	memset(ot, 0, sizeof(*ot));
+}
+
+static size_t span(size_t size)
+{
+	return size ? size : 1;
+}
+
+/* Index of the object whose exact start on side @x is @p, or -1. */
+static int exact(const struct fgft_ivx *x, uintptr_t p)
+{
+	u32 i = fgft_ivx_lower(x, p);
+
+	if (i < x->n && x->e[i].start == p)
+		return (int)x->e[i].id;
+	return -1;
+}
+
+/* Smallest object on side @x containing @p, or -1. */
+static int containing(const struct fgft_ivx *x, uintptr_t p)
+{
+	uintptr_t best_len = 0;
+	int best = -1;
+	u32 i;
+
+	for (i = fgft_ivx_upper(x, p); i > 0 && x->e[i - 1].reach > p; i--) {
+		const struct fgft_ive *e = &x->e[i - 1];
+
+		if (e->end <= p)
+			continue;
+		if (best < 0 || e->end - e->start < best_len) {
+			best = (int)e->id;
+			best_len = e->end - e->start;
+		}
+	}
+	return best;
+}
+
+static int track(struct fgft_objtrack *ot, const void *kobj, size_t ksize,
+		 void *copy, size_t csize, u8 owned)
+{
+	uintptr_t k = (uintptr_t)kobj, c = (uintptr_t)copy;
+	struct fgft_obj *o;
+
+	if (k + span(ksize) < k || c + span(csize) < c)
+		return -EINVAL;
+	if (ot->n == ot->cap) {
+		u32 ncap = ot->cap ? ot->cap * 2 : 8;
+
+		o = fgft_mem_realloc(ot->o, (size_t)ncap * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		ot->o = o;
+		ot->cap = ncap;
+	}
+	if (fgft_ivx_insert(&ot->byk, k, k + span(ksize), ot->n))
+		return -ENOMEM;
+	if (fgft_ivx_insert(&ot->byc, c, c + span(csize), ot->n)) {
+		fgft_ivx_kill(&ot->byk, k, ot->n);
+		fgft_ivx_compact(&ot->byk);
+		return -ENOMEM;
+	}
+	o = &ot->o[ot->n++];
+	o->kaddr = k;
+	o->ksize = ksize;
+	o->copy = copy;
+	o->csize = csize;
+	o->owned = owned;
+	return 0;
+}
+
+int fgft_objtrack_add(struct fgft_objtrack *ot, const void *kobj,
+		      size_t ksize, void *copy, size_t csize)
+{
+	if (!kobj || !copy)
+		return -EINVAL;
+	if (exact(&ot->byk, (uintptr_t)kobj) >= 0)
+		return -EEXIST;
+	return track(ot, kobj, ksize, copy, csize, 0);
+}
+
+void *fgft_objtrack_copy(struct fgft_objtrack *ot, const void *kobj,
+			 size_t ksize, size_t csize)
+{
+	int i = exact(&ot->byk, (uintptr_t)kobj);
+	void *copy;
+
+	if (i >= 0)
+		return ot->o[i].csize >= csize ? ot->o[i].copy : NULL;
+	if (!kobj)
+		return NULL;
+	copy = fgft_mem_zalloc(span(csize));
+	if (!copy)
+		return NULL;
+	if (track(ot, kobj, ksize, copy, csize, 1)) {
+		fgft_mem_free(copy);
+		return NULL;
+	}
+	ot->nr_alloc++;
+	return copy;
+}
+
+void *fgft_objtrack_find(const struct fgft_objtrack *ot, const void *kobj)
+{
+	int i = exact(&ot->byk, (uintptr_t)kobj);
+
+	return i >= 0 ? ot->o[i].copy : NULL;
+}
+
+void *fgft_objtrack_orig(const struct fgft_objtrack *ot, const void *copy)
+{
+	int i = exact(&ot->byc, (uintptr_t)copy);
+
+	return i >= 0 ? (void *)ot->o[i].kaddr : NULL;
+}
+
+void *fgft_objtrack_to_copy(const struct fgft_objtrack *ot, const void *kptr)
+{
+	uintptr_t p = (uintptr_t)kptr;
+	int i = containing(&ot->byk, p);
+	uintptr_t off;
+
+	if (i < 0)
+		return NULL;
+	off = p - ot->o[i].kaddr;
+	if (off >= span(ot->o[i].csize))
+		return NULL;
+	return (char *)ot->o[i].copy + off;
+}
+
+void *fgft_objtrack_to_orig(const struct fgft_objtrack *ot, const void *cptr)
+{
+	uintptr_t p = (uintptr_t)cptr;
+	int i = containing(&ot->byc, p);
+	uintptr_t off;
+
+	if (i < 0)
+		return NULL;
+	off = p - (uintptr_t)ot->o[i].copy;
+	if (off >= span(ot->o[i].ksize))
+		return NULL;
+	return (void *)(ot->o[i].kaddr + off);
+}
+
+void fgft_objtrack_reset(struct fgft_objtrack *ot)
+{
+	u32 i;
+
+	for (i = 0; i < ot->n; i++)
+		if (ot->o[i].owned)
+			fgft_mem_free(ot->o[i].copy);
+	ot->n = 0;
+	fgft_ivx_reset(&ot->byk);
+	fgft_ivx_reset(&ot->byc);
+}
+
+void fgft_objtrack_trim(struct fgft_objtrack *ot, u32 keep)
+{
+	fgft_objtrack_reset(ot);
+	if (ot->cap > keep) {
+		fgft_mem_free(ot->o);
+		ot->o = NULL;
+		ot->cap = 0;
+	}
+	fgft_ivx_trim(&ot->byk, keep);
+	fgft_ivx_trim(&ot->byc, keep);
+}
+
+void fgft_objtrack_destroy(struct fgft_objtrack *ot)
+{
+	fgft_objtrack_reset(ot);
+	fgft_mem_free(ot->o);
+	fgft_ivx_destroy(&ot->byk);
+	fgft_ivx_destroy(&ot->byc);
+	fgft_objtrack_init(ot);
+}

@@ -1,0 +1,86 @@
+//! `fgft-campaign`: run fault-injection campaigns and write the report.
+
+use clap::Parser;
+use fgft_campaign::config::Config;
+use fgft_campaign::{native, prepare, report, CampaignError};
+use fgft_inject::FaultKind;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(name = "fgft-campaign", about = "Fault-injection campaigns in QEMU")]
+struct Args {
+    /// Campaign configs (corpus/campaign/*.toml).
+    #[arg(required = true)]
+    configs: Vec<PathBuf>,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Variants per entry point.
+    #[arg(long = "per-entry", default_value_t = 2)]
+    per_entry: usize,
+    /// At most this many variants per driver (0: all).
+    #[arg(long, default_value_t = 0)]
+    max: usize,
+    /// Fault kinds, comma-separated (default: all).
+    #[arg(long, value_delimiter = ',')]
+    kinds: Vec<String>,
+    /// Seconds a native boot may take.
+    #[arg(long, default_value_t = 60)]
+    timeout: u64,
+    /// Markdown report to write.
+    #[arg(long, default_value = "results/campaign.md")]
+    report: PathBuf,
+}
+
+fn run(args: &Args) -> Result<(), CampaignError> {
+    let env = fgft_vm::Env::load()?;
+    let kinds = args
+        .kinds
+        .iter()
+        .map(|k| FaultKind::parse(k))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut reports = Vec::new();
+    for path in &args.configs {
+        let cfg = Config::load(path)?;
+        let mut prep = prepare::inject(&env, &cfg, args.seed, args.per_entry, &kinds)?;
+        if args.max > 0 {
+            prep.variants.truncate(args.max);
+        }
+        eprintln!("{}: {} variants", cfg.driver.name, prep.variants.len());
+        let ko = prepare::build_native(&env, &cfg, &prep)?;
+        let native = native::run_all(
+            &env,
+            &cfg,
+            &ko,
+            &prep.variants,
+            Duration::from_secs(args.timeout),
+        )?;
+        reports.push(report::DriverReport {
+            driver: cfg.driver.name.clone(),
+            seed: args.seed,
+            native,
+        });
+    }
+    let cmd = std::env::args().collect::<Vec<_>>().join(" ");
+    let text = report::render(&reports, &cmd);
+    if let Some(d) = args.report.parent() {
+        std::fs::create_dir_all(d).map_err(|source| CampaignError::Io {
+            path: d.to_path_buf(),
+            source,
+        })?;
+    }
+    std::fs::write(&args.report, text).map_err(|source| CampaignError::Io {
+        path: args.report.clone(),
+        source,
+    })?;
+    eprintln!("report written to {}", args.report.display());
+    Ok(())
+}
+
+fn main() {
+    let args = Args::parse();
+    if let Err(e) = run(&args) {
+        eprintln!("fgft-campaign: error: {e}");
+        std::process::exit(1);
+    }
+}
