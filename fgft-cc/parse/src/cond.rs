@@ -177,7 +177,7 @@ mod tests {
         apply(&mut first, &g, &(0..t.len()), true);
         let first = String::from_utf8(first).unwrap();
         assert_eq!(first.len(), t.len());
-        assert!(first.contains("\nb\n") && !first.contains("\nc\n") && !first.contains("#"));
+        assert!(first.contains("\nb\n") && !first.contains("\nc\n") && !first.contains("#ifdef") && first.contains("#if 0"));
         let mut last = t.as_bytes().to_vec();
         apply(&mut last, &g, &(0..t.len()), false);
         let last = String::from_utf8(last).unwrap();

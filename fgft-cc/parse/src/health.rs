@@ -50,33 +50,55 @@ impl Health {
 /// Computes the health of a parsed file.
 pub fn of(pf: &ParsedFile) -> Health {
     let mut h = Health::default();
-    let mut stack = vec![pf.tree.root_node()];
+    walk(&pf.tree, |n, stray| {
+        if stray {
+            h.stray.push(n.byte_range());
+            return;
+        }
+        let (error, missing, first) = problems(n);
+        h.functions.push(FunctionHealth {
+            name: crate::function_name(pf, n).unwrap_or("?").to_string(),
+            range: n.byte_range(),
+            line: n.start_position().row + 1,
+            error,
+            missing,
+            first_problem: first,
+        });
+    });
+    h.functions.sort_by_key(|f| f.range.start);
+    h.stray.sort_by_key(|r| r.start);
+    h
+}
+
+/// Byte ranges that do not parse: broken top-level functions and stray
+/// ERROR/MISSING nodes, in file order.
+pub fn problem_regions(tree: &tree_sitter::Tree) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    walk(tree, |n, stray| {
+        if stray || n.has_error() {
+            out.push(n.byte_range());
+        }
+    });
+    out.sort_by_key(|r| r.start);
+    out
+}
+
+/// Calls `f(node, false)` for every top-level function definition and
+/// `f(node, true)` for every ERROR/MISSING node outside them.
+fn walk<'t>(tree: &'t tree_sitter::Tree, mut f: impl FnMut(Node<'t>, bool)) {
+    let mut stack = vec![tree.root_node()];
     while let Some(n) = stack.pop() {
         if n.kind() == "function_definition" {
-            let (error, missing, first) = problems(n);
-            h.functions.push(FunctionHealth {
-                name: crate::function_name(pf, n).unwrap_or("?").to_string(),
-                range: n.byte_range(),
-                line: n.start_position().row + 1,
-                error,
-                missing,
-                first_problem: first,
-            });
+            f(n, false);
             continue;
         }
         if n.is_error() || n.is_missing() {
-            h.stray.push(n.byte_range());
+            f(n, true);
         }
-        // Children in reverse so functions come out in file order.
         for k in (0..n.child_count()).rev() {
             stack.extend(n.child(k));
         }
     }
-    // An ERROR node that contains function definitions is reported once as
-    // stray; keep output in file order.
-    h.functions.sort_by_key(|f| f.range.start);
-    h.stray.sort_by_key(|r| r.start);
-    h
 }
 
 /// (has ERROR, has MISSING, first problem offset) of a subtree.

@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
+mod cond;
 pub mod health;
 pub mod hints;
 pub mod tables;
@@ -244,13 +245,44 @@ pub fn parse_text_with(
         Some(h) => h.rewrite(&text),
         None => text.clone(),
     };
+    let deadline = Instant::now() + opts.budget.time;
+    let parsed = ts_parse(&hinted, deadline, opts.budget.time);
+    let (tree, hinted) = match parsed {
+        Ok(tree) if opts.hints.is_some() => cond_fallback(tree, hinted, deadline, opts.budget.time),
+        Ok(tree) => Ok((tree, hinted)),
+        Err(e) => Err(e),
+    }
+    .map_err(|e| match e {
+        TsFail::Budget { offset, what } => ParseError::Budget {
+            path: path.to_path_buf(),
+            offset: offset.min(text.len()),
+            what,
+            text: text.clone(),
+        },
+        TsFail::Other => ParseError::TreeSitter {
+            path: path.to_path_buf(),
+        },
+    })?;
+    Ok(ParsedFile {
+        path: path.to_path_buf(),
+        text,
+        tree,
+        hinted,
+        non_utf8: false,
+    })
+}
+
+enum TsFail {
+    Budget { offset: usize, what: String },
+    Other,
+}
+
+/// One tree-sitter-c parse with a deadline.
+fn ts_parse(text: &str, deadline: Instant, budget: Duration) -> Result<tree_sitter::Tree, TsFail> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
-        .map_err(|_| ParseError::TreeSitter {
-            path: path.to_path_buf(),
-        })?;
-    let deadline = Instant::now() + opts.budget.time;
+        .map_err(|_| TsFail::Other)?;
     let mut reached = 0usize;
     let mut timed_out = false;
     let mut progress = |s: &tree_sitter::ParseState| {
@@ -262,36 +294,82 @@ pub fn parse_text_with(
             ControlFlow::Continue(())
         }
     };
-    let bytes = hinted.as_bytes();
+    let bytes = text.as_bytes();
     let mut input = |off: usize, _: tree_sitter::Point| bytes.get(off..).unwrap_or(&[]);
     let tree = parser.parse_with_options(
         &mut input,
         None,
         Some(tree_sitter::ParseOptions::new().progress_callback(&mut progress)),
     );
-    let tree = match tree {
-        Some(t) => t,
-        None if timed_out => {
-            return Err(ParseError::Budget {
-                path: path.to_path_buf(),
-                offset: reached.min(text.len()),
-                what: format!("parse took longer than {:?}", opts.budget.time),
-                text,
-            })
+    match tree {
+        Some(t) => Ok(t),
+        None if timed_out => Err(TsFail::Budget {
+            offset: reached,
+            what: format!("parse took longer than {budget:?}"),
+        }),
+        None => Err(TsFail::Other),
+    }
+}
+
+/// Where conditionals break functions, tries keeping the first or the last
+/// branch of each conditional inside them (see [`cond`]); keeps a variant per
+/// broken region only where it parses cleanly.
+fn cond_fallback(
+    tree: tree_sitter::Tree,
+    hinted: String,
+    deadline: Instant,
+    budget: Duration,
+) -> Result<(tree_sitter::Tree, String), TsFail> {
+    let regions = health::problem_regions(&tree);
+    if regions.is_empty() {
+        return Ok((tree, hinted));
+    }
+    let groups = cond::groups(&hinted);
+    let regions: Vec<Range<usize>> = regions
+        .into_iter()
+        .filter(|r| cond::any_inside(&groups, r))
+        .collect();
+    if regions.is_empty() {
+        return Ok((tree, hinted));
+    }
+    let variant = |keep_first: bool| -> Result<(Vec<u8>, Vec<Range<usize>>), TsFail> {
+        let mut v = hinted.as_bytes().to_vec();
+        for r in &regions {
+            cond::apply(&mut v, &groups, r, keep_first);
         }
-        None => {
-            return Err(ParseError::TreeSitter {
-                path: path.to_path_buf(),
-            })
-        }
+        let s = String::from_utf8(v).map_err(|_| TsFail::Other)?;
+        let t = ts_parse(&s, deadline, budget)?;
+        Ok((s.into_bytes(), health::problem_regions(&t)))
     };
-    Ok(ParsedFile {
-        path: path.to_path_buf(),
-        text,
-        tree,
-        hinted,
-        non_utf8: false,
-    })
+    let (first, first_bad) = variant(true)?;
+    let (last, last_bad) = variant(false)?;
+    let clean = |bad: &[Range<usize>], r: &Range<usize>| {
+        !bad.iter().any(|b| b.start < r.end && r.start < b.end)
+    };
+    let mut out = hinted.as_bytes().to_vec();
+    let mut changed = false;
+    for r in &regions {
+        let src = if clean(&first_bad, r) {
+            &first
+        } else if clean(&last_bad, r) {
+            &last
+        } else {
+            continue;
+        };
+        out[r.clone()].copy_from_slice(&src[r.clone()]);
+        changed = true;
+    }
+    if !changed {
+        return Ok((tree, hinted));
+    }
+    let out = String::from_utf8(out).map_err(|_| TsFail::Other)?;
+    let t2 = ts_parse(&out, deadline, budget)?;
+    let before = health::problem_regions(&tree).len();
+    if health::problem_regions(&t2).len() <= before {
+        Ok((t2, out))
+    } else {
+        Ok((tree, hinted))
+    }
 }
 
 /// The name a function definition defines (through pointer, parenthesized and

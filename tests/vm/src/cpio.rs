@@ -53,7 +53,14 @@ impl<W: Write> CpioWriter<W> {
         Ok(self.out)
     }
 
-    fn entry(&mut self, path: &str, mode: u32, nlink: u32, rdev: (u32, u32), data: &[u8]) -> io::Result<()> {
+    fn entry(
+        &mut self,
+        path: &str,
+        mode: u32,
+        nlink: u32,
+        rdev: (u32, u32),
+        data: &[u8],
+    ) -> io::Result<()> {
         let name = path.trim_start_matches('/');
         if name.is_empty() || name.as_bytes().contains(&0) {
             return Err(io::Error::new(
@@ -109,7 +116,8 @@ mod tests {
     fn sample() -> Vec<u8> {
         let mut w = CpioWriter::new(Vec::new());
         w.dir("/bin", 0o755).unwrap();
-        w.file("/bin/hello", 0o755, b"#!/bin/sh\necho hi\n").unwrap();
+        w.file("/bin/hello", 0o755, b"#!/bin/sh\necho hi\n")
+            .unwrap();
         w.symlink("/bin/sh", "hello").unwrap();
         w.dir("/dev", 0o755).unwrap();
         w.char_dev("/dev/console", 0o600, 5, 1).unwrap();
@@ -150,7 +158,11 @@ mod tests {
             .unwrap();
         child.stdin.take().unwrap().write_all(&sample()).unwrap();
         let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let list = String::from_utf8_lossy(&out.stdout);
         let lines: Vec<&str> = list.lines().collect();
         assert_eq!(lines.len(), 6, "{list}");

@@ -73,7 +73,12 @@ pub fn guest_program(env: &Env, src: &Path) -> Result<PathBuf, VmError> {
         .arg(src)
         .output()
         .map_err(|source| VmError::Spawn {
-            cmd: format!("gcc {} -o {} {}", CFLAGS.join(" "), tmp.display(), src.display()),
+            cmd: format!(
+                "gcc {} -o {} {}",
+                CFLAGS.join(" "),
+                tmp.display(),
+                src.display()
+            ),
             source,
         })?;
     let mut output = String::from_utf8_lossy(&out.stdout).into_owned();

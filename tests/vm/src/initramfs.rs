@@ -124,8 +124,20 @@ pub(crate) fn build(env: &Env, spec: &VmSpec, out: &Path) -> Result<(), VmError>
     };
     let io = |e| VmError::io(out, e);
     for d in [
-        "/bin", "/sbin", "/usr/bin", "/usr/sbin", "/dev", "/proc", "/sys", "/tmp", "/root", "/run",
-        "/etc", "/var", "/lib/fgft", "/fgft",
+        "/bin",
+        "/sbin",
+        "/usr/bin",
+        "/usr/sbin",
+        "/dev",
+        "/proc",
+        "/sys",
+        "/tmp",
+        "/root",
+        "/run",
+        "/etc",
+        "/var",
+        "/lib/fgft",
+        "/fgft",
     ] {
         img.dir(d).map_err(io)?;
     }
@@ -161,7 +173,9 @@ pub(crate) fn build(env: &Env, spec: &VmSpec, out: &Path) -> Result<(), VmError>
     }
     img.file(&format!("{moddir}/modules.dep"), 0o644, dep_text.as_bytes())
         .map_err(io)?;
-    let builtin = Path::new("/lib/modules").join(&env.kver).join("modules.builtin");
+    let builtin = Path::new("/lib/modules")
+        .join(&env.kver)
+        .join("modules.builtin");
     if builtin.is_file() {
         img.host_file(&format!("{moddir}/modules.builtin"), &builtin)?;
     }
@@ -243,9 +257,11 @@ mod tests {
             assert!(names.contains(want), "{want} missing from\n{list}");
         }
         // The module is stored uncompressed (ELF magic).
-        let cached = env.cache.join("vm-modules").join(&env.kver).join(
-            "kernel/drivers/net/ethernet/intel/e1000/e1000.ko",
-        );
+        let cached = env
+            .cache
+            .join("vm-modules")
+            .join(&env.kver)
+            .join("kernel/drivers/net/ethernet/intel/e1000/e1000.ko");
         assert_eq!(&fs::read(cached).unwrap()[..4], b"\x7fELF");
         fs::remove_file(&out).unwrap();
     }

@@ -111,8 +111,9 @@ mod tests {
             first_warning("a.c:3:5: warning: unused variable 'x' [-Wunused-variable]\n"),
             Some("a.c:3:5: warning: unused variable 'x' [-Wunused-variable]")
         );
-        assert!(first_warning("a.o: warning: objtool: f+0x3: return with modified stack\n")
-            .is_some());
+        assert!(
+            first_warning("a.o: warning: objtool: f+0x3: return with modified stack\n").is_some()
+        );
         assert!(first_warning("WARNING: modpost: missing MODULE_LICENSE() in a.o\n").is_some());
     }
 }

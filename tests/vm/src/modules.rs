@@ -233,7 +233,14 @@ kernel/n/e1000.ko.xz:
             resolve_modules(&md, &["snd-ens1370".to_string(), "snd_pcm".to_string()]).unwrap();
         assert_eq!(
             names(&order),
-            ["soundcore", "snd", "snd_timer", "snd_pcm", "gameport", "snd_ens1370"]
+            [
+                "soundcore",
+                "snd",
+                "snd_timer",
+                "snd_pcm",
+                "gameport",
+                "snd_ens1370"
+            ]
         );
         let order = resolve_modules(&md, &["e1000".to_string()]).unwrap();
         assert_eq!(names(&order), ["e1000"]);

@@ -387,7 +387,10 @@ mod tests {
         assert_eq!(check_qemu_args(&spec.qemu_args), Ok(()));
         assert_eq!(check_qemu_args(&v("-smp 2 -device edu -nic none")), Ok(()));
         assert_eq!(check_qemu_args(&v("-net nic,model=e1000")), Ok(()));
-        assert_eq!(check_qemu_args(&v("-chardev file,id=c,path=/tmp/x")), Ok(()));
+        assert_eq!(
+            check_qemu_args(&v("-chardev file,id=c,path=/tmp/x")),
+            Ok(())
+        );
     }
 
     #[test]

@@ -95,7 +95,10 @@ fn e1000_pair_on_a_hub_passes_frames_and_answers_ethtool() {
         .unwrap_or_else(|| panic!("no drvinfo marker\n{out}"));
     assert_eq!(drv.get("ret"), Some("0"), "{out}");
     assert_eq!(drv.get("value"), Some("e1000"), "{out}");
-    assert!(drv.get("bus").is_some_and(|b| b.starts_with("0000:")), "{drv}");
+    assert!(
+        drv.get("bus").is_some_and(|b| b.starts_with("0000:")),
+        "{drv}"
+    );
 
     let pkts = out.markers_named("pkt");
     assert_eq!(pkts.len(), 2, "{out}");
@@ -168,14 +171,8 @@ fn e1000_pair_on_a_hub_passes_frames_and_answers_ethtool() {
     assert_eq!(op("strings").get("first"), Some("rx_packets"));
     assert!(op("stats").parse::<u64>("total").unwrap() > 0);
     // One failed op makes the exit status 1; an unknown op is a usage error.
-    assert_eq!(
-        out.marker("ethtool-all").unwrap().get("status"),
-        Some("1")
-    );
-    assert_eq!(
-        out.marker("ethtool-bad").unwrap().get("status"),
-        Some("2")
-    );
+    assert_eq!(out.marker("ethtool-all").unwrap().get("status"), Some("1"));
+    assert_eq!(out.marker("ethtool-bad").unwrap().get("status"), Some("2"));
 }
 
 #[test]
@@ -217,7 +214,14 @@ echo FGFT-MARK after-panic
 fn kbuild_module_loads_in_the_guest() {
     let env = env();
     let shared = fixture("shared");
-    let dir = kbuild(&env, "smoke-hello", &fixture("hello"), &env.kdir, &[&shared]).unwrap();
+    let dir = kbuild(
+        &env,
+        "smoke-hello",
+        &fixture("hello"),
+        &env.kdir,
+        &[&shared],
+    )
+    .unwrap();
     assert!(dir.join("shared/fgft_fixture.h").is_file());
     let ko = dir.join("fgft_hello.ko");
     assert!(ko.is_file());
@@ -258,7 +262,11 @@ fn kbuild_rejects_warnings_and_errors() {
         }
         other => panic!("expected a build error, got {other}"),
     }
-    fs::write(src.join("fgft_warn.c"), "#include <linux/module.h>\nint x = ;\n").unwrap();
+    fs::write(
+        src.join("fgft_warn.c"),
+        "#include <linux/module.h>\nint x = ;\n",
+    )
+    .unwrap();
     let err = kbuild(&env, "smoke-warn", &src, &env.kdir, &[]).unwrap_err();
     assert!(
         matches!(&err, VmError::Build { reason, .. } if reason.contains("exited")),
