@@ -112,6 +112,8 @@ pub struct MacroDef {
     pub file: FileId,
     /// `None` for object-like macros.
     pub params: Option<Vec<String>>,
+    /// The parameter list as written (for GNU `arg...`).
+    pub params_raw: String,
     pub body: String,
     pub line: usize,
 }
@@ -781,8 +783,10 @@ fn macro_def(pf: &ParsedFile, fid: FileId, n: Node<'_>) -> Option<MacroDef> {
         .child_by_field_name("value")
         .map(|v| pf.node_text(v).to_string())
         .unwrap_or_default();
+    let mut params_raw = String::new();
     let params = if n.kind() == "preproc_function_def" {
         let p = n.child_by_field_name("parameters")?;
+        params_raw = pf.node_text(p).to_string();
         let mut c = p.walk();
         let v: Vec<String> = p
             .children(&mut c)
@@ -798,6 +802,7 @@ fn macro_def(pf: &ParsedFile, fid: FileId, n: Node<'_>) -> Option<MacroDef> {
         name,
         file: fid,
         params,
+        params_raw,
         body: body.replace("\\\n", " "),
         line: pf.line_of(n.start_byte()),
     })

@@ -30,6 +30,7 @@ struct FileStat {
     functions: usize,
     broken: Vec<String>,
     stray: usize,
+    stray_lines: Vec<String>,
     failed: Option<String>,
 }
 
@@ -79,6 +80,15 @@ fn main() {
                     functions: h.functions.len(),
                     broken,
                     stray: h.stray.len(),
+                    stray_lines: h
+                        .stray
+                        .iter()
+                        .map(|r| {
+                            let line = pf.line_of(r.start);
+                            let text = pf.text.lines().nth(line - 1).unwrap_or("").trim();
+                            format!("stray {}:{}: {}", p.display(), line, text)
+                        })
+                        .collect(),
                     failed: None,
                 }
             }
@@ -87,6 +97,7 @@ fn main() {
                 functions: 0,
                 broken: Vec::new(),
                 stray: 0,
+                stray_lines: Vec::new(),
                 failed: Some(e.to_string()),
             },
         })
@@ -114,6 +125,9 @@ fn main() {
         println!("failed: {f}");
     }
     for s in stats.iter().flat_map(|s| s.broken.iter()).take(show) {
+        println!("{s}");
+    }
+    for s in stats.iter().flat_map(|s| s.stray_lines.iter()).take(show) {
         println!("{s}");
     }
 }

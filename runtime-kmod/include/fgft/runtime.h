@@ -29,8 +29,10 @@
 
 #include <linux/types.h>
 #include <linux/err.h>
+#include <linux/spinlock_types.h>
 
 struct fgft_txn;
+struct mutex;
 
 /* Access rights in the range table. */
 #define FGFT_R	0x1u

@@ -18,6 +18,7 @@ pub mod config;
 pub mod native;
 pub mod prepare;
 pub mod report;
+pub mod restart;
 
 use std::path::PathBuf;
 

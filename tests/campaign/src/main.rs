@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use fgft_campaign::config::Config;
-use fgft_campaign::{native, prepare, report, CampaignError};
+use fgft_campaign::{native, prepare, report, restart, CampaignError};
 use fgft_inject::FaultKind;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -27,6 +27,9 @@ struct Args {
     /// Seconds a native boot may take.
     #[arg(long, default_value_t = 60)]
     timeout: u64,
+    /// Timed driver restarts per driver (the recovery baseline).
+    #[arg(long, default_value_t = 3)]
+    restarts: usize,
     /// Markdown report to write.
     #[arg(long, default_value = "results/campaign.md")]
     report: PathBuf,
@@ -55,10 +58,16 @@ fn run(args: &Args) -> Result<(), CampaignError> {
             &prep.variants,
             Duration::from_secs(args.timeout),
         )?;
+        let restart_ns = if args.restarts > 0 {
+            restart::measure(&env, &cfg, &ko, args.restarts)?
+        } else {
+            Vec::new()
+        };
         reports.push(report::DriverReport {
             driver: cfg.driver.name.clone(),
             seed: args.seed,
             native,
+            restart_ns,
         });
     }
     let cmd = std::env::args().collect::<Vec<_>>().join(" ");

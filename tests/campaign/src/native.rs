@@ -27,7 +27,10 @@ pub enum NativeOutcome {
 impl NativeOutcome {
     /// A crash in the paper's sense: the system or the driver went down.
     pub fn is_crash(self) -> bool {
-        matches!(self, NativeOutcome::Panic | NativeOutcome::Oops | NativeOutcome::Hang)
+        matches!(
+            self,
+            NativeOutcome::Panic | NativeOutcome::Oops | NativeOutcome::Hang
+        )
     }
 }
 
@@ -120,7 +123,8 @@ pub fn run_all(
             s.spawn(|| loop {
                 let i = next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let Some(v) = variants.get(i) else { break };
-                let mut spec = VmSpec::new(&format!("campaign-{}-native-{}", cfg.driver.name, v.id));
+                let mut spec =
+                    VmSpec::new(&format!("campaign-{}-native-{}", cfg.driver.name, v.id));
                 spec.modules.push(ko.to_path_buf());
                 spec.qemu_args = cfg.driver.qemu.clone();
                 spec.timeout = timeout;
@@ -133,7 +137,12 @@ pub fn run_all(
                 match r {
                     Ok(out) => {
                         let c = classify(cfg, v, &out);
-                        eprintln!("native {:3} {:<7} {}", v.id, format!("{:?}", c.outcome), v.label);
+                        eprintln!(
+                            "native {:3} {:<7} {}",
+                            v.id,
+                            format!("{:?}", c.outcome),
+                            v.label
+                        );
                         results.lock().unwrap().push(c);
                     }
                     Err(e) => {

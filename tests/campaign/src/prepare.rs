@@ -78,7 +78,11 @@ pub fn inject(
 /// Builds the injected driver natively (plus the inject switch) and returns
 /// the module file.
 pub fn build_native(env: &Env, cfg: &Config, prep: &Prepared) -> Result<PathBuf, CampaignError> {
-    let dir = prep.dir.parent().unwrap_or(Path::new(".")).join("native-src");
+    let dir = prep
+        .dir
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join("native-src");
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
     }

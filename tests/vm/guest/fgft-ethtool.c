@@ -34,6 +34,8 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+
 struct ctx {
 	int fd;
 	const char *ifname;
@@ -53,7 +55,7 @@ static int ethtool_ioctl(struct ctx *c, void *data, struct result *r,
 	int ret;
 
 	memset(&ifr, 0, sizeof(ifr));
-	strncpy(ifr.ifr_name, c->ifname, IFNAMSIZ - 1);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
 	ifr.ifr_data = data;
 	ret = ioctl(c->fd, SIOCETHTOOL, &ifr);
 	r->ret = ret;
@@ -432,7 +434,7 @@ static int run_op(struct ctx *c, const char *spec)
 		arg++;
 
 	if (!strcmp(op, "all")) {
-		for (i = 0; i < sizeof(all_getters) / sizeof(all_getters[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(all_getters); i++)
 			run_op(c, all_getters[i]);
 	} else if (!strcmp(op, "drvinfo")) {
 		op_drvinfo(c, op);
@@ -471,7 +473,7 @@ static int run_op(struct ctx *c, const char *spec)
 	return 0;
 }
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: fgft-ethtool IFACE OP...\n"
@@ -488,7 +490,7 @@ int main(int argc, char **argv)
 	int i;
 
 	if (argc < 3 || !strcmp(argv[1], "--help")) {
-		usage();
+		print_usage();
 		return 2;
 	}
 	c.ifname = argv[1];
@@ -504,7 +506,7 @@ int main(int argc, char **argv)
 	for (i = 2; i < argc; i++) {
 		if (run_op(&c, argv[i]) < 0) {
 			fprintf(stderr, "fgft-ethtool: unknown op %s\n", argv[i]);
-			usage();
+			print_usage();
 			close(c.fd);
 			return 2;
 		}

@@ -69,7 +69,7 @@ static int iface_info(int fd, struct iface *ifc)
 	struct ifreq ifr;
 
 	memset(&ifr, 0, sizeof(ifr));
-	strncpy(ifr.ifr_name, ifc->name, IFNAMSIZ - 1);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", ifc->name);
 	if (ioctl(fd, SIOCGIFINDEX, &ifr) < 0)
 		return -1;
 	ifc->index = ifr.ifr_ifindex;
@@ -84,7 +84,7 @@ static int iface_up(int fd, const char *name)
 	struct ifreq ifr;
 
 	memset(&ifr, 0, sizeof(ifr));
-	strncpy(ifr.ifr_name, name, IFNAMSIZ - 1);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
 	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
 		return -1;
 	ifr.ifr_flags |= IFF_UP;
@@ -203,7 +203,7 @@ static double settle(int tx, int rx, uint8_t *frame, size_t size,
 	return p.received ? now_s() - t0 : -1;
 }
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: fgft-pkt [-u] [-n COUNT] [-t TIMEOUT_MS] [-d SECONDS] [-s SIZE]\n"
@@ -243,13 +243,13 @@ int main(int argc, char **argv)
 			wait_ms = strtoul(optarg, NULL, 0);
 			break;
 		default:
-			usage();
+			print_usage();
 			return 2;
 		}
 	}
 	if (argc - optind != 2 || size < HDR_LEN || size > ETH_FRAME_LEN ||
 	    count > MAX_SEQ || duration < 0) {
-		usage();
+		print_usage();
 		return 2;
 	}
 	if (size < ETH_ZLEN)

@@ -53,9 +53,12 @@
 //! hub:
 //!
 //! ```text
-//! -netdev hubport,id=p0,hubid=0 -device e1000,netdev=p0
-//! -netdev hubport,id=p1,hubid=0 -device e1000,netdev=p1
+//! -netdev hubport,id=p0,hubid=0 -device e1000,netdev=p0,romfile=
+//! -netdev hubport,id=p1,hubid=0 -device e1000,netdev=p1,romfile=
 //! ```
+//!
+//! ([`VmSpec::add_hub_nics`] writes these; `romfile=` drops the iPXE option
+//! ROM, whose prompt costs about 1.7 s of boot per NIC.)
 //!
 //! [`run`] rejects any other network back end (user, tap, socket, bridge,
 //! ...) and host-socket character devices, and always passes `-nic none` so

@@ -60,7 +60,9 @@ impl VmSpec {
 
     /// Adds `count` NICs of QEMU model `model` (e.g. `e1000`) on hub
     /// `hub`, with netdev ids `h<hub>p<i>` and MACs `52:54:00:12:<hub>:<i>`
-    /// (both two hex digits).
+    /// (both two hex digits). `romfile=` drops the NIC's iPXE option ROM,
+    /// whose boot prompt costs about 1.7 s per NIC under TCG. In the guest
+    /// the NICs are `eth0`, `eth1`, ... in this order once the driver binds.
     pub fn add_hub_nics(&mut self, model: &str, hub: u32, count: u32) -> &mut Self {
         for i in 0..count {
             let id = format!("h{hub}p{i}");
@@ -68,7 +70,7 @@ impl VmSpec {
                 "-netdev".to_string(),
                 format!("hubport,id={id},hubid={hub}"),
                 "-device".to_string(),
-                format!("{model},netdev={id},mac=52:54:00:12:{hub:02x}:{i:02x}"),
+                format!("{model},netdev={id},mac=52:54:00:12:{hub:02x}:{i:02x},romfile="),
             ]);
         }
         self
@@ -381,8 +383,10 @@ mod tests {
         spec.add_hub_nics("e1000", 0, 2);
         assert_eq!(
             spec.qemu_args.join(" "),
-            "-netdev hubport,id=h0p0,hubid=0 -device e1000,netdev=h0p0,mac=52:54:00:12:00:00 \
-             -netdev hubport,id=h0p1,hubid=0 -device e1000,netdev=h0p1,mac=52:54:00:12:00:01"
+            "-netdev hubport,id=h0p0,hubid=0 \
+             -device e1000,netdev=h0p0,mac=52:54:00:12:00:00,romfile= \
+             -netdev hubport,id=h0p1,hubid=0 \
+             -device e1000,netdev=h0p1,mac=52:54:00:12:00:01,romfile="
         );
         assert_eq!(check_qemu_args(&spec.qemu_args), Ok(()));
         assert_eq!(check_qemu_args(&v("-smp 2 -device edu -nic none")), Ok(()));

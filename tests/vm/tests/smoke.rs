@@ -227,10 +227,19 @@ fn kbuild_module_loads_in_the_guest() {
     assert!(ko.is_file());
     let mut spec = VmSpec::new("smoke-kbuild-hello");
     spec.modules = vec![ko];
-    spec.script = "insmod /lib/fgft/fgft_hello.ko answer=5 || exit 1\n\
-                   grep -q '^fgft_hello ' /proc/modules || exit 2\n\
-                   rmmod fgft_hello || exit 3\n"
-        .into();
+    // Stock modules with dependencies load through busybox modprobe.
+    spec.stock_modules = vec!["8139too".into(), "snd-ens1370".into()];
+    spec.script = r#"
+insmod /lib/fgft/fgft_hello.ko answer=5 || exit 1
+grep -q '^fgft_hello ' /proc/modules || exit 2
+rmmod fgft_hello || exit 3
+modprobe 8139too || exit 4
+modprobe snd-ens1370 || exit 5
+for m in mii 8139too soundcore snd snd_pcm snd_ens1370; do
+	grep -q "^$m " /proc/modules && echo "FGFT-MARK stock name=$m"
+done
+"#
+    .into();
     spec.timeout = Duration::from_secs(60);
     let out = run(&env, &spec).unwrap();
     assert!(out.is_clean(), "{out}");
@@ -238,6 +247,23 @@ fn kbuild_module_loads_in_the_guest() {
     assert_eq!(m.get("answer"), Some("6"), "{m}");
     assert_eq!(m.get("release"), Some(env.kver.as_str()), "{m}");
     assert!(out.marker("hello-kmod-exit").is_some(), "{out}");
+    let stock: Vec<&str> = out
+        .markers_named("stock")
+        .iter()
+        .filter_map(|m| m.get("name"))
+        .collect();
+    assert_eq!(
+        stock,
+        [
+            "mii",
+            "8139too",
+            "soundcore",
+            "snd",
+            "snd_pcm",
+            "snd_ens1370"
+        ],
+        "{out}"
+    );
 }
 
 #[test]
