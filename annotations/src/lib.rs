@@ -65,7 +65,9 @@ pub struct DriverInfo {
     pub tree_version: Option<String>,
     /// Compiled C files, in link order.
     pub sources: Vec<SourceFile>,
-    /// Driver-local headers worth reading (not compiled by themselves).
+    /// Files the sources `#include` that are worth reading: driver-local
+    /// headers, or a `.c` file included by another (ens1371.c includes
+    /// ens1370.c). Not compiled by themselves.
     pub headers: Vec<SourceFile>,
     /// Extra include directories (`-I`), relative like the sources.
     pub include_dirs: Vec<SourceFile>,

@@ -259,8 +259,10 @@ fn file_list(
             ));
         }
         if let Some(ext) = ext {
-            if p.extension().and_then(|e| e.to_str()) != Some(ext) {
-                return Err(cx.invalid(s.span(), format!("{what} `{v}` is not a .{ext} file")));
+            let got = p.extension().and_then(|e| e.to_str()).unwrap_or("");
+            if !ext.split('|').any(|e| e == got) {
+                let want = ext.replace('|', " or .");
+                return Err(cx.invalid(s.span(), format!("{what} `{v}` is not a .{want} file")));
             }
         }
         if let Some(prev) = out.iter().find(|f| f.path == p) {
@@ -309,7 +311,7 @@ fn driver(cx: &Ctx<'_>, d: Spanned<RawDriver>) -> Result<DriverInfo, AnnotError>
     if sources.is_empty() {
         return Err(cx.invalid(d.sources.span(), "`sources` lists no file".into()));
     }
-    let headers = file_list(cx, &d.headers, Some("h"), "header")?;
+    let headers = file_list(cx, &d.headers, Some("h|c"), "header")?;
     let include_dirs = file_list(cx, &d.include_dirs, None, "include dir")?;
     let mut versions = BTreeMap::new();
     for (k, v) in d.version {
@@ -325,7 +327,7 @@ fn driver(cx: &Ctx<'_>, d: Spanned<RawDriver>) -> Result<DriverInfo, AnnotError>
             headers: v
                 .headers
                 .as_deref()
-                .map(|l| file_list(cx, l, Some("h"), "header"))
+                .map(|l| file_list(cx, l, Some("h|c"), "header"))
                 .transpose()?,
             include_dirs: v
                 .include_dirs

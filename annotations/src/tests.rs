@@ -51,7 +51,7 @@ fn readme_example_parses() {
             len: "regs->len".into()
         }
     );
-    assert_eq!(p[0].loc.line, 38, "the line of its [[hint]]");
+    assert_eq!(p[0].loc.line, 39, "the line of its [[hint]]");
     let f: Vec<_> = a.field_hints("e1000_hw", "hw_addr").collect();
     assert_eq!(f[0].kind, HintKind::NoDeref);
     assert!(a.hints.iter().any(|h| h.kind
@@ -230,7 +230,7 @@ fn error_invalid_values() {
         ("[driver]\nname = \"x\"\nsources = [\"/abs/a.c\"]\n", 3, "relative path"),
         ("[driver]\nname = \"x\"\nsources = [\"../a.c\"]\n", 3, "relative path"),
         ("[driver]\nname = \"x\"\nsources = [\"a.h\"]\n", 3, "not a .c file"),
-        ("[driver]\nname = \"x\"\nsources = [\"a.c\"]\nheaders = [\"a.c\"]\n", 4, "not a .h file"),
+        ("[driver]\nname = \"x\"\nsources = [\"a.c\"]\nheaders = [\"a.s\"]\n", 4, "not a .h or .c file"),
         ("[driver]\nname = \"x\"\nbase = \"home\"\nsources = [\"a.c\"]\n", 3, "base"),
         ("[driver]\nname = \"x\"\ntree-version = \"6\"\nsources = [\"a.c\"]\n", 3, "MAJOR.MINOR"),
         ("[driver]\nname = \"x\"\nsources = [\"a.c\"]\n[driver.version.\"six\"]\nsources = [\"b.c\"]\n", 4, "MAJOR.MINOR"),

@@ -352,6 +352,18 @@ impl Reader<'_> {
         Declared { name, ty, params }
     }
 
+    /// Name and type declared by a declarator.
+    pub fn declared(&self, d: Node<'_>, base: Ty) -> (Option<String>, Ty) {
+        let dd = self.declarator(d, base);
+        (dd.name.map(|n| self.t(n).to_string()), dd.ty)
+    }
+
+    /// The base type of a specifier, without recording definitions.
+    pub fn base_key(&self, n: Node<'_>) -> Ty {
+        let mut scratch = TypeEnv::default();
+        self.base(n, &mut scratch, false)
+    }
+
     /// Text of the specifiers before the first declarator, storage classes
     /// left out.
     fn specifiers(&self, decl: Node<'_>) -> String {

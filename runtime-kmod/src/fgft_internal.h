@@ -11,6 +11,7 @@
 #include <linux/preempt.h>
 #include <linux/percpu.h>
 #include <linux/atomic.h>
+#include <linux/bug.h>
 #include <fgft/runtime.h>
 
 #include "fgft_rtab.h"
@@ -34,7 +35,11 @@ struct fgft_jmpbuf {
 };
 
 long fgft_jb_call(struct fgft_jmpbuf *jb, long (*fn)(void *arg), void *arg);
-void __noreturn fgft_jb_longjmp(struct fgft_jmpbuf *jb, long ret);
+/*
+ * Does not return; not declared __noreturn so that callers end with an
+ * explicit BUG() objtool can see (it cannot analyse the stack switch).
+ */
+void fgft_jb_longjmp(struct fgft_jmpbuf *jb, long ret);
 
 /* Value found in rax at the landing point after a recovery. */
 #define FGFT_LANDED	(-1000L)
@@ -126,8 +131,20 @@ static __always_inline struct fgft_txn *fgft_active(void)
 	return fgft_active_slow();
 }
 
-/* Aborts the running body of @t: never returns. */
-void __noreturn fgft_fail_active(struct fgft_txn *t, enum fgft_cause cause);
+/*
+ * Aborts the running body of @t: never returns.  The out-of-line part is
+ * not declared __noreturn and the BUG() after it tells objtool (which, on
+ * 6.1, checks each object alone) that nothing follows.
+ */
+void fgft_fail_active_jump(struct fgft_txn *t, enum fgft_cause cause,
+			   unsigned long ip);
+
+static __always_inline void __noreturn
+fgft_fail_active(struct fgft_txn *t, enum fgft_cause cause)
+{
+	fgft_fail_active_jump(t, cause, _RET_IP_);
+	BUG();
+}
 
 /* check.c */
 bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,

@@ -2,7 +2,7 @@
 //! the caller, from the compensation table) and the calls a closure makes.
 
 use crate::callgraph::Closure;
-use crate::facts::{CallTarget, DriverFacts, Site};
+use crate::access::{CallTarget, DriverFacts, Site};
 use serde::Serialize;
 use std::collections::BTreeMap;
 

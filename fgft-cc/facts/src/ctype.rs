@@ -34,6 +34,12 @@ pub enum CType {
     FieldOf(Box<CType>, String),
 }
 
+impl Default for CType {
+    fn default() -> Self {
+        CType::Unknown
+    }
+}
+
 impl CType {
     pub fn ptr(t: CType) -> CType {
         CType::Ptr(Box::new(t))

@@ -487,7 +487,7 @@ fn fn_def(pf: &ParsedFile, fid: FileId, n: Node<'_>, conditional: bool) -> Optio
         is_inline: has_storage(pf, n, "inline")
             || pf.node_text(n).starts_with("static inline")
             || pf.node_text(n).contains("__always_inline"),
-        line: pf.line_of(name_node.start_byte()),
+        line: name_node.start_position().row + 1,
         conditional,
     })
 }
@@ -647,11 +647,12 @@ fn type_definition(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collecte
             // Register the anonymous body under the typedef name.
             let tag = name.clone();
             if let Some(body) = ty.child_by_field_name("body") {
+                let fl = fields(pf, fid, body, out);
                 out.records.push(RecordDef {
                     tag: tag.clone(),
                     file: fid,
-                    line: pf.line_of(ty.start_byte()),
-                    fields: fields(pf, fid, body, out),
+                    line: ty.start_position().row + 1,
+                    fields: fl,
                 });
             }
             base = CType::Record(tag);
@@ -689,7 +690,7 @@ fn record_specifier(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collect
     out.records.push(RecordDef {
         tag: format!("{kw} {}", pf.node_text(name)),
         file: fid,
-        line: pf.line_of(n.start_byte()),
+        line: n.start_position().row + 1,
         fields: f,
     });
 }
@@ -745,7 +746,7 @@ fn fields(pf: &ParsedFile, fid: FileId, body: Node<'_>, out: &mut Collected) -> 
                         out.records.push(RecordDef {
                             tag: tag.clone(),
                             file: fid,
-                            line: pf.line_of(ty.start_byte()),
+                            line: ty.start_position().row + 1,
                             fields: f,
                         });
                         rewrap(&t, CType::Record(tag))
@@ -804,6 +805,6 @@ fn macro_def(pf: &ParsedFile, fid: FileId, n: Node<'_>) -> Option<MacroDef> {
         params,
         params_raw,
         body: body.replace("\\\n", " "),
-        line: pf.line_of(n.start_byte()),
+        line: n.start_position().row + 1,
     })
 }

@@ -187,14 +187,27 @@ impl HintTable {
     /// same length, the same newlines, and differs only inside macro uses named
     /// by the table.
     pub fn rewrite(&self, text: &str) -> String {
-        let toks = lex(text.as_bytes());
+        let (toks, dirs) = lex(text.as_bytes());
         let mut depth = Vec::with_capacity(toks.len());
-        let mut d = 0u32;
-        for t in &toks {
-            depth.push(d);
+        // Whether the innermost open brace before each token is an initializer.
+        let mut in_init = Vec::with_capacity(toks.len());
+        let mut stack: Vec<bool> = Vec::new();
+        for (k, t) in toks.iter().enumerate() {
+            depth.push(stack.len() as u32);
+            in_init.push(stack.last().copied().unwrap_or(false));
             match t.kind {
-                Kind::Punct(b'{') => d += 1,
-                Kind::Punct(b'}') => d = d.saturating_sub(1),
+                Kind::Punct(b'{') => {
+                    let prev = k.checked_sub(1).map(|p| toks[p].kind);
+                    let init = match prev {
+                        Some(Kind::Punct(b'=')) => true,
+                        Some(Kind::Punct(b',' | b'{')) => stack.last().copied().unwrap_or(false),
+                        _ => false,
+                    };
+                    stack.push(init);
+                }
+                Kind::Punct(b'}') => {
+                    stack.pop();
+                }
                 _ => {}
             }
         }
@@ -204,8 +217,24 @@ impl HintTable {
             toks: &toks,
             table: self,
             depth,
+            in_init,
         };
         rw.run();
+        // Directives inside initializer lists (`#ifdef CONFIG_PM` around
+        // `.suspend = f,`): tree-sitter cannot parse them there; blanking the
+        // directive lines keeps every branch's items.
+        for d in &dirs {
+            let inside = rw.depth.get(d.next_tok).copied().unwrap_or(0) > 0;
+            if rw.in_init.get(d.next_tok).copied().unwrap_or(false)
+                || (inside && is_define(&rw.src[d.start..d.end]))
+            {
+                // Also `#define` inside enum and struct bodies and blocks: not
+                // C, and tree-sitter only takes them between declarations.
+                rw.blank(d.start, d.end);
+            } else if is_define(&rw.src[d.start..d.end]) {
+                rw.gnu_variadic(d.start, d.end);
+            }
+        }
         let out = rw.out;
         debug_assert_eq!(out.len(), text.len());
         // Every replacement byte is ASCII and every replaced range covers whole
@@ -252,6 +281,15 @@ enum Kind {
     Lit,
 }
 
+/// A preprocessor directive (with its continuation lines) and the index of
+/// the first token after it.
+#[derive(Debug, Clone, Copy)]
+struct Directive {
+    start: usize,
+    end: usize,
+    next_tok: usize,
+}
+
 #[derive(Debug, Clone, Copy)]
 struct Tok {
     kind: Kind,
@@ -265,6 +303,18 @@ fn is_ident_start(b: u8) -> bool {
 
 fn is_ident_char(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_'
+}
+
+/// Whether a directive is `#define` or `#undef`.
+fn is_define(d: &[u8]) -> bool {
+    let body: Vec<u8> = d
+        .iter()
+        .skip(1)
+        .skip_while(|c| **c == b' ' || **c == b'\t')
+        .take(6)
+        .copied()
+        .collect();
+    body.starts_with(b"define") || body.starts_with(b"undef")
 }
 
 /// Whether `b` (starting with a digit) is a C integer or floating constant.
@@ -301,8 +351,9 @@ fn valid_number(b: &[u8]) -> bool {
 /// A small C lexer: identifiers, punctuation and literals, skipping comments,
 /// whitespace and preprocessor directives (whose bodies tree-sitter does not
 /// parse as C either).
-fn lex(b: &[u8]) -> Vec<Tok> {
+fn lex(b: &[u8]) -> (Vec<Tok>, Vec<Directive>) {
     let mut toks = Vec::with_capacity(b.len() / 4);
+    let mut dirs = Vec::new();
     let mut i = 0;
     let mut line_start = true;
     let n = b.len();
@@ -326,6 +377,7 @@ fn lex(b: &[u8]) -> Vec<Tok> {
             b'#' if line_start => {
                 // Directive: to the end of the line, with continuations and
                 // comments that span lines.
+                let start = i;
                 while i < n && b[i] != b'\n' {
                     if b[i] == b'\\' && i + 1 < n && b[i + 1] == b'\n' {
                         i += 2;
@@ -342,6 +394,11 @@ fn lex(b: &[u8]) -> Vec<Tok> {
                         i += 1;
                     }
                 }
+                dirs.push(Directive {
+                    start,
+                    end: i,
+                    next_tok: toks.len(),
+                });
             }
             b'"' | b'\'' => {
                 let s = i;
@@ -413,7 +470,7 @@ fn lex(b: &[u8]) -> Vec<Tok> {
             }
         }
     }
-    toks
+    (toks, dirs)
 }
 
 fn skip_block_comment(b: &[u8], mut i: usize) -> usize {
@@ -431,6 +488,8 @@ struct Rewriter<'a> {
     table: &'a HintTable,
     /// Brace depth before each token.
     depth: Vec<u32>,
+    /// Whether each token is directly inside an initializer list.
+    in_init: Vec<bool>,
 }
 
 /// How far a macro's argument list may reach, in tokens.
@@ -599,7 +658,32 @@ impl Rewriter<'_> {
             self.init_fragment(close);
         }
         self.type_args(i, close, &name);
+        if self.is_punct(i + 2, b',') && self.is_call_position(i) {
+            // `MACRO(, x)`: an empty first argument does not parse; the comma
+            // is blanked (the call keeps its other arguments).
+            let c = self.toks[i + 2].start;
+            self.out[c] = b' ';
+        }
         i + 1
+    }
+
+    /// `#define F(a, args...)`: the GNU named variadic parameter is respelled
+    /// `args   ` (tree-sitter only takes a bare `...`).
+    fn gnu_variadic(&mut self, start: usize, end: usize) {
+        let line = &self.src[start..end];
+        let Some(open) = line.iter().position(|&c| c == b'(') else {
+            return;
+        };
+        let Some(close) = line[open..].iter().position(|&c| c == b')') else {
+            return;
+        };
+        let params = start + open..start + open + close;
+        if let Some(p) = self.src[params.clone()].windows(3).position(|w| w == b"...") {
+            let at = params.start + p;
+            if at > 0 && is_ident_char(self.src[at - 1]) {
+                self.out[at..at + 3].copy_from_slice(b"   ");
+            }
+        }
     }
 
     /// A number token that is not a C number (`10000baseT_Full`, `5705_PLUS`:
@@ -967,6 +1051,21 @@ mod tests {
             "n = offsetoF(struct_s, a.b[2]);"
         );
         assert_eq!(rw("n = offsetof(struct s, a);"), "n = offsetof(struct s, a);");
+    }
+
+    #[test]
+    fn directives_in_initializers() {
+        let s = "static const struct x o = {\n\t.a = f,\n#ifdef CONFIG_PM\n\t.b = g,\n#endif\n};\n\
+                 void h(void) {\n#ifdef X\n\tf();\n#endif\n}\n";
+        let out = rw(s);
+        assert!(!out.contains("#ifdef CONFIG_PM") && out.contains("\t.b = g,"));
+        assert!(out.contains("#ifdef X"));
+        assert_eq!(rw("CONFIGFS_ATTR(, release);"), "CONFIGFS_ATTR(  release);");
+        let e = "enum { A = 1,\n#define A_X 3\n B };\n#define D(x, args...) f(x, ##args)\n";
+        assert_eq!(
+            rw(e),
+            "enum { A = 1,\n             \n B };\n#define D(x, args   ) f(x, ##args)\n"
+        );
     }
 
     #[test]

@@ -45,7 +45,38 @@
 //! Any console line containing `FGFT-MARK <name> k=v k=v ...` (anywhere in
 //! the line, so printk prefixes are fine) becomes a [`Marker`]. Values end at
 //! white space. Modules should print them with `pr_info` or a higher level
-//! (`pr_debug` is not shown).
+//! (`pr_debug` is not shown). `/init` adds two of its own:
+//! `fgft-boot uptime=<s>` before the scenario and `fgft-end uptime=<s>`
+//! after it (guest seconds since boot).
+//!
+//! # Oopses, panics, time-outs
+//!
+//! [`OOPS_RULES`] says exactly which console lines count as an oops (one per
+//! x86 die(), plus other `BUG:` reports). `Kernel panic - not syncing` sets
+//! [`Outcome::panicked`]; the kernel runs with `panic=-1` and QEMU with
+//! `-no-reboot`, so a panic ends the run at once. An oops does not panic
+//! (Debian's `panic_on_oops=0`): the faulting task is killed and the script
+//! goes on. A run past [`VmSpec::timeout`] is killed and reported with
+//! [`Outcome::timed_out`].
+//!
+//! # Guest programs
+//!
+//! `tests/vm/guest/*.c` are ours, built with `gcc -static -O2` on demand
+//! ([`guest_tool`], cached by content hash in `<target>/vm-guest/`):
+//!
+//! - `fgft-ethtool IFACE OP...`: ethtool ioctls, one
+//!   `FGFT-MARK ethtool op=<op> ret=<rc> errno=<n> value=<v> dev=<if> ...`
+//!   line per operation (`all` runs every getter);
+//! - `fgft-pkt [-u] [-n N | -d SECS] IFA IFB`: raw frames from IFA to IFB's
+//!   MAC, `FGFT-MARK pkt sent=N received=M secs=S fps=F ...`.
+//!
+//! Their header comments document every option and field.
+//!
+//! # Logs and caches
+//!
+//! Every console goes to `<target>/vm-logs/<name>.log` (with the QEMU command
+//! line and stderr). Decompressed stock modules and the extracted `vmlinux`
+//! are cached under `<cache>/vm-modules/` and `<cache>/vm-kernel/`.
 //!
 //! # Networking
 //!

@@ -1,0 +1,1306 @@
+//! Per-function facts from one walk over each function body: calls (to driver
+//! functions, kernel functions, or through pointers), functions and globals
+//! used as values, field accesses (record type + member, read/write), uses of
+//! pointers (dereference, indexing, sized kernel calls) with where each
+//! pointer came from, and type relations (`netdev_priv`, `container_of`,
+//! `void *` members converted to a typed pointer).
+//!
+//! Types are resolved through parameters, locals (by scope), members of the
+//! driver's structs, casts, typedefs and the relations above.  Driver macros
+//! are expanded and their expansion walked in the scope of the use; kernel
+//! functions with a model in the API table are walked through their model.
+
+use crate::apicalls::{ApiModels, ArgKind, Returns};
+use crate::ctype::{self, CType};
+use crate::macros::{self, MacroParams};
+use crate::program::{FnId, Program};
+use fgft_parse::ParsedFile;
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::ops::Range;
+use std::path::Path;
+use std::rc::Rc;
+use tree_sitter::Node;
+
+/// Where something happens in the driver's original text.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct Site {
+    pub file: usize,
+    pub range: Range<usize>,
+    pub line: usize,
+    /// The function it happens in.
+    pub func: String,
+}
+
+/// How a field or variable is used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum AccessKind {
+    Read,
+    Write,
+    ReadWrite,
+    /// Its address is taken (what happens through it is found from the
+    /// pointer's uses).
+    Addr,
+    /// It is a struct member that a further `.member` selects into.
+    Embed,
+}
+
+impl AccessKind {
+    pub fn reads(self) -> bool {
+        matches!(self, AccessKind::Read | AccessKind::ReadWrite)
+    }
+    pub fn writes(self) -> bool {
+        matches!(self, AccessKind::Write | AccessKind::ReadWrite)
+    }
+}
+
+/// One access to a member of a record type.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FieldAccess {
+    pub base: CType,
+    pub field: String,
+    pub kind: AccessKind,
+    pub at: Site,
+}
+
+/// Where a pointer value came from (flow-insensitive, per function).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Origin {
+    /// Parameter `index` of the function.
+    Param(usize),
+    /// The value of a member (`x->f`).
+    FieldVal(CType, String),
+    /// The address of a member (`&x->f`).
+    FieldAddr(CType, String),
+    /// The value of a driver global.
+    Global(String),
+    /// The address of a driver global.
+    GlobalAddr(String),
+    /// Memory a kernel allocator returned.
+    Fresh,
+    /// The caller's stack (address of a local).
+    Stack,
+}
+
+/// How a pointer is used.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum PtrUseKind {
+    /// `*p` or `p[0]`.
+    Deref,
+    /// `p[i]` with a non-constant or non-zero index.
+    Index,
+    /// `p + n`.
+    Arith,
+    /// Handed to a kernel function that accesses `len` bytes through it.
+    Sized(String),
+    /// Handed to a kernel function that reads it as a string.
+    Str,
+}
+
+/// One use of a pointer, with the origins of the pointer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PtrUse {
+    pub origins: Vec<Origin>,
+    pub kind: PtrUseKind,
+    pub access: AccessKind,
+    /// The pointer's type at the use.
+    pub ty: CType,
+    pub at: Site,
+}
+
+/// A type relation found in the code.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Relation {
+    /// Objects of type `of` carry a private area of type `ty` (`netdev_priv`).
+    Priv { of: CType, ty: CType },
+    /// `container_of(p, outer, member)` with `p` of type `inner *`.
+    Container {
+        inner: CType,
+        outer: CType,
+        member: String,
+    },
+    /// Member `field` of `base` (a `void *` or untyped pointer) holds a
+    /// pointer to `to`.
+    Conv {
+        base: CType,
+        field: String,
+        to: CType,
+    },
+    /// Parameter `index` of the function is converted to `to`.
+    ParamConv { index: usize, to: CType },
+}
+
+/// What a call calls.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum CallTarget {
+    Driver(String),
+    Kernel(String),
+    /// Through a pointer; the callee expression as written.
+    Indirect(String),
+}
+
+/// One call.
+#[derive(Debug, Clone, Serialize)]
+pub struct CallSite {
+    pub target: CallTarget,
+    pub at: Site,
+    /// Origins of each argument.
+    pub args: Vec<Vec<Origin>>,
+    /// The driver macro whose expansion holds the call, if any.
+    pub via_macro: Option<String>,
+}
+
+/// A use of a driver global.
+#[derive(Debug, Clone, Serialize)]
+pub struct GlobalRef {
+    pub name: String,
+    pub kind: AccessKind,
+    /// For address uses: whether the address only went to a kernel
+    /// function that takes it as an object identity (a lock).
+    pub kobj_only: bool,
+    pub at: Site,
+}
+
+/// Everything found in one function.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FnFacts {
+    pub calls: Vec<CallSite>,
+    /// Driver functions used as values (not called).
+    pub fn_refs: Vec<(String, Site)>,
+    pub globals: Vec<GlobalRef>,
+    pub accesses: Vec<FieldAccess>,
+    pub ptr_uses: Vec<PtrUse>,
+    pub relations: Vec<Relation>,
+    /// `static` locals (their storage is not transactional).
+    pub local_statics: Vec<Site>,
+    /// Kernel identifiers read that are in the API table's globals list.
+    pub kernel_globals: BTreeSet<String>,
+    /// Origins of each parameter's value inside the function (Param(i) plus
+    /// anything assigned to it).
+    pub param_origins: Vec<Vec<Origin>>,
+}
+
+/// Facts for every function of the driver.
+#[derive(Debug, Default)]
+pub struct DriverFacts {
+    pub per_fn: BTreeMap<String, FnFacts>,
+}
+
+/// Kernel globals fgft knows SFI code may read (given by the caller).
+pub type KernelGlobals = BTreeSet<String>;
+
+/// Walks every function of the program.
+pub fn analyze(prog: &Program, apis: &ApiModels, kglobals: &KernelGlobals) -> DriverFacts {
+    let mut out = DriverFacts::default();
+    let mut cache: HashMap<String, Option<Rc<ParsedFile>>> = HashMap::new();
+    for fid in 0..prog.fns.len() {
+        let name = prog.fns[fid].name.clone();
+        let facts = analyze_fn(prog, apis, kglobals, fid, &mut cache);
+        // Functions defined twice (both branches of an #ifdef): merge.
+        let e = out.per_fn.entry(name).or_default();
+        merge(e, facts);
+    }
+    out
+}
+
+fn merge(into: &mut FnFacts, f: FnFacts) {
+    into.calls.extend(f.calls);
+    into.fn_refs.extend(f.fn_refs);
+    into.globals.extend(f.globals);
+    into.accesses.extend(f.accesses);
+    into.ptr_uses.extend(f.ptr_uses);
+    into.relations.extend(f.relations);
+    into.local_statics.extend(f.local_statics);
+    into.kernel_globals.extend(f.kernel_globals);
+    if into.param_origins.len() < f.param_origins.len() {
+        into.param_origins.resize(f.param_origins.len(), Vec::new());
+    }
+    for (i, o) in f.param_origins.into_iter().enumerate() {
+        for x in o {
+            if !into.param_origins[i].contains(&x) {
+                into.param_origins[i].push(x);
+            }
+        }
+    }
+}
+
+fn analyze_fn(
+    prog: &Program,
+    apis: &ApiModels,
+    kglobals: &KernelGlobals,
+    fid: FnId,
+    cache: &mut HashMap<String, Option<Rc<ParsedFile>>>,
+) -> FnFacts {
+    let def = &prog.fns[fid];
+    let mut w = Walker {
+        prog,
+        apis,
+        kglobals,
+        func: def.name.clone(),
+        file: def.file,
+        scopes: vec![HashMap::new()],
+        facts: FnFacts::default(),
+        site: None,
+        expanding: Vec::new(),
+        cache,
+        via_macro: None,
+    };
+    for (i, p) in def.params.iter().enumerate() {
+        w.scopes[0].insert(
+            p.name.clone(),
+            Var {
+                ty: p.ty.clone(),
+                origins: vec![Origin::Param(i)],
+                param: Some(i),
+            },
+        );
+    }
+    w.facts.param_origins = (0..def.params.len())
+        .map(|i| vec![Origin::Param(i)])
+        .collect();
+    let pf = &prog.files[def.file];
+    if let Some(node) = prog.fn_node(fid) {
+        if let Some(body) = node.child_by_field_name("body") {
+            w.stmt(pf, body);
+        }
+    }
+    // Parameter origins: whatever the parameter variables ended up holding.
+    let mut po = Vec::new();
+    if let Some(scope) = w.scopes.first() {
+        for p in &def.params {
+            po.push(scope.get(&p.name).map(|v| v.origins.clone()).unwrap_or_default());
+        }
+    }
+    w.facts.param_origins = po;
+    w.facts
+}
+
+#[derive(Debug, Clone)]
+struct Var {
+    ty: CType,
+    origins: Vec<Origin>,
+    param: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ctx {
+    Read,
+    Write,
+    ReadWrite,
+    Addr,
+    Embed,
+}
+
+impl Ctx {
+    fn kind(self) -> AccessKind {
+        match self {
+            Ctx::Read => AccessKind::Read,
+            Ctx::Write => AccessKind::Write,
+            Ctx::ReadWrite => AccessKind::ReadWrite,
+            Ctx::Addr => AccessKind::Addr,
+            Ctx::Embed => AccessKind::Embed,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Info {
+    ty: CType,
+    origins: Vec<Origin>,
+    /// A `netdev_priv(x)` result waiting for its type (from a cast or the
+    /// variable it is assigned to): the type of `x`.
+    pending_priv: Option<CType>,
+    /// The value is a member read (`x->f`): base type and member.
+    field: Option<(CType, String)>,
+    /// The value is a parameter (index).
+    param: Option<usize>,
+    /// The expression is the address of a driver global.
+    global_addr: Option<usize>,
+}
+
+struct Walker<'p, 'c> {
+    prog: &'p Program,
+    apis: &'p ApiModels,
+    kglobals: &'p KernelGlobals,
+    func: String,
+    file: usize,
+    scopes: Vec<HashMap<String, Var>>,
+    facts: FnFacts,
+    /// Inside a macro expansion: the site of the macro use.
+    site: Option<Site>,
+    expanding: Vec<String>,
+    cache: &'c mut HashMap<String, Option<Rc<ParsedFile>>>,
+    via_macro: Option<String>,
+}
+
+const MAX_EXPANSION_DEPTH: usize = 8;
+
+impl Walker<'_, '_> {
+    fn site(&self, pf: &ParsedFile, n: Node<'_>) -> Site {
+        if let Some(s) = &self.site {
+            return s.clone();
+        }
+        Site {
+            file: self.file,
+            range: n.byte_range(),
+            line: n.start_position().row + 1,
+            func: self.func.clone(),
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<&Var> {
+        self.scopes.iter().rev().find_map(|s| s.get(name))
+    }
+
+    fn lookup_mut(&mut self, name: &str) -> Option<&mut Var> {
+        self.scopes.iter_mut().rev().find_map(|s| s.get_mut(name))
+    }
+
+    // ---------------------------------------------------------------- statements
+
+    fn stmt(&mut self, pf: &ParsedFile, n: Node<'_>) {
+        match n.kind() {
+            "compound_statement" => {
+                self.scopes.push(HashMap::new());
+                let mut c = n.walk();
+                let kids: Vec<Node<'_>> = n.named_children(&mut c).collect();
+                for k in kids {
+                    self.stmt(pf, k);
+                }
+                self.scopes.pop();
+            }
+            "declaration" => self.local_decl(pf, n),
+            "expression_statement" => {
+                if let Some(e) = n.named_child(0) {
+                    self.expr(pf, e, Ctx::Read);
+                }
+            }
+            "return_statement" => {
+                if let Some(e) = n.named_child(0) {
+                    self.expr(pf, e, Ctx::Read);
+                }
+            }
+            "if_statement" | "while_statement" | "do_statement" | "switch_statement" => {
+                if let Some(c) = n.child_by_field_name("condition") {
+                    self.expr(pf, c, Ctx::Read);
+                }
+                for f in ["consequence", "alternative", "body"] {
+                    if let Some(b) = n.child_by_field_name(f) {
+                        self.stmt(pf, b);
+                    }
+                }
+            }
+            "else_clause" => {
+                let mut c = n.walk();
+                let kids: Vec<Node<'_>> = n.named_children(&mut c).collect();
+                for k in kids {
+                    self.stmt(pf, k);
+                }
+            }
+            "for_statement" => {
+                self.scopes.push(HashMap::new());
+                if let Some(i) = n.child_by_field_name("initializer") {
+                    if i.kind() == "declaration" {
+                        self.local_decl(pf, i);
+                    } else {
+                        self.expr(pf, i, Ctx::Read);
+                    }
+                }
+                for f in ["condition", "update"] {
+                    if let Some(e) = n.child_by_field_name(f) {
+                        self.expr(pf, e, Ctx::Read);
+                    }
+                }
+                if let Some(b) = n.child_by_field_name("body") {
+                    self.stmt(pf, b);
+                }
+                self.scopes.pop();
+            }
+            "case_statement" => {
+                if let Some(v) = n.child_by_field_name("value") {
+                    self.expr(pf, v, Ctx::Read);
+                }
+                let mut c = n.walk();
+                let kids: Vec<Node<'_>> = n
+                    .named_children(&mut c)
+                    .filter(|k| Some(*k) != n.child_by_field_name("value"))
+                    .collect();
+                for k in kids {
+                    self.stmt(pf, k);
+                }
+            }
+            "labeled_statement" | "attributed_statement" => {
+                let mut c = n.walk();
+                let kids: Vec<Node<'_>> = n
+                    .named_children(&mut c)
+                    .filter(|k| k.kind() != "statement_identifier")
+                    .collect();
+                for k in kids {
+                    self.stmt(pf, k);
+                }
+            }
+            "goto_statement" | "break_statement" | "continue_statement" | "comment"
+            | "type_definition" | "struct_specifier" | "enum_specifier" | "union_specifier"
+            | "preproc_def" | "preproc_function_def" | "preproc_call" | "preproc_include" => {}
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" => {
+                let mut c = n.walk();
+                let kids: Vec<Node<'_>> = n
+                    .named_children(&mut c)
+                    .filter(|k| Some(*k) != n.child_by_field_name("condition"))
+                    .filter(|k| k.kind() != "identifier")
+                    .collect();
+                for k in kids {
+                    self.stmt(pf, k);
+                }
+            }
+            _ => {
+                // An expression in statement position, or an unknown
+                // statement: walk it as an expression.
+                self.expr(pf, n, Ctx::Read);
+            }
+        }
+    }
+
+    fn local_decl(&mut self, pf: &ParsedFile, n: Node<'_>) {
+        let Some(tyn) = n.child_by_field_name("type") else {
+            return;
+        };
+        let is_static = {
+            let mut c = n.walk();
+            let r = n.children(&mut c).any(|ch| {
+                ch.kind() == "storage_class_specifier" && pf.node_text(ch).trim() == "static"
+            });
+            r
+        };
+        let base = self.prog.resolve(&ctype::base_type(pf, tyn));
+        let mut c = n.walk();
+        let decls: Vec<Node<'_>> = n.children_by_field_name("declarator", &mut c).collect();
+        for d in decls {
+            let (name, ty) = ctype::apply_declarator(pf, base.clone(), d);
+            let ty = self.prog.resolve(&ty);
+            let Some(name) = name else { continue };
+            if ty == CType::Func {
+                continue; // a local function prototype
+            }
+            let is_const = {
+                let mut c2 = n.walk();
+                let r = n
+                    .children(&mut c2)
+                    .any(|ch| ch.kind() == "type_qualifier" && pf.node_text(ch).trim() == "const");
+                r
+            };
+            if is_static && !is_const {
+                self.facts.local_statics.push(self.site(pf, d));
+            }
+            let mut origins = Vec::new();
+            if d.kind() == "init_declarator" {
+                if let Some(v) = d.child_by_field_name("value") {
+                    let info = if v.kind() == "initializer_list" {
+                        self.init_list(pf, v);
+                        Info::default()
+                    } else {
+                        self.expr(pf, v, Ctx::Read)
+                    };
+                    self.relate(&ty, &info);
+                    origins = info.origins;
+                }
+            }
+            if let Some(scope) = self.scopes.last_mut() {
+                scope.insert(
+                    name,
+                    Var {
+                        ty,
+                        origins,
+                        param: None,
+                    },
+                );
+            }
+        }
+    }
+
+    fn init_list(&mut self, pf: &ParsedFile, n: Node<'_>) {
+        let mut c = n.walk();
+        let kids: Vec<Node<'_>> = n.named_children(&mut c).collect();
+        for k in kids {
+            match k.kind() {
+                "initializer_pair" => {
+                    if let Some(v) = k.child_by_field_name("value") {
+                        if v.kind() == "initializer_list" {
+                            self.init_list(pf, v);
+                        } else {
+                            self.expr(pf, v, Ctx::Read);
+                        }
+                    }
+                }
+                "initializer_list" => self.init_list(pf, k),
+                _ => {
+                    self.expr(pf, k, Ctx::Read);
+                }
+            }
+        }
+    }
+
+    /// Records what assigning `info` to something of type `target` tells.
+    fn relate(&mut self, target: &CType, info: &Info) {
+        let CType::Ptr(to) = target else {
+            return;
+        };
+        if !to.is_recordish() && !matches!(**to, CType::Scalar(_)) {
+            return;
+        }
+        if let Some(of) = &info.pending_priv {
+            if to.is_recordish() {
+                self.facts.relations.push(Relation::Priv {
+                    of: of.clone(),
+                    ty: (**to).clone(),
+                });
+            }
+        }
+        if info.ty.is_void_ptr() || info.ty == CType::Unknown || matches!(info.ty, CType::FieldOf(..))
+        {
+            if let Some((b, f)) = &info.field {
+                self.facts.relations.push(Relation::Conv {
+                    base: b.clone(),
+                    field: f.clone(),
+                    to: (**to).clone(),
+                });
+            }
+        }
+        if info.ty.is_void_ptr() {
+            if let Some(i) = info.param {
+                self.facts.relations.push(Relation::ParamConv {
+                    index: i,
+                    to: (**to).clone(),
+                });
+            }
+        }
+    }
+
+    // --------------------------------------------------------------- expressions
+
+    fn access(&mut self, pf: &ParsedFile, n: Node<'_>, base: &CType, field: &str, ctx: Ctx) {
+        if !base.is_recordish() {
+            return;
+        }
+        let at = self.site(pf, n);
+        self.facts.accesses.push(FieldAccess {
+            base: base.clone(),
+            field: field.to_string(),
+            kind: ctx.kind(),
+            at,
+        });
+    }
+
+    fn ptr_use(&mut self, pf: &ParsedFile, n: Node<'_>, p: &Info, kind: PtrUseKind, ctx: Ctx) {
+        if p.origins.is_empty() {
+            return;
+        }
+        let at = self.site(pf, n);
+        self.facts.ptr_uses.push(PtrUse {
+            origins: p.origins.clone(),
+            kind,
+            access: ctx.kind(),
+            ty: p.ty.clone(),
+            at,
+        });
+    }
+
+    fn expr(&mut self, pf: &ParsedFile, n: Node<'_>, ctx: Ctx) -> Info {
+        match n.kind() {
+            "identifier" => self.ident(pf, n, ctx),
+            "field_expression" => {
+                let Some(arg) = n.child_by_field_name("argument") else {
+                    return Info::default();
+                };
+                let field = n
+                    .child_by_field_name("field")
+                    .map(|f| pf.node_text(f).to_string())
+                    .unwrap_or_default();
+                let arrow = n
+                    .child_by_field_name("operator")
+                    .map(|o| pf.node_text(o) == "->")
+                    .unwrap_or_else(|| pf.node_text(n).contains("->"));
+                let base_ty = if arrow {
+                    let a = self.expr(pf, arg, Ctx::Read);
+                    let t = a.ty.pointee();
+                    // `p->f` where p is a void * parameter converted by a cast
+                    // is handled by the cast; an unknown pointee stays unknown.
+                    t
+                } else {
+                    let a = self.expr(pf, arg, Ctx::Embed);
+                    a.ty
+                };
+                let base_ty = self.prog.resolve(&base_ty);
+                self.access(pf, n, &base_ty, &field, ctx);
+                let fty = self.prog.resolve(&self.prog.field_type(&base_ty, &field));
+                let mut info = Info {
+                    ty: fty,
+                    ..Default::default()
+                };
+                if base_ty.is_recordish() {
+                    if ctx == Ctx::Addr {
+                        info.origins = vec![Origin::FieldAddr(base_ty.clone(), field.clone())];
+                    } else {
+                        info.origins = vec![Origin::FieldVal(base_ty.clone(), field.clone())];
+                        info.field = Some((base_ty, field));
+                    }
+                }
+                info
+            }
+            "subscript_expression" => {
+                let Some(arg) = n.child_by_field_name("argument") else {
+                    return Info::default();
+                };
+                let idx = n
+                    .child_by_field_name("index")
+                    .or_else(|| n.child_by_field_name("indices"));
+                let zero = idx.is_some_and(|i| pf.node_text(i).trim() == "0");
+                if let Some(i) = idx {
+                    self.expr(pf, i, Ctx::Read);
+                }
+                // Peek at the type without recording, to decide how to walk.
+                let is_array = self.peek_type(pf, arg).is_some_and(|t| matches!(t, CType::Array(..)));
+                if is_array {
+                    let inner_ctx = if ctx == Ctx::Embed { Ctx::Embed } else { ctx };
+                    let inner_ctx = if inner_ctx == Ctx::Addr { Ctx::ReadWrite } else { inner_ctx };
+                    let a = self.expr(pf, arg, inner_ctx);
+                    let mut info = Info {
+                        ty: a.ty.pointee(),
+                        ..Default::default()
+                    };
+                    if ctx == Ctx::Addr {
+                        info.origins = a
+                            .origins
+                            .iter()
+                            .map(|o| match o {
+                                Origin::FieldVal(b, f) => Origin::FieldAddr(b.clone(), f.clone()),
+                                Origin::Global(g) => Origin::GlobalAddr(g.clone()),
+                                other => other.clone(),
+                            })
+                            .collect();
+                    }
+                    info
+                } else {
+                    let a = self.expr(pf, arg, Ctx::Read);
+                    let kind = if zero {
+                        PtrUseKind::Deref
+                    } else {
+                        PtrUseKind::Index
+                    };
+                    let uctx = if ctx == Ctx::Embed || ctx == Ctx::Addr {
+                        Ctx::ReadWrite
+                    } else {
+                        ctx
+                    };
+                    if ctx != Ctx::Embed {
+                        self.ptr_use(pf, n, &a, kind, uctx);
+                    } else {
+                        self.ptr_use(pf, n, &a, kind, Ctx::Read);
+                    }
+                    Info {
+                        ty: self.prog.resolve(&a.ty.pointee()),
+                        origins: if ctx == Ctx::Addr { a.origins } else { Vec::new() },
+                        ..Default::default()
+                    }
+                }
+            }
+            "pointer_expression" => {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| pf.node_text(o).to_string())
+                    .unwrap_or_default();
+                let Some(arg) = n.child_by_field_name("argument") else {
+                    return Info::default();
+                };
+                if op == "&" {
+                    let a = self.expr(pf, arg, Ctx::Addr);
+                    let origins = if a.origins.is_empty() {
+                        vec![Origin::Stack]
+                    } else {
+                        a.origins
+                    };
+                    Info {
+                        ty: CType::ptr(a.ty),
+                        origins,
+                        global_addr: a.global_addr,
+                        ..Default::default()
+                    }
+                } else {
+                    let a = self.expr(pf, arg, Ctx::Read);
+                    let uctx = match ctx {
+                        Ctx::Embed | Ctx::Addr => Ctx::Read,
+                        c => c,
+                    };
+                    if ctx != Ctx::Embed && ctx != Ctx::Addr {
+                        self.ptr_use(pf, n, &a, PtrUseKind::Deref, uctx);
+                    }
+                    let ty = self.prog.resolve(&a.ty.pointee());
+                    Info {
+                        ty,
+                        origins: if ctx == Ctx::Addr { a.origins } else { Vec::new() },
+                        ..Default::default()
+                    }
+                }
+            }
+            "call_expression" => self.call(pf, n),
+            "assignment_expression" => {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| pf.node_text(o).to_string())
+                    .unwrap_or_else(|| "=".into());
+                let lctx = if op == "=" {
+                    Ctx::Write
+                } else {
+                    Ctx::ReadWrite
+                };
+                let right = n
+                    .child_by_field_name("right")
+                    .map(|r| self.expr(pf, r, Ctx::Read))
+                    .unwrap_or_default();
+                let Some(left) = n.child_by_field_name("left") else {
+                    return right;
+                };
+                let l = self.expr(pf, left, lctx);
+                self.relate(&l.ty, &right);
+                if left.kind() == "identifier" {
+                    let name = pf.node_text(left).to_string();
+                    if let Some(v) = self.lookup_mut(&name) {
+                        for o in right.origins.iter() {
+                            if !v.origins.contains(o) {
+                                v.origins.push(o.clone());
+                            }
+                        }
+                    }
+                }
+                l
+            }
+            "update_expression" => match n.child_by_field_name("argument") {
+                Some(a) => {
+                    let i = self.expr(pf, a, Ctx::ReadWrite);
+                    if i.ty.is_pointer() {
+                        self.ptr_use(pf, n, &i, PtrUseKind::Arith, Ctx::Read);
+                    }
+                    i
+                }
+                None => Info::default(),
+            },
+            "cast_expression" => {
+                let ty = n
+                    .child_by_field_name("type")
+                    .map(|t| self.prog.resolve(&ctype::type_descriptor(pf, t)))
+                    .unwrap_or_default();
+                let v = n
+                    .child_by_field_name("value")
+                    .map(|v| self.expr(pf, v, ctx_value(ctx)))
+                    .unwrap_or_default();
+                self.relate(&ty, &v);
+                Info {
+                    ty,
+                    origins: v.origins,
+                    field: None,
+                    param: None,
+                    pending_priv: None,
+                    global_addr: v.global_addr,
+                }
+            }
+            "parenthesized_expression" => {
+                let mut c = n.walk();
+                let kids: Vec<Node<'_>> = n.named_children(&mut c).collect();
+                let mut last = Info::default();
+                for k in kids {
+                    if k.kind() == "compound_statement" {
+                        self.stmt(pf, k);
+                        last = Info::default();
+                    } else {
+                        last = self.expr(pf, k, ctx);
+                    }
+                }
+                last
+            }
+            "comma_expression" => {
+                if let Some(l) = n.child_by_field_name("left") {
+                    self.expr(pf, l, Ctx::Read);
+                }
+                n.child_by_field_name("right")
+                    .map(|r| self.expr(pf, r, ctx))
+                    .unwrap_or_default()
+            }
+            "conditional_expression" => {
+                if let Some(c) = n.child_by_field_name("condition") {
+                    self.expr(pf, c, Ctx::Read);
+                }
+                let a = n
+                    .child_by_field_name("consequence")
+                    .map(|x| self.expr(pf, x, ctx))
+                    .unwrap_or_default();
+                let b = n
+                    .child_by_field_name("alternative")
+                    .map(|x| self.expr(pf, x, ctx))
+                    .unwrap_or_default();
+                let mut origins = a.origins.clone();
+                for o in b.origins {
+                    if !origins.contains(&o) {
+                        origins.push(o);
+                    }
+                }
+                Info {
+                    ty: if a.ty != CType::Unknown { a.ty } else { b.ty },
+                    origins,
+                    ..Default::default()
+                }
+            }
+            "binary_expression" => {
+                let l = n
+                    .child_by_field_name("left")
+                    .map(|x| self.expr(pf, x, Ctx::Read))
+                    .unwrap_or_default();
+                let r = n
+                    .child_by_field_name("right")
+                    .map(|x| self.expr(pf, x, Ctx::Read))
+                    .unwrap_or_default();
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| pf.node_text(o).to_string())
+                    .unwrap_or_default();
+                if op == "+" || op == "-" {
+                    if l.ty.is_pointer() && !r.ty.is_pointer() {
+                        self.ptr_use(pf, n, &l, PtrUseKind::Arith, Ctx::Read);
+                        return Info {
+                            ty: l.ty,
+                            origins: l.origins,
+                            ..Default::default()
+                        };
+                    }
+                    if r.ty.is_pointer() && !l.ty.is_pointer() && op == "+" {
+                        self.ptr_use(pf, n, &r, PtrUseKind::Arith, Ctx::Read);
+                        return Info {
+                            ty: r.ty,
+                            origins: r.origins,
+                            ..Default::default()
+                        };
+                    }
+                }
+                Info::default()
+            }
+            "unary_expression" => {
+                if let Some(a) = n.child_by_field_name("argument") {
+                    self.expr(pf, a, Ctx::Read);
+                }
+                Info::default()
+            }
+            "sizeof_expression" | "alignof_expression" | "offsetof_expression"
+            | "generic_expression" => Info {
+                ty: CType::Scalar("size_t".into()),
+                ..Default::default()
+            },
+            "compound_literal_expression" => {
+                let ty = n
+                    .child_by_field_name("type")
+                    .map(|t| ctype::type_descriptor(pf, t))
+                    .unwrap_or_default();
+                if let Some(v) = n.child_by_field_name("value") {
+                    self.init_list(pf, v);
+                }
+                Info {
+                    ty,
+                    ..Default::default()
+                }
+            }
+            "initializer_list" => {
+                self.init_list(pf, n);
+                Info::default()
+            }
+            "compound_statement" => {
+                self.stmt(pf, n);
+                Info::default()
+            }
+            "string_literal" | "concatenated_string" | "number_literal" | "char_literal"
+            | "true" | "false" | "null" | "comment" | "primitive_type" | "type_descriptor" => {
+                Info::default()
+            }
+            "gnu_asm_expression" => {
+                let mut stack = vec![n];
+                while let Some(x) = stack.pop() {
+                    if x.kind() == "gnu_asm_input_operand" || x.kind() == "gnu_asm_output_operand" {
+                        if let Some(v) = x.child_by_field_name("value") {
+                            let c = if x.kind() == "gnu_asm_output_operand" {
+                                Ctx::Write
+                            } else {
+                                Ctx::Read
+                            };
+                            self.expr(pf, v, c);
+                        }
+                        continue;
+                    }
+                    let mut c = x.walk();
+                    stack.extend(x.named_children(&mut c));
+                }
+                Info::default()
+            }
+            _ => {
+                // Statements inside expressions (statement expressions) or
+                // unknown nodes: walk children as statements.
+                let mut c = n.walk();
+                let kids: Vec<Node<'_>> = n.named_children(&mut c).collect();
+                for k in kids {
+                    if is_statement(k.kind()) {
+                        self.stmt(pf, k);
+                    } else {
+                        self.expr(pf, k, Ctx::Read);
+                    }
+                }
+                Info::default()
+            }
+        }
+    }
+
+    /// The type of an expression without recording anything.
+    fn peek_type(&self, pf: &ParsedFile, n: Node<'_>) -> Option<CType> {
+        match n.kind() {
+            "identifier" => {
+                let name = pf.node_text(n);
+                if let Some(v) = self.lookup(name) {
+                    return Some(v.ty.clone());
+                }
+                self.prog.global(name).map(|g| g.ty.clone())
+            }
+            "field_expression" => {
+                let arg = n.child_by_field_name("argument")?;
+                let field = pf.node_text(n.child_by_field_name("field")?);
+                let at = self.peek_type(pf, arg)?;
+                let arrow = pf.node_text(n).contains("->")
+                    && n.child_by_field_name("operator")
+                        .map(|o| pf.node_text(o) == "->")
+                        .unwrap_or(true);
+                let base = if arrow { at.pointee() } else { at };
+                Some(self.prog.resolve(&self.prog.field_type(&self.prog.resolve(&base), field)))
+            }
+            "parenthesized_expression" => self.peek_type(pf, n.named_child(0)?),
+            "subscript_expression" => {
+                Some(self.peek_type(pf, n.child_by_field_name("argument")?)?.pointee())
+            }
+            "pointer_expression" => {
+                let a = self.peek_type(pf, n.child_by_field_name("argument")?)?;
+                let op = n.child_by_field_name("operator").map(|o| pf.node_text(o));
+                Some(if op == Some("&") { CType::ptr(a) } else { a.pointee() })
+            }
+            "cast_expression" => Some(ctype::type_descriptor(pf, n.child_by_field_name("type")?)),
+            _ => None,
+        }
+    }
+
+    fn ident(&mut self, pf: &ParsedFile, n: Node<'_>, ctx: Ctx) -> Info {
+        let name = pf.node_text(n).to_string();
+        if let Some(v) = self.lookup(&name) {
+            let mut info = Info {
+                ty: v.ty.clone(),
+                origins: v.origins.clone(),
+                param: v.param,
+                ..Default::default()
+            };
+            if ctx == Ctx::Addr {
+                info.origins = vec![Origin::Stack];
+            }
+            return info;
+        }
+        if self.prog.is_fn(&name) {
+            let at = self.site(pf, n);
+            self.facts.fn_refs.push((name, at));
+            return Info {
+                ty: CType::ptr(CType::Func),
+                ..Default::default()
+            };
+        }
+        if let Some(g) = self.prog.global(&name) {
+            let ty = g.ty.clone();
+            let at = self.site(pf, n);
+            let kind = match ctx {
+                // An array global used as a value decays to its address.
+                Ctx::Read if matches!(ty, CType::Array(..)) => AccessKind::Addr,
+                c => c.kind(),
+            };
+            let idx = self.facts.globals.len();
+            self.facts.globals.push(GlobalRef {
+                name: name.clone(),
+                kind,
+                kobj_only: false,
+                at,
+            });
+            let origins = if kind == AccessKind::Addr {
+                vec![Origin::GlobalAddr(name)]
+            } else {
+                vec![Origin::Global(name)]
+            };
+            return Info {
+                ty,
+                origins,
+                global_addr: if kind == AccessKind::Addr { Some(idx) } else { None },
+                ..Default::default()
+            };
+        }
+        if self.kglobals.contains(&name) {
+            self.facts.kernel_globals.insert(name);
+        }
+        Info::default()
+    }
+
+    fn call(&mut self, pf: &ParsedFile, n: Node<'_>) -> Info {
+        let Some(func) = n.child_by_field_name("function") else {
+            return Info::default();
+        };
+        let args_node = n.child_by_field_name("arguments");
+        let arg_nodes: Vec<Node<'_>> = match args_node {
+            Some(a) => {
+                let mut c = a.walk();
+                let v: Vec<Node<'_>> = a
+                    .named_children(&mut c)
+                    .filter(|k| k.kind() != "comment")
+                    .collect();
+                v
+            }
+            None => Vec::new(),
+        };
+        if func.kind() != "identifier" {
+            // Through a pointer (`ops->f(x)`, `(*fp)(x)`).
+            let text = pf.node_text(func).to_string();
+            self.expr(pf, func, Ctx::Read);
+            let mut args = Vec::new();
+            for a in &arg_nodes {
+                args.push(self.expr(pf, *a, Ctx::Read).origins);
+            }
+            let at = self.site(pf, n);
+            self.facts.calls.push(CallSite {
+                target: CallTarget::Indirect(text),
+                at,
+                args,
+                via_macro: self.via_macro.clone(),
+            });
+            return Info::default();
+        }
+        let name = pf.node_text(func).to_string();
+        // A local function pointer.
+        if let Some(v) = self.lookup(&name) {
+            let _ = v;
+            let mut args = Vec::new();
+            for a in &arg_nodes {
+                args.push(self.expr(pf, *a, Ctx::Read).origins);
+            }
+            let at = self.site(pf, n);
+            self.facts.calls.push(CallSite {
+                target: CallTarget::Indirect(name),
+                at,
+                args,
+                via_macro: self.via_macro.clone(),
+            });
+            return Info::default();
+        }
+        // A driver function.
+        if self.prog.is_fn(&name) {
+            let mut args = Vec::new();
+            for a in &arg_nodes {
+                let i = self.expr(pf, *a, Ctx::Read);
+                args.push(i.origins);
+            }
+            let at = self.site(pf, n);
+            self.facts.calls.push(CallSite {
+                target: CallTarget::Driver(name.clone()),
+                at,
+                args,
+                via_macro: self.via_macro.clone(),
+            });
+            let ret = self
+                .prog
+                .def(&name)
+                .map(|d| d.ret.clone())
+                .unwrap_or_default();
+            return Info {
+                ty: ret,
+                ..Default::default()
+            };
+        }
+        // A driver macro: walk its expansion.
+        if let Some(m) = self.prog.macros.get(&name) {
+            if let Some(list) = &m.params {
+                if !self.expanding.contains(&name) && self.expanding.len() < MAX_EXPANSION_DEPTH {
+                    let params = MacroParams::from_list(list, &m.params_raw);
+                    let args: Vec<String> = arg_nodes
+                        .iter()
+                        .map(|a| pf.node_text(*a).to_string())
+                        .collect();
+                    let text = macros::expand(&params, &m.body, &args);
+                    let body = m.body.clone();
+                    let _ = body;
+                    return self.walk_expansion(pf, n, &name, &text, true);
+                }
+            }
+        }
+        // container_of(p, type, member).
+        let model = self.apis.get(&name).cloned();
+        if let Some(m) = &model {
+            if m.returns == Returns::Container && arg_nodes.len() >= 3 {
+                let inner = self.expr(pf, arg_nodes[0], Ctx::Read);
+                let outer = ctype::from_text(pf.node_text(arg_nodes[1]));
+                let member = pf.node_text(arg_nodes[2]).trim().to_string();
+                self.facts.relations.push(Relation::Container {
+                    inner: inner.ty.pointee(),
+                    outer: outer.clone(),
+                    member,
+                });
+                let at = self.site(pf, n);
+                self.facts.calls.push(CallSite {
+                    target: CallTarget::Kernel(name.clone()),
+                    at,
+                    args: vec![inner.origins],
+                    via_macro: self.via_macro.clone(),
+                });
+                return Info {
+                    ty: CType::ptr(self.prog.resolve(&outer)),
+                    ..Default::default()
+                };
+            }
+        }
+        // A kernel function.
+        let mut args = Vec::new();
+        let mut infos = Vec::new();
+        for (i, a) in arg_nodes.iter().enumerate() {
+            let kind = model
+                .as_ref()
+                .and_then(|m| m.params.get(i))
+                .map(|p| p.1.clone())
+                .unwrap_or(ArgKind::Val);
+            let info = self.expr(pf, *a, Ctx::Read);
+            match &kind {
+                ArgKind::Out(len) => {
+                    self.ptr_use(pf, *a, &info, PtrUseKind::Sized(len.clone()), Ctx::Write)
+                }
+                ArgKind::In(len) => {
+                    self.ptr_use(pf, *a, &info, PtrUseKind::Sized(len.clone()), Ctx::Read)
+                }
+                ArgKind::InOut(len) => self.ptr_use(
+                    pf,
+                    *a,
+                    &info,
+                    PtrUseKind::Sized(len.clone()),
+                    Ctx::ReadWrite,
+                ),
+                ArgKind::InStr => self.ptr_use(pf, *a, &info, PtrUseKind::Str, Ctx::Read),
+                ArgKind::Kobj => {
+                    if let Some(gi) = info.global_addr {
+                        if let Some(g) = self.facts.globals.get_mut(gi) {
+                            g.kobj_only = true;
+                        }
+                    }
+                }
+                ArgKind::Val | ArgKind::Func => {}
+            }
+            args.push(info.origins.clone());
+            infos.push(info);
+        }
+        let at = self.site(pf, n);
+        self.facts.calls.push(CallSite {
+            target: CallTarget::Kernel(name.clone()),
+            at,
+            args,
+            via_macro: self.via_macro.clone(),
+        });
+        let Some(m) = model else {
+            return Info::default();
+        };
+        // Walk the model for its field accesses.
+        if let Some(model_text) = &m.model {
+            if !self.expanding.contains(&name) && self.expanding.len() < MAX_EXPANSION_DEPTH {
+                let params = MacroParams {
+                    names: m.params.iter().map(|p| p.0.clone()).collect(),
+                    variadic: None,
+                };
+                let args: Vec<String> = arg_nodes
+                    .iter()
+                    .map(|a| format!("({})", pf.node_text(*a)))
+                    .collect();
+                let text = macros::expand(&params, model_text, &args);
+                self.walk_expansion(pf, n, &name, &text, false);
+            }
+        }
+        match m.returns {
+            Returns::Priv => Info {
+                ty: CType::ptr(CType::Void),
+                pending_priv: infos.first().map(|i| i.ty.pointee()),
+                ..Default::default()
+            },
+            Returns::Fresh => Info {
+                ty: CType::ptr(CType::Void),
+                origins: vec![Origin::Fresh],
+                ..Default::default()
+            },
+            _ => Info::default(),
+        }
+    }
+
+    /// Parses an expansion and walks it in the current scope, attributing
+    /// everything to the use at `n`.
+    fn walk_expansion(
+        &mut self,
+        pf: &ParsedFile,
+        n: Node<'_>,
+        name: &str,
+        text: &str,
+        record_macro: bool,
+    ) -> Info {
+        let key = text.to_string();
+        let parsed = match self.cache.get(&key) {
+            Some(p) => p.clone(),
+            None => {
+                let src = format!("void __fgft_expansion(void)\n{{\n{text};\n}}\n");
+                let p = fgft_parse::parse_text(Path::new("<expansion>"), src)
+                    .ok()
+                    .map(Rc::new);
+                self.cache.insert(key, p.clone());
+                p
+            }
+        };
+        let Some(sub) = parsed else {
+            return Info::default();
+        };
+        let outer_site = self.site(pf, n);
+        let saved_site = self.site.replace(outer_site);
+        let saved_macro = if record_macro && self.via_macro.is_none() {
+            self.via_macro.replace(name.to_string())
+        } else {
+            self.via_macro.clone()
+        };
+        self.expanding.push(name.to_string());
+        let mut result = Info::default();
+        let root = sub.tree.root_node();
+        let body = root
+            .named_child(0)
+            .and_then(|f| f.child_by_field_name("body"));
+        if let Some(body) = body {
+            let mut c = body.walk();
+            let kids: Vec<Node<'_>> = body.named_children(&mut c).collect();
+            if kids.len() == 1 && kids[0].kind() == "expression_statement" {
+                if let Some(e) = kids[0].named_child(0) {
+                    result = self.expr(&sub, e, Ctx::Read);
+                }
+            } else {
+                for k in kids {
+                    self.stmt(&sub, k);
+                }
+            }
+        }
+        self.expanding.pop();
+        self.site = saved_site;
+        self.via_macro = saved_macro;
+        result
+    }
+}
+
+fn ctx_value(ctx: Ctx) -> Ctx {
+    match ctx {
+        Ctx::Write | Ctx::ReadWrite | Ctx::Embed | Ctx::Addr => ctx,
+        Ctx::Read => Ctx::Read,
+    }
+}
+
+fn is_statement(kind: &str) -> bool {
+    kind.ends_with("_statement") || kind == "declaration"
+}

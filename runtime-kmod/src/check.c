@@ -1,0 +1,415 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Access checks: fgft_check(), the compiler-sanitizer call-backs that SFI
+ * modules are built against, and the global ranges (a module's own data).
+ *
+ * Order of a check, cheapest first: the transaction's last-hit window, the
+ * body's stack, the transaction's range table, the global ranges.
+ */
+#define pr_fmt(fmt) "fgft: " fmt
+
+#include <linux/module.h>
+#include <linux/version.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/list.h>
+#include <linux/uaccess.h>
+
+#include "fgft_internal.h"
+#include "fgft_asan.h"
+
+bool fgft_check_reads = true;
+module_param_named(check_reads, fgft_check_reads, bool, 0644);
+MODULE_PARM_DESC(check_reads, "Check loads as well as stores (default 1)");
+
+static bool log_refusals = true;
+module_param(log_refusals, bool, 0644);
+MODULE_PARM_DESC(log_refusals, "Log refused accesses (rate limited, default 1)");
+
+/* ---- global ranges ---- */
+
+static struct fgft_rtab fgft_global;
+static DEFINE_RWLOCK(fgft_global_lock);
+static atomic_t fgft_global_n = ATOMIC_INIT(0);
+
+static bool global_allows(unsigned long addr, size_t len, unsigned int rights)
+{
+	unsigned long flags;
+	bool ok;
+
+	if (!atomic_read(&fgft_global_n))
+		return false;
+	read_lock_irqsave(&fgft_global_lock, flags);
+	ok = fgft_rtab_check_slow(&fgft_global, addr, len, rights) >= 0;
+	read_unlock_irqrestore(&fgft_global_lock, flags);
+	return ok;
+}
+
+int fgft_global_map(const void *addr, size_t len, unsigned int rights)
+{
+	unsigned long flags;
+	int id;
+
+	write_lock_irqsave(&fgft_global_lock, flags);
+	id = fgft_rtab_map(&fgft_global, (uintptr_t)addr, len, rights);
+	if (id >= 0)
+		atomic_inc(&fgft_global_n);
+	write_unlock_irqrestore(&fgft_global_lock, flags);
+	return id < 0 ? id : 0;
+}
+EXPORT_SYMBOL_GPL(fgft_global_map);
+
+void fgft_global_unmap(const void *addr)
+{
+	unsigned long flags;
+	int n;
+
+	write_lock_irqsave(&fgft_global_lock, flags);
+	n = fgft_rtab_unmap(&fgft_global, (uintptr_t)addr, UINT_MAX);
+	if (n > 0)
+		atomic_sub(n, &fgft_global_n);
+	write_unlock_irqrestore(&fgft_global_lock, flags);
+}
+EXPORT_SYMBOL_GPL(fgft_global_unmap);
+
+/* Modules whose data was granted with fgft_map_module(). */
+#define FGFT_MOD_RANGES	3
+
+struct fgft_modmap {
+	struct list_head node;
+	struct module *mod;
+	unsigned long start[FGFT_MOD_RANGES];
+};
+
+static LIST_HEAD(fgft_modmaps);
+static DEFINE_MUTEX(fgft_modmaps_lock);
+
+static int modmap_add(struct fgft_modmap *m, int i, void *base,
+		      unsigned long size, unsigned int rights)
+{
+	int err;
+
+	if (!base || !size)
+		return 0;
+	err = fgft_global_map(base, size, rights);
+	if (!err)
+		m->start[i] = (unsigned long)base;
+	return err;
+}
+
+static void modmap_drop(struct fgft_modmap *m)
+{
+	int i;
+
+	for (i = 0; i < FGFT_MOD_RANGES; i++)
+		if (m->start[i])
+			fgft_global_unmap((void *)m->start[i]);
+	list_del(&m->node);
+	kfree(m);
+}
+
+int fgft_map_module(struct module *mod)
+{
+	struct fgft_modmap *m;
+	int err = 0;
+
+	if (!mod)
+		return -EINVAL;
+	m = kzalloc(sizeof(*m), GFP_KERNEL);
+	if (!m)
+		return -ENOMEM;
+	m->mod = mod;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	err = modmap_add(m, 0, mod->mem[MOD_DATA].base, mod->mem[MOD_DATA].size,
+			 FGFT_RW);
+	if (!err)
+		err = modmap_add(m, 1, mod->mem[MOD_RODATA].base,
+				 mod->mem[MOD_RODATA].size, FGFT_R);
+	if (!err)
+		err = modmap_add(m, 2, mod->mem[MOD_RO_AFTER_INIT].base,
+				 mod->mem[MOD_RO_AFTER_INIT].size, FGFT_R);
+#else
+	{
+		char *base = mod->core_layout.base;
+		unsigned long text = mod->core_layout.text_size;
+		unsigned long ro = mod->core_layout.ro_size;
+		unsigned long roai = mod->core_layout.ro_after_init_size;
+		unsigned long size = mod->core_layout.size;
+
+		err = modmap_add(m, 0, base + roai, size - roai, FGFT_RW);
+		if (!err)
+			err = modmap_add(m, 1, base + text, ro - text, FGFT_R);
+		if (!err)
+			err = modmap_add(m, 2, base + ro, roai - ro, FGFT_R);
+	}
+#endif
+	mutex_lock(&fgft_modmaps_lock);
+	list_add(&m->node, &fgft_modmaps);
+	if (err)
+		modmap_drop(m);
+	mutex_unlock(&fgft_modmaps_lock);
+	return err;
+}
+EXPORT_SYMBOL_GPL(fgft_map_module);
+
+void fgft_unmap_module(struct module *mod)
+{
+	struct fgft_modmap *m, *n;
+
+	mutex_lock(&fgft_modmaps_lock);
+	list_for_each_entry_safe(m, n, &fgft_modmaps, node)
+		if (m->mod == mod)
+			modmap_drop(m);
+	mutex_unlock(&fgft_modmaps_lock);
+}
+EXPORT_SYMBOL_GPL(fgft_unmap_module);
+
+static int fgft_module_event(struct notifier_block *nb, unsigned long action,
+			     void *data)
+{
+	if (action == MODULE_STATE_GOING)
+		fgft_unmap_module(data);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block fgft_module_nb = {
+	.notifier_call = fgft_module_event,
+};
+
+int fgft_check_init(void)
+{
+	fgft_rtab_init(&fgft_global);
+	return register_module_notifier(&fgft_module_nb);
+}
+
+void fgft_check_exit(void)
+{
+	struct fgft_modmap *m, *n;
+
+	unregister_module_notifier(&fgft_module_nb);
+	mutex_lock(&fgft_modmaps_lock);
+	list_for_each_entry_safe(m, n, &fgft_modmaps, node)
+		modmap_drop(m);
+	mutex_unlock(&fgft_modmaps_lock);
+	fgft_rtab_destroy(&fgft_global);
+	atomic_set(&fgft_global_n, 0);
+}
+
+/* ---- checks ---- */
+
+bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
+		 unsigned int rights)
+{
+	unsigned long end = addr + len;
+
+	if (fgft_rtab_hit(&t->rtab, addr, len, rights))
+		return true;
+	if (addr >= current_stack_pointer && end <= t->stack_hi && end >= addr)
+		return true;
+	if (fgft_rtab_check(&t->rtab, addr, len, rights))
+		return true;
+	return global_allows(addr, len, rights);
+}
+
+void fgft_note_refusal(struct fgft_txn *t, unsigned long addr, size_t len,
+		       unsigned int rights, unsigned long ip)
+{
+	atomic64_inc(&fgft_gstats.refusals);
+	t->fault_addr = addr;
+	t->fault_len = len;
+	t->fault_rights = rights;
+	t->fault_ip = ip;
+	if (READ_ONCE(log_refusals))
+		pr_info_ratelimited("%s: refused %s of %zu bytes at %px from %pS\n",
+				    t->ep && t->ep->name ? t->ep->name : "txn",
+				    rights & FGFT_W ? "write" : "read", len,
+				    (void *)addr, (void *)ip);
+}
+
+bool fgft_check(const void *addr, size_t len, unsigned int rights)
+{
+	struct fgft_txn *t = fgft_active();
+
+	return !t || fgft_allows(t, (unsigned long)addr, len, rights);
+}
+EXPORT_SYMBOL_GPL(fgft_check);
+
+void fgft_check_or_fail(const void *addr, size_t len, unsigned int rights)
+{
+	struct fgft_txn *t = fgft_active();
+
+	if (!t || fgft_allows(t, (unsigned long)addr, len, rights))
+		return;
+	fgft_note_refusal(t, (unsigned long)addr, len, rights, _RET_IP_);
+	fgft_fail_active(t, FGFT_CAUSE_RANGE);
+}
+EXPORT_SYMBOL_GPL(fgft_check_or_fail);
+
+/* ---- sanitizer call-backs ---- */
+
+static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
+				    size_t size, unsigned int rights,
+				    unsigned long ip)
+{
+	if (fgft_allows(t, addr, size, rights))
+		return;
+	fgft_note_refusal(t, addr, size, rights, ip);
+	fgft_fail_active(t, FGFT_CAUSE_RANGE);
+}
+
+/*
+ * The call-backs may be reached with user access enabled (instrumented
+ * code between user_access_begin() and user_access_end()): objtool allows
+ * them there, so they are notrace, and everything that is not inline runs
+ * with user access switched off.  A refused access never comes back.
+ */
+static __always_inline void fgft_asan(unsigned long addr, size_t size,
+				      unsigned int rights, unsigned long ip)
+{
+	struct fgft_txn *t;
+	unsigned long ua;
+
+	t = this_cpu_read(fgft_hit);
+	if (likely(t && READ_ONCE(t->task) == current &&
+		   READ_ONCE(t->active) && t->ctx == fgft_ctx() &&
+		   fgft_rtab_hit(&t->rtab, addr, size, rights)))
+		return;
+	if (likely(!atomic_read(&fgft_nr_open)))
+		return;
+	ua = user_access_save();
+	t = fgft_active();
+	if (t)
+		fgft_asan_slow(t, addr, size, rights, ip);
+	user_access_restore(ua);
+}
+
+#ifdef FGFT_NO_READ_CHECKS
+#define fgft_reads_on()	false
+#else
+#define fgft_reads_on()	READ_ONCE(fgft_check_reads)
+#endif
+
+#define FGFT_ASAN_ACCESS(n)						\
+notrace void __asan_load##n##_noabort(unsigned long addr)		\
+{									\
+	if (fgft_reads_on())						\
+		fgft_asan(addr, n, FGFT_R, _RET_IP_);			\
+}									\
+EXPORT_SYMBOL(__asan_load##n##_noabort);				\
+notrace void __asan_store##n##_noabort(unsigned long addr)		\
+{									\
+	fgft_asan(addr, n, FGFT_W, _RET_IP_);				\
+}									\
+EXPORT_SYMBOL(__asan_store##n##_noabort)
+
+FGFT_ASAN_ACCESS(1);
+FGFT_ASAN_ACCESS(2);
+FGFT_ASAN_ACCESS(4);
+FGFT_ASAN_ACCESS(8);
+FGFT_ASAN_ACCESS(16);
+
+notrace void __asan_loadN_noabort(unsigned long addr, size_t size)
+{
+	if (fgft_reads_on())
+		fgft_asan(addr, size, FGFT_R, _RET_IP_);
+}
+EXPORT_SYMBOL(__asan_loadN_noabort);
+
+notrace void __asan_storeN_noabort(unsigned long addr, size_t size)
+{
+	fgft_asan(addr, size, FGFT_W, _RET_IP_);
+}
+EXPORT_SYMBOL(__asan_storeN_noabort);
+
+/* Called before noreturn calls; nothing to unpoison without shadow memory. */
+void __asan_handle_no_return(void)
+{
+}
+EXPORT_SYMBOL(__asan_handle_no_return);
+
+/* Stack and global instrumentation is off (asan-stack=0, asan-globals=0). */
+void __asan_alloca_poison(unsigned long addr, size_t size)
+{
+}
+EXPORT_SYMBOL(__asan_alloca_poison);
+
+void __asan_allocas_unpoison(void *stack_top, void *stack_bottom)
+{
+}
+EXPORT_SYMBOL(__asan_allocas_unpoison);
+
+void __asan_register_globals(void *globals, size_t n)
+{
+}
+EXPORT_SYMBOL(__asan_register_globals);
+
+void __asan_unregister_globals(void *globals, size_t n)
+{
+}
+EXPORT_SYMBOL(__asan_unregister_globals);
+
+/*
+ * Memory intrinsics.  gcc 12 calls __asan_mem*() for the builtins; the 6.12
+ * fortify headers rename memcpy/memset/memmove to __hwasan_mem*() in
+ * instrumented units of a kernel built without KASAN.  Both check the whole
+ * ranges first.
+ */
+static __always_inline void fgft_asan_range(const void *p, size_t len,
+					    unsigned int rights,
+					    unsigned long ip)
+{
+	struct fgft_txn *t;
+
+	if (!len || (rights == FGFT_R && !fgft_reads_on()))
+		return;
+	t = fgft_active();
+	if (t)
+		fgft_asan_slow(t, (unsigned long)p, len, rights, ip);
+}
+
+void *__asan_memcpy(void *dst, const void *src, size_t len)
+{
+	fgft_asan_range(src, len, FGFT_R, _RET_IP_);
+	fgft_asan_range(dst, len, FGFT_W, _RET_IP_);
+	return memcpy(dst, src, len);
+}
+EXPORT_SYMBOL(__asan_memcpy);
+
+void *__asan_memmove(void *dst, const void *src, size_t len)
+{
+	fgft_asan_range(src, len, FGFT_R, _RET_IP_);
+	fgft_asan_range(dst, len, FGFT_W, _RET_IP_);
+	return memmove(dst, src, len);
+}
+EXPORT_SYMBOL(__asan_memmove);
+
+void *__asan_memset(void *dst, int c, size_t len)
+{
+	fgft_asan_range(dst, len, FGFT_W, _RET_IP_);
+	return memset(dst, c, len);
+}
+EXPORT_SYMBOL(__asan_memset);
+
+void *__hwasan_memcpy(void *dst, const void *src, size_t len)
+{
+	fgft_asan_range(src, len, FGFT_R, _RET_IP_);
+	fgft_asan_range(dst, len, FGFT_W, _RET_IP_);
+	return memcpy(dst, src, len);
+}
+EXPORT_SYMBOL(__hwasan_memcpy);
+
+void *__hwasan_memmove(void *dst, const void *src, size_t len)
+{
+	fgft_asan_range(src, len, FGFT_R, _RET_IP_);
+	fgft_asan_range(dst, len, FGFT_W, _RET_IP_);
+	return memmove(dst, src, len);
+}
+EXPORT_SYMBOL(__hwasan_memmove);
+
+void *__hwasan_memset(void *dst, int c, size_t len)
+{
+	fgft_asan_range(dst, len, FGFT_W, _RET_IP_);
+	return memset(dst, c, len);
+}
+EXPORT_SYMBOL(__hwasan_memset);

@@ -1,0 +1,1019 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fgft_rt core: transactions, the (task, context) lookup, the fault trap.
+ *
+ * A transaction belongs to the task and the execution context (process,
+ * softirq, hard irq) that began it.  The innermost open transaction of each
+ * (task, context) sits in a small hash; nested ones hang off it through
+ * ->outer.  Checks need "the transaction whose body is running here": a
+ * per-cpu last hit answers that, validated against current and the context,
+ * and the hash is the fallback.
+ *
+ * Transactions come from a pool that only grows while the module is loaded,
+ * so a stale per-cpu pointer always points at a transaction (possibly
+ * reused by another task, which the validation then rejects).
+ */
+#define pr_fmt(fmt) "fgft: " fmt
+
+#include <linux/module.h>
+#include <linux/kdebug.h>
+#include <linux/hash.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <linux/sched.h>
+#include <linux/sched/task_stack.h>
+#include <linux/sched/clock.h>
+#include <linux/rcupdate.h>
+#include <linux/interrupt.h>
+#include <linux/build_bug.h>
+#include <asm/trapnr.h>
+#include <asm/ptrace.h>
+#include <asm/pgtable.h>
+
+#include "fgft_internal.h"
+
+DEFINE_PER_CPU(struct fgft_txn *, fgft_hit);
+atomic_t fgft_nr_open = ATOMIC_INIT(0);
+atomic_t fgft_pool_size = ATOMIC_INIT(0);
+struct fgft_gstats fgft_gstats;
+
+static bool recover_core_text;
+module_param(recover_core_text, bool, 0644);
+MODULE_PARM_DESC(recover_core_text,
+		 "Also recover faults whose instruction is in core kernel text (called from a body); default: module text only");
+
+/* Grants revoked between two preemption points of fgft_unmap(). */
+#define FGFT_REVOKE_BATCH	32
+/* Array capacity a pooled transaction keeps between uses. */
+#define FGFT_POOL_KEEP		64
+/* Caller frame a body may use when it runs on an interrupt stack. */
+#define FGFT_IRQ_CALLER_WINDOW	1024
+
+static_assert(offsetof(struct fgft_jmpbuf, rbx) == 0);
+static_assert(offsetof(struct fgft_jmpbuf, rsp) == 48);
+static_assert(offsetof(struct fgft_jmpbuf, rip) == 56);
+static_assert(FGFT_R == FGFT_DS_R && FGFT_W == FGFT_DS_W);
+
+/* ---- (task, context) -> innermost transaction ---- */
+
+#define FGFT_HASH_BITS	8
+
+struct fgft_bucket {
+	raw_spinlock_t lock;
+	struct hlist_head head;
+};
+
+static struct fgft_bucket fgft_hash[1 << FGFT_HASH_BITS];
+
+static struct fgft_bucket *bucket_of(struct task_struct *task,
+				     unsigned int ctx)
+{
+	unsigned long key = (unsigned long)task ^ ctx;
+
+	return &fgft_hash[hash_long(key, FGFT_HASH_BITS)];
+}
+
+static struct fgft_txn *top_locked(struct fgft_bucket *b,
+				   struct task_struct *task, unsigned int ctx)
+{
+	struct fgft_txn *t;
+
+	hlist_for_each_entry(t, &b->head, hnode)
+		if (t->task == task && t->ctx == ctx)
+			return t;
+	return NULL;
+}
+
+static struct fgft_txn *top_of(struct task_struct *task, unsigned int ctx)
+{
+	struct fgft_bucket *b = bucket_of(task, ctx);
+	struct fgft_txn *t;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&b->lock, flags);
+	t = top_locked(b, task, ctx);
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+	return t;
+}
+
+struct fgft_txn *fgft_top(void)
+{
+	if (!atomic_read(&fgft_nr_open))
+		return NULL;
+	return top_of(current, fgft_ctx());
+}
+
+struct fgft_txn *fgft_active_slow(void)
+{
+	struct fgft_txn *t = fgft_top();
+
+	while (t && t->state != FGFT_TXN_BODY)
+		t = t->outer;
+	if (t)
+		this_cpu_write(fgft_hit, t);
+	return t;
+}
+
+struct fgft_txn *fgft_current(void)
+{
+	return fgft_top();
+}
+EXPORT_SYMBOL_GPL(fgft_current);
+
+static void txn_push(struct fgft_txn *t)
+{
+	struct fgft_bucket *b = bucket_of(t->task, t->ctx);
+	struct fgft_txn *outer;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&b->lock, flags);
+	outer = top_locked(b, t->task, t->ctx);
+	if (outer)
+		hlist_del(&outer->hnode);
+	hlist_add_head(&t->hnode, &b->head);
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+	t->outer = outer;
+	atomic_inc(&fgft_nr_open);
+}
+
+static void txn_pop(struct fgft_txn *t)
+{
+	struct fgft_bucket *b = bucket_of(t->task, t->ctx);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&b->lock, flags);
+	hlist_del(&t->hnode);
+	if (t->outer)
+		hlist_add_head(&t->outer->hnode, &b->head);
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+	atomic_dec(&fgft_nr_open);
+}
+
+/* ---- pool ---- */
+
+static DEFINE_RAW_SPINLOCK(fgft_pool_lock);
+static struct fgft_txn *fgft_pool_head;
+static LIST_HEAD(fgft_pool_all);
+
+static struct fgft_txn *txn_new(gfp_t gfp)
+{
+	struct fgft_txn *t = kzalloc(sizeof(*t), gfp);
+	unsigned long flags;
+
+	if (!t)
+		return NULL;
+	fgft_rtab_init(&t->rtab);
+	fgft_objtrack_init(&t->objs);
+	fgft_undo_init(&t->log);
+	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
+	list_add(&t->all, &fgft_pool_all);
+	raw_spin_unlock_irqrestore(&fgft_pool_lock, flags);
+	atomic_inc(&fgft_pool_size);
+	return t;
+}
+
+static struct fgft_txn *txn_alloc(void)
+{
+	struct fgft_txn *t;
+	unsigned long flags;
+	bool sleep = preemptible() && !rcu_preempt_depth();
+
+	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
+	t = fgft_pool_head;
+	if (t)
+		fgft_pool_head = t->next_free;
+	raw_spin_unlock_irqrestore(&fgft_pool_lock, flags);
+	if (t)
+		return t;
+	return txn_new(sleep ? GFP_KERNEL : GFP_ATOMIC | __GFP_NOWARN);
+}
+
+static void txn_release(struct fgft_txn *t)
+{
+	unsigned long flags;
+
+	fgft_rtab_trim(&t->rtab, FGFT_POOL_KEEP);
+	fgft_objtrack_trim(&t->objs, FGFT_POOL_KEEP);
+	fgft_undo_trim(&t->log, FGFT_POOL_KEEP);
+	WRITE_ONCE(t->active, 0);
+	t->state = FGFT_TXN_FREE;
+	WRITE_ONCE(t->task, NULL);
+	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
+	t->next_free = fgft_pool_head;
+	fgft_pool_head = t;
+	raw_spin_unlock_irqrestore(&fgft_pool_lock, flags);
+}
+
+static void pool_destroy(void)
+{
+	struct fgft_txn *t, *n;
+
+	list_for_each_entry_safe(t, n, &fgft_pool_all, all) {
+		list_del(&t->all);
+		fgft_rtab_destroy(&t->rtab);
+		fgft_objtrack_destroy(&t->objs);
+		fgft_undo_destroy(&t->log);
+		kfree(t);
+	}
+	fgft_pool_head = NULL;
+	atomic_set(&fgft_pool_size, 0);
+}
+
+/* ---- locks (the undo log's release hook) ---- */
+
+static void fgft_release_lock(void *ctx, u32 kind, void *lock,
+			      unsigned long flags)
+{
+	switch (kind) {
+	case FGFT_LOCK_SPIN:
+		spin_unlock(lock);
+		break;
+	case FGFT_LOCK_SPIN_IRQSAVE:
+		spin_unlock_irqrestore(lock, flags);
+		break;
+	case FGFT_LOCK_SPIN_IRQ:
+		spin_unlock_irq(lock);
+		break;
+	case FGFT_LOCK_SPIN_BH:
+		spin_unlock_bh(lock);
+		break;
+	case FGFT_LOCK_MUTEX:
+		mutex_unlock(lock);
+		break;
+	default:
+		WARN_ONCE(1, "fgft: unknown lock kind %u\n", kind);
+	}
+}
+
+static const struct fgft_undo_ops fgft_lock_ops = {
+	.unlock = fgft_release_lock,
+};
+
+/* ---- statistics ---- */
+
+void fgft_stats_recovery(u64 ns)
+{
+	u64 max = atomic64_read(&fgft_gstats.rec_max_ns);
+	int b = 0;
+
+	atomic64_inc(&fgft_gstats.rec_count);
+	atomic64_add(ns, &fgft_gstats.rec_sum_ns);
+	while (ns > max) {
+		u64 old = atomic64_cmpxchg(&fgft_gstats.rec_max_ns, max, ns);
+
+		if (old == max)
+			break;
+		max = old;
+	}
+	if (ns >= 256)
+		b = min_t(int, ilog2(ns) - 7, FGFT_HIST_BUCKETS - 1);
+	atomic64_inc(&fgft_gstats.rec_hist[b]);
+}
+
+void fgft_stats_read(struct fgft_stats *st)
+{
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	st->txns = atomic64_read(&fgft_gstats.txns);
+	st->commits = atomic64_read(&fgft_gstats.commits);
+	for (i = 0; i < FGFT_CAUSE_NR; i++)
+		st->aborts[i] = atomic64_read(&fgft_gstats.aborts[i]);
+	st->recoveries = atomic64_read(&fgft_gstats.rec_count);
+	st->recovery_ns_sum = atomic64_read(&fgft_gstats.rec_sum_ns);
+	st->recovery_ns_max = atomic64_read(&fgft_gstats.rec_max_ns);
+	st->refusals = atomic64_read(&fgft_gstats.refusals);
+	st->residue_fixups = atomic64_read(&fgft_gstats.residue_fixups);
+	st->missing_unlocks = atomic64_read(&fgft_gstats.missing_unlocks);
+	st->mem_live = atomic_long_read(&fgft_mem_live);
+	st->open = atomic_read(&fgft_nr_open);
+	st->pool = atomic_read(&fgft_pool_size);
+}
+EXPORT_SYMBOL_GPL(fgft_stats_read);
+
+/* ---- transactions ---- */
+
+static int txn_err(const struct fgft_txn *t)
+{
+	return t->ep && t->ep->err ? t->ep->err : -EIO;
+}
+
+static int txn_checkpoint(struct fgft_txn *t)
+{
+	struct fgft_txn *o;
+	int err;
+
+	t->dreg = fgft_devreg_get(t->dev);
+	if (!t->dreg)
+		return 0;
+	/* A nested transaction on the same device keeps the outer checkpoint. */
+	for (o = t->outer; o; o = o->outer)
+		if (o->dev == t->dev && o->dreg)
+			return 0;
+	err = fgft_devreg_checkpoint(t->dreg, t->dev);
+	if (err) {
+		fgft_devreg_put(t->dreg);
+		t->dreg = NULL;
+		return err;
+	}
+	t->checkpointed = 1;
+	return 0;
+}
+
+struct fgft_txn *fgft_txn_begin(struct fgft_entry *ep, void *dev)
+{
+	struct fgft_entry_rt *rt = ep ? ep->rt : NULL;
+	struct fgft_txn *t;
+	int err;
+
+	if ((rt && !READ_ONCE(rt->isolate)) || in_nmi()) {
+		atomic64_inc(&fgft_gstats.begin_disabled);
+		return NULL;
+	}
+	t = txn_alloc();
+	if (!t) {
+		atomic64_inc(&fgft_gstats.begin_errors);
+		return ERR_PTR(-ENOMEM);
+	}
+	t->ep = ep;
+	t->dev = dev;
+	t->dreg = NULL;
+	t->ctx = fgft_ctx();
+	t->state = FGFT_TXN_OPEN;
+	t->active = 0;
+	t->failed = 0;
+	t->checkpointed = 0;
+	t->cause = FGFT_CAUSE_NONE;
+	t->t_fault = 0;
+	t->fault_ip = 0;
+	t->fault_addr = 0;
+	t->fault_len = 0;
+	t->fault_rights = 0;
+	WRITE_ONCE(t->task, current);
+	txn_push(t);
+	if (dev) {
+		err = txn_checkpoint(t);
+		if (err) {
+			txn_pop(t);
+			txn_release(t);
+			atomic64_inc(&fgft_gstats.begin_errors);
+			return ERR_PTR(err);
+		}
+	}
+	atomic64_inc(&fgft_gstats.txns);
+	if (rt)
+		atomic64_inc(&rt->txns);
+	return t;
+}
+EXPORT_SYMBOL_GPL(fgft_txn_begin);
+
+/* Repairs what a fault left behind once the tracked locks are released. */
+static void txn_fix_residue(struct fgft_txn *t)
+{
+	bool fixed = false;
+
+	if (!t->saved_irqs_off && irqs_disabled()) {
+		local_irq_enable();
+		fixed = true;
+	}
+	while (rcu_preempt_depth() > t->saved_rcu) {
+		rcu_read_unlock();
+		fixed = true;
+	}
+	while (in_task() && !irqs_disabled() &&
+	       (softirq_count() & ~SOFTIRQ_OFFSET) >
+	       (t->saved_pc & SOFTIRQ_MASK & ~SOFTIRQ_OFFSET)) {
+		local_bh_enable();
+		fixed = true;
+	}
+	while ((preempt_count() & PREEMPT_MASK) >
+	       (t->saved_pc & PREEMPT_MASK)) {
+		preempt_enable();
+		fixed = true;
+	}
+	if (fixed) {
+		atomic64_inc(&fgft_gstats.residue_fixups);
+		pr_warn_ratelimited("%s: repaired irq/preempt/rcu state left by a fault\n",
+				    t->ep && t->ep->name ? t->ep->name : "txn");
+	}
+}
+
+/* Ends @t (the innermost transaction of its task and context). */
+static int txn_finish(struct fgft_txn *t, bool abort)
+{
+	struct fgft_entry_rt *rt = t->ep ? t->ep->rt : NULL;
+	int ret = abort ? txn_err(t) : 0;
+
+	fgft_undo_finish(&t->log, abort, &fgft_lock_ops);
+	if (t->log.missing_unlocks)
+		atomic64_add(t->log.missing_unlocks,
+			     &fgft_gstats.missing_unlocks);
+	if (abort && t->failed)
+		txn_fix_residue(t);
+	if (t->dreg) {
+		if (abort)
+			fgft_devreg_restore(t->dreg, t->dev);
+		fgft_devreg_put(t->dreg);
+		t->dreg = NULL;
+	}
+	fgft_rtab_reset(&t->rtab);
+	fgft_objtrack_reset(&t->objs);
+	if (abort) {
+		enum fgft_cause c = t->failed ? t->cause : FGFT_CAUSE_NONE;
+
+		atomic64_inc(&fgft_gstats.aborts[c]);
+		if (rt)
+			atomic64_inc(&rt->aborts[c]);
+		if (t->failed)
+			fgft_stats_recovery(local_clock() - t->t_fault);
+	} else {
+		atomic64_inc(&fgft_gstats.commits);
+		if (rt)
+			atomic64_inc(&rt->commits);
+	}
+	txn_pop(t);
+	txn_release(t);
+	return ret;
+}
+
+/* Aborts the transactions opened inside @t and still open. */
+static bool abort_inner(struct fgft_txn *t)
+{
+	struct fgft_txn *top;
+
+	for (;;) {
+		top = top_of(t->task, t->ctx);
+		if (!top)
+			return false;
+		if (top == t)
+			return true;
+		txn_finish(top, true);
+	}
+}
+
+static bool txn_owned(const struct fgft_txn *t)
+{
+	return t->task == current && t->ctx == fgft_ctx();
+}
+
+long fgft_txn_call(struct fgft_txn *txn, long (*fn)(void *arg), void *arg)
+{
+	struct fgft_txn *prev = NULL, *o;
+	unsigned long sp = current_stack_pointer;
+	unsigned long base = (unsigned long)task_stack_page(current);
+	long ret;
+
+	if (IS_ERR_OR_NULL(txn) || !fn)
+		return -EINVAL;
+	if (WARN_ON_ONCE(!txn_owned(txn) || txn->state != FGFT_TXN_OPEN))
+		return -EINVAL;
+	if (txn->failed)
+		return txn_err(txn);
+	for (o = txn->outer; o; o = o->outer) {
+		if (o->state == FGFT_TXN_BODY) {
+			prev = o;
+			break;
+		}
+	}
+	if (sp >= base && sp < base + THREAD_SIZE) {
+		txn->stack_lo = base;
+		txn->stack_hi = base + THREAD_SIZE;
+	} else {
+		/* An interrupt stack: the body's frames and its caller's. */
+		txn->stack_lo = sp - THREAD_SIZE;
+		txn->stack_hi = sp + FGFT_IRQ_CALLER_WINDOW;
+	}
+	txn->saved_pc = preempt_count();
+	txn->saved_irqs_off = irqs_disabled();
+	txn->saved_rcu = rcu_preempt_depth();
+	if (prev)
+		WRITE_ONCE(prev->active, 0);
+	txn->state = FGFT_TXN_BODY;
+	WRITE_ONCE(txn->active, 1);
+	this_cpu_write(fgft_hit, txn);
+	barrier();
+	ret = fgft_jb_call(&txn->jb, fn, arg);
+	barrier();
+	WRITE_ONCE(txn->active, 0);
+	txn->state = FGFT_TXN_OPEN;
+	if (prev) {
+		WRITE_ONCE(prev->active, 1);
+		this_cpu_write(fgft_hit, prev);
+	}
+	if (READ_ONCE(txn->failed)) {
+		abort_inner(txn);
+		return txn_err(txn);
+	}
+	return ret;
+}
+EXPORT_SYMBOL_GPL(fgft_txn_call);
+
+bool fgft_txn_failed(const struct fgft_txn *txn)
+{
+	return IS_ERR_OR_NULL(txn) || READ_ONCE(txn->failed);
+}
+EXPORT_SYMBOL_GPL(fgft_txn_failed);
+
+enum fgft_cause fgft_txn_cause(const struct fgft_txn *txn)
+{
+	return IS_ERR_OR_NULL(txn) ? FGFT_CAUSE_NONE : READ_ONCE(txn->cause);
+}
+EXPORT_SYMBOL_GPL(fgft_txn_cause);
+
+void fgft_txn_commit(struct fgft_txn *txn)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return;
+	if (WARN_ON_ONCE(txn->state != FGFT_TXN_OPEN))
+		return;
+	WARN_ON_ONCE(txn->task != current);
+	if (!abort_inner(txn)) {
+		WARN_ONCE(1, "fgft: commit of a transaction that is not open\n");
+		return;
+	}
+	if (WARN_ONCE(txn->failed, "fgft: commit of a failed transaction, aborting\n")) {
+		txn_finish(txn, true);
+		return;
+	}
+	txn_finish(txn, false);
+}
+EXPORT_SYMBOL_GPL(fgft_txn_commit);
+
+int fgft_txn_abort(struct fgft_txn *txn)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	if (WARN_ON_ONCE(txn->state != FGFT_TXN_OPEN))
+		return txn_err(txn);
+	WARN_ON_ONCE(txn->task != current);
+	if (!abort_inner(txn)) {
+		WARN_ONCE(1, "fgft: abort of a transaction that is not open\n");
+		return -EINVAL;
+	}
+	return txn_finish(txn, true);
+}
+EXPORT_SYMBOL_GPL(fgft_txn_abort);
+
+void fgft_fail_active_jump(struct fgft_txn *t, enum fgft_cause cause,
+			   unsigned long ip)
+{
+	if (cause <= FGFT_CAUSE_NONE || cause >= FGFT_CAUSE_NR)
+		cause = FGFT_CAUSE_EXPLICIT;
+	t->cause = cause;
+	t->t_fault = local_clock();
+	if (!t->fault_ip)
+		t->fault_ip = ip;
+	WRITE_ONCE(t->failed, 1);
+	fgft_jb_longjmp(&t->jb, FGFT_LANDED);
+}
+
+void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause)
+{
+	struct fgft_txn *a = fgft_active();
+
+	if (IS_ERR_OR_NULL(txn) || !txn_owned(txn) ||
+	    txn->state != FGFT_TXN_BODY) {
+		WARN_ONCE(txn, "fgft: fgft_txn_fail() outside its body\n");
+		txn = a;
+	}
+	if (!txn) {
+		pr_crit("fgft_txn_fail() called outside any transaction body\n");
+		BUG();
+	}
+	txn->fault_ip = _RET_IP_;
+	fgft_fail_active(txn, cause);
+}
+EXPORT_SYMBOL_GPL(fgft_txn_fail);
+
+/* ---- the fault trap ---- */
+
+static bool ip_recoverable(unsigned long ip)
+{
+	if (ip >= MODULES_VADDR && ip < MODULES_END)
+		return true;
+	return READ_ONCE(recover_core_text);
+}
+
+static int fgft_die(struct notifier_block *nb, unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	struct pt_regs *regs = args->regs;
+	enum fgft_cause cause;
+	struct fgft_txn *t;
+
+	switch (val) {
+	case DIE_OOPS:
+		cause = FGFT_CAUSE_OOPS;
+		break;
+	case DIE_GPF:
+		cause = FGFT_CAUSE_GPF;
+		break;
+	case DIE_TRAP:
+		cause = FGFT_CAUSE_TRAP;
+		break;
+	default:
+		return NOTIFY_DONE;
+	}
+	if (!atomic_read(&fgft_nr_open) || !regs || user_mode(regs) ||
+	    in_nmi())
+		return NOTIFY_DONE;
+	if (args->trapnr == X86_TRAP_DF || args->trapnr == X86_TRAP_MC)
+		return NOTIFY_DONE;
+	t = fgft_active();
+	if (!t)
+		return NOTIFY_DONE;
+	/* Only a fault of the body itself: on its stack, below its caller. */
+	if (regs->sp >= t->jb.rsp || regs->sp < t->stack_lo)
+		return NOTIFY_DONE;
+	if (!ip_recoverable(regs->ip))
+		return NOTIFY_DONE;
+	t->cause = cause;
+	t->t_fault = local_clock();
+	t->fault_ip = regs->ip;
+	WRITE_ONCE(t->failed, 1);
+	regs->bx = t->jb.rbx;
+	regs->bp = t->jb.rbp;
+	regs->r12 = t->jb.r12;
+	regs->r13 = t->jb.r13;
+	regs->r14 = t->jb.r14;
+	regs->r15 = t->jb.r15;
+	regs->sp = t->jb.rsp;
+	regs->ip = t->jb.rip;
+	regs->ax = FGFT_LANDED;
+	regs->flags &= ~X86_EFLAGS_AC;
+	return NOTIFY_STOP;
+}
+
+static struct notifier_block fgft_die_nb = {
+	.notifier_call = fgft_die,
+	.priority = INT_MAX - 1,
+};
+
+/* ---- range table API ---- */
+
+int fgft_map(struct fgft_txn *txn, const void *addr, size_t len,
+	     unsigned int rights)
+{
+	int id;
+
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	id = fgft_rtab_map(&txn->rtab, (uintptr_t)addr, len, rights);
+	return id < 0 ? id : 0;
+}
+EXPORT_SYMBOL_GPL(fgft_map);
+
+int fgft_map_derived(struct fgft_txn *txn, const void *parent,
+		     const void *addr, size_t len, unsigned int rights)
+{
+	int id;
+
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	id = fgft_rtab_map_derived(&txn->rtab, (uintptr_t)parent,
+				   (uintptr_t)addr, len, rights);
+	return id < 0 ? id : 0;
+}
+EXPORT_SYMBOL_GPL(fgft_map_derived);
+
+void fgft_unmap(struct fgft_txn *txn, const void *addr)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return;
+	fgft_rtab_unmap(&txn->rtab, (uintptr_t)addr, FGFT_REVOKE_BATCH);
+}
+EXPORT_SYMBOL_GPL(fgft_unmap);
+
+/* ---- object tracker API ---- */
+
+void *fgft_obj_copy(struct fgft_txn *txn, const void *kobj, size_t ksize,
+		    size_t csize)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return NULL;
+	return fgft_objtrack_copy(&txn->objs, kobj, ksize, csize);
+}
+EXPORT_SYMBOL_GPL(fgft_obj_copy);
+
+int fgft_obj_track(struct fgft_txn *txn, const void *kobj, size_t ksize,
+		   void *copy, size_t csize)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	return fgft_objtrack_add(&txn->objs, kobj, ksize, copy, csize);
+}
+EXPORT_SYMBOL_GPL(fgft_obj_track);
+
+void *fgft_obj_find(struct fgft_txn *txn, const void *kobj)
+{
+	return IS_ERR_OR_NULL(txn) ? NULL : fgft_objtrack_find(&txn->objs, kobj);
+}
+EXPORT_SYMBOL_GPL(fgft_obj_find);
+
+void *fgft_obj_orig(struct fgft_txn *txn, const void *copy)
+{
+	return IS_ERR_OR_NULL(txn) ? NULL : fgft_objtrack_orig(&txn->objs, copy);
+}
+EXPORT_SYMBOL_GPL(fgft_obj_orig);
+
+void *fgft_obj_to_copy(struct fgft_txn *txn, const void *kptr)
+{
+	return IS_ERR_OR_NULL(txn) ? NULL :
+		fgft_objtrack_to_copy(&txn->objs, kptr);
+}
+EXPORT_SYMBOL_GPL(fgft_obj_to_copy);
+
+void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr)
+{
+	return IS_ERR_OR_NULL(txn) ? NULL :
+		fgft_objtrack_to_orig(&txn->objs, cptr);
+}
+EXPORT_SYMBOL_GPL(fgft_obj_to_orig);
+
+/* ---- undo log API ---- */
+
+int fgft_undo_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
+		   unsigned long a1, unsigned long a2, unsigned long a3)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	return fgft_undo_add(&txn->log, FGFT_REC_UNDO, fn, a0, a1, a2, a3);
+}
+EXPORT_SYMBOL_GPL(fgft_undo_push);
+
+int fgft_defer_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
+		    unsigned long a1, unsigned long a2, unsigned long a3)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	return fgft_undo_add(&txn->log, FGFT_REC_DEFER, fn, a0, a1, a2, a3);
+}
+EXPORT_SYMBOL_GPL(fgft_defer_push);
+
+/*
+ * Fails the running body of @txn (it is the caller's), or warns when the
+ * call did not come from a body and there is nowhere to land.
+ */
+static void lock_misuse(struct fgft_txn *txn, const char *what, void *lock)
+{
+	pr_err_ratelimited("%s: %s %p inside a transaction\n",
+			   txn->ep && txn->ep->name ? txn->ep->name : "txn",
+			   what, lock);
+	if (txn->state == FGFT_TXN_BODY && txn_owned(txn))
+		fgft_fail_active(txn, FGFT_CAUSE_LOCK);
+	WARN_ONCE(1, "fgft: %s outside a transaction body\n", what);
+}
+
+/*
+ * Common part of the lock wrappers.  Returns true when the caller must take
+ * the lock and record it; false when the transaction already holds it with
+ * an unlock pending (two-phase locking keeps holding it).
+ */
+static bool lock_prepare(struct fgft_txn *txn, void *lock)
+{
+	struct fgft_rec *r = fgft_undo_find_lock(&txn->log, lock);
+
+	if (r) {
+		if (r->unlock_pending) {
+			r->unlock_pending = 0;
+			return false;
+		}
+		lock_misuse(txn, "re-lock of held lock", lock);
+		return false;
+	}
+	if (fgft_undo_reserve(&txn->log, 1)) {
+		if (txn->state == FGFT_TXN_BODY && txn_owned(txn))
+			fgft_fail_active(txn, FGFT_CAUSE_EXPLICIT);
+		/* Not in a body: take the lock untracked rather than lose it. */
+		return true;
+	}
+	return true;
+}
+
+static void lock_record(struct fgft_txn *txn, u32 kind, void *lock,
+			unsigned long flags)
+{
+	if (txn->log.n < txn->log.cap)
+		fgft_undo_add_lock(&txn->log, kind, lock, flags);
+}
+
+void fgft_spin_lock(struct fgft_txn *txn, spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn)) {
+		spin_lock(lock);
+		return;
+	}
+	if (!lock_prepare(txn, lock))
+		return;
+	spin_lock(lock);
+	lock_record(txn, FGFT_LOCK_SPIN, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_spin_lock);
+
+int fgft_spin_trylock(struct fgft_txn *txn, spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return spin_trylock(lock);
+	if (!lock_prepare(txn, lock))
+		return 1;
+	if (!spin_trylock(lock))
+		return 0;
+	lock_record(txn, FGFT_LOCK_SPIN, lock, 0);
+	return 1;
+}
+EXPORT_SYMBOL_GPL(fgft_spin_trylock);
+
+void fgft_spin_lock_irqsave(struct fgft_txn *txn, spinlock_t *lock)
+{
+	unsigned long flags;
+
+	if (IS_ERR_OR_NULL(txn)) {
+		WARN_ONCE(1, "fgft: fgft_spin_lock_irqsave() without a transaction\n");
+		spin_lock_irq(lock);
+		return;
+	}
+	if (!lock_prepare(txn, lock))
+		return;
+	spin_lock_irqsave(lock, flags);
+	lock_record(txn, FGFT_LOCK_SPIN_IRQSAVE, lock, flags);
+}
+EXPORT_SYMBOL_GPL(fgft_spin_lock_irqsave);
+
+void fgft_spin_lock_irq(struct fgft_txn *txn, spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn)) {
+		spin_lock_irq(lock);
+		return;
+	}
+	if (!lock_prepare(txn, lock))
+		return;
+	spin_lock_irq(lock);
+	lock_record(txn, FGFT_LOCK_SPIN_IRQ, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_spin_lock_irq);
+
+void fgft_spin_lock_bh(struct fgft_txn *txn, spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn)) {
+		spin_lock_bh(lock);
+		return;
+	}
+	if (!lock_prepare(txn, lock))
+		return;
+	spin_lock_bh(lock);
+	lock_record(txn, FGFT_LOCK_SPIN_BH, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_spin_lock_bh);
+
+void fgft_mutex_lock(struct fgft_txn *txn, struct mutex *lock)
+{
+	if (IS_ERR_OR_NULL(txn)) {
+		mutex_lock(lock);
+		return;
+	}
+	if (!lock_prepare(txn, lock))
+		return;
+	mutex_lock(lock);
+	lock_record(txn, FGFT_LOCK_MUTEX, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_mutex_lock);
+
+/*
+ * An unlock inside the transaction: a lock it took stays held until the end
+ * (two-phase locking); one it did not take is released at the end.
+ */
+static bool unlock_typed(struct fgft_txn *txn, u32 kind, void *lock,
+			 unsigned long flags)
+{
+	struct fgft_rec *r = fgft_undo_find_lock(&txn->log, lock);
+
+	if (r) {
+		r->unlock_pending = 1;
+		return true;
+	}
+	if (!kind) {
+		lock_misuse(txn, "untyped unlock of a lock it did not take",
+			    lock);
+		return false;
+	}
+	if (fgft_undo_add_unlock(&txn->log, kind, lock, flags)) {
+		/* No memory to defer it: release now rather than leak it. */
+		fgft_release_lock(NULL, kind, lock, flags);
+	}
+	return true;
+}
+
+void fgft_unlock(struct fgft_txn *txn, void *lock)
+{
+	if (WARN_ON_ONCE(IS_ERR_OR_NULL(txn)))
+		return;
+	unlock_typed(txn, 0, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_unlock);
+
+void fgft_spin_unlock(struct fgft_txn *txn, spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn))
+		spin_unlock(lock);
+	else
+		unlock_typed(txn, FGFT_LOCK_SPIN, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_spin_unlock);
+
+void fgft_spin_unlock_irq(struct fgft_txn *txn, spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn))
+		spin_unlock_irq(lock);
+	else
+		unlock_typed(txn, FGFT_LOCK_SPIN_IRQ, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_spin_unlock_irq);
+
+void fgft_spin_unlock_irqrestore(struct fgft_txn *txn, spinlock_t *lock,
+				 unsigned long flags)
+{
+	if (IS_ERR_OR_NULL(txn))
+		spin_unlock_irqrestore(lock, flags);
+	else
+		unlock_typed(txn, FGFT_LOCK_SPIN_IRQSAVE, lock, flags);
+}
+EXPORT_SYMBOL_GPL(fgft_spin_unlock_irqrestore);
+
+void fgft_spin_unlock_bh(struct fgft_txn *txn, spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn))
+		spin_unlock_bh(lock);
+	else
+		unlock_typed(txn, FGFT_LOCK_SPIN_BH, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_spin_unlock_bh);
+
+void fgft_mutex_unlock(struct fgft_txn *txn, struct mutex *lock)
+{
+	if (IS_ERR_OR_NULL(txn))
+		mutex_unlock(lock);
+	else
+		unlock_typed(txn, FGFT_LOCK_MUTEX, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_mutex_unlock);
+
+/* ---- module ---- */
+
+static int __init fgft_init(void)
+{
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(fgft_hash); i++) {
+		raw_spin_lock_init(&fgft_hash[i].lock);
+		INIT_HLIST_HEAD(&fgft_hash[i].head);
+	}
+	/* Pre-fill the pool so atomic contexts rarely allocate. */
+	for (i = 0; i < 2 * num_online_cpus() + 2; i++) {
+		struct fgft_txn *t = txn_new(GFP_KERNEL);
+
+		if (!t)
+			break;
+		txn_release(t);
+	}
+	err = fgft_check_init();
+	if (err)
+		goto out_pool;
+	err = register_die_notifier(&fgft_die_nb);
+	if (err)
+		goto out_check;
+	err = fgft_debugfs_init();
+	if (err)
+		goto out_die;
+	pr_info("runtime loaded (%d pooled transactions)\n",
+		atomic_read(&fgft_pool_size));
+	return 0;
+
+out_die:
+	unregister_die_notifier(&fgft_die_nb);
+out_check:
+	fgft_check_exit();
+out_pool:
+	pool_destroy();
+	return err;
+}
+
+static void __exit fgft_exit(void)
+{
+	int cpu;
+
+	fgft_debugfs_exit();
+	unregister_die_notifier(&fgft_die_nb);
+	fgft_check_exit();
+	fgft_checkpoint_exit();
+	WARN_ON(atomic_read(&fgft_nr_open));
+	for_each_possible_cpu(cpu)
+		per_cpu(fgft_hit, cpu) = NULL;
+	pool_destroy();
+	WARN_ON(atomic_long_read(&fgft_mem_live));
+}
+
+module_init(fgft_init);
+module_exit(fgft_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("fgft runtime: driver entry points as transactions");
