@@ -1,0 +1,379 @@
+//! Kbuild runs: the kernel unit for types (the kernel headers the driver and
+//! the aspect include, preprocessed with the kernel's own flags) and the
+//! compile check of the generated C, whose gcc messages are mapped back to
+//! the advice's lines in the aspect file.
+
+use crate::codegen::LineOrigin;
+use crate::scan::Driver;
+use crate::weave::Woven;
+use crate::xml::Aspect;
+use crate::{AspectError, Diag};
+use fgft_parse::ParsedFile;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Runs `make -C kdir M=dir target`; returns (success, combined output).
+pub fn make(kdir: &Path, dir: &Path, target: &str) -> Result<(bool, String), String> {
+    let out = Command::new("make")
+        .arg("-C")
+        .arg(kdir)
+        .arg(format!("M={}", dir.display()))
+        .arg(target)
+        .env("LC_ALL", "C")
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run make: {e}"))?;
+    let mut text = String::from_utf8_lossy(&out.stdout).to_string();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    Ok((out.status.success(), text))
+}
+
+fn tail(s: &str, n: usize) -> String {
+    let lines: Vec<&str> = s.lines().collect();
+    lines[lines.len().saturating_sub(n)..].join("\n")
+}
+
+/// System includes (`<...>`) at the top level of the driver's files, in order.
+pub fn system_includes(driver: &Driver) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for f in &driver.files {
+        let root = f.pf.tree.root_node();
+        let mut stack = vec![root];
+        while let Some(n) = stack.pop() {
+            for k in (0..n.named_child_count()).rev() {
+                let Some(c) = n.named_child(k as u32) else {
+                    continue;
+                };
+                match c.kind() {
+                    "preproc_include" => {
+                        if let Some(p) = c.child_by_field_name("path") {
+                            if p.kind() == "system_lib_string" {
+                                let h = f.pf.text[p.byte_range()].trim_matches(['<', '>']).to_string();
+                                if !h.starts_with("trace/") && !out.contains(&h) {
+                                    out.push(h);
+                                }
+                            }
+                        }
+                    }
+                    "preproc_ifdef" if n.kind() == "translation_unit" => stack.push(c),
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Kernel type facts: a unit including the kernel headers of the driver and
+/// the aspect's imports, preprocessed by Kbuild and parsed.
+pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<ParsedFile, String> {
+    let tmp = tempfile::Builder::new()
+        .prefix("fgft-aspect-types")
+        .tempdir()
+        .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
+    let local: Vec<&str> = driver.files.iter().map(|f| f.rel.as_str()).collect();
+    let mut src = String::from("// SPDX-License-Identifier: GPL-2.0\n/* fgft-cc aspect: kernel types of the driver */\n");
+    for h in system_includes(driver) {
+        src.push_str(&format!("#include <{h}>\n"));
+    }
+    for imp in &aspect.imports {
+        if !local.contains(&imp.header.as_str()) && !imp.header.starts_with('"') {
+            src.push_str(&format!("{}\n", Aspect::include_line(&imp.header, false)));
+        }
+    }
+    let w = |p: &Path, t: &str| std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()));
+    w(&tmp.path().join("fgft_types.c"), &src)?;
+    w(&tmp.path().join("Kbuild"), "obj-m := fgft_types.o\n")?;
+    let (ok, out) = make(kdir, tmp.path(), "fgft_types.i")?;
+    if !ok {
+        return Err(format!("preprocessing the driver's kernel headers failed:\n{}", tail(&out, 12)));
+    }
+    let ipath = tmp.path().join("fgft_types.i");
+    let raw = std::fs::read_to_string(&ipath).map_err(|e| format!("{}: {e}", ipath.display()))?;
+    let text = prepare_unit(&raw);
+    let opts = fgft_parse::Options {
+        hints: None,
+        budget: fgft_parse::Budget {
+            time: std::time::Duration::from_secs(60),
+            max_bytes: 256 << 20,
+        },
+    };
+    let name = kdir.join("include/fgft-aspect-kernel-unit.i");
+    fgft_parse::parse_text_with(&name, text, &opts).map_err(|e| e.to_string())
+}
+
+/// Readies a preprocessed unit for tree-sitter without moving a byte: line
+/// markers and function bodies are blanked (types are all that is read), and
+/// GNU spellings tree-sitter-c lacks are respelled.
+pub fn prepare_unit(raw: &str) -> String {
+    let mut b: Vec<u8> = raw.as_bytes().to_vec();
+    let blank = |b: &mut [u8], r: std::ops::Range<usize>| {
+        for x in &mut b[r] {
+            if *x != b'\n' {
+                *x = b' ';
+            }
+        }
+    };
+    // Line markers and pragmas.
+    let mut off = 0;
+    for line in raw.split_inclusive('\n') {
+        if line.starts_with('#') {
+            blank(&mut b, off..off + line.len());
+        }
+        off += line.len();
+    }
+    // Respellings of the same length.
+    for (from, to) in [
+        ("__signed__", "signed    "),
+        ("__int128", "long    "),
+        ("__seg_gs", "        "),
+        ("__seg_fs", "        "),
+    ] {
+        let mut start = 0;
+        while let Some(k) = find(&b[start..], from.as_bytes()) {
+            let at = start + k;
+            let before = at.checked_sub(1).map(|i| b[i]).unwrap_or(b' ');
+            let after = b.get(at + from.len()).copied().unwrap_or(b' ');
+            if !is_word(before) && !is_word(after) {
+                b[at..at + from.len()].copy_from_slice(to.as_bytes());
+            }
+            start = at + from.len();
+        }
+    }
+    // Function bodies: a `{` at depth 0 right after a parameter list.
+    let mut depth = 0usize;
+    let mut i = 0;
+    let mut body_start = None;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    if b[i] == b'\\' {
+                        i += 1;
+                    }
+                    i += 1;
+                }
+            }
+            b'{' => {
+                if depth == 0 && after_params(&b, i) {
+                    body_start = Some(i + 1);
+                }
+                depth += 1;
+            }
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    if let Some(s) = body_start.take() {
+                        blank(&mut b, s..i);
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+fn is_word(c: u8) -> bool {
+    c == b'_' || c.is_ascii_alphanumeric()
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+/// Whether the `{` at `open` follows a function's parameter list (possibly
+/// followed by attributes), not a struct tag, an attribute or `=`.
+fn after_params(b: &[u8], open: usize) -> bool {
+    let mut i = open;
+    loop {
+        while i > 0 && b[i - 1].is_ascii_whitespace() {
+            i -= 1;
+        }
+        if i == 0 || b[i - 1] != b')' {
+            return false;
+        }
+        // Find the matching `(`.
+        let mut depth = 0usize;
+        let mut j = i;
+        while j > 0 {
+            j -= 1;
+            match b[j] {
+                b')' => depth += 1,
+                b'(' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let mut k = j;
+        while k > 0 && b[k - 1].is_ascii_whitespace() {
+            k -= 1;
+        }
+        let end = k;
+        while k > 0 && is_word(b[k - 1]) {
+            k -= 1;
+        }
+        let word = &b[k..end];
+        if word == b"__attribute__" || word == b"__attribute" || word == b"__aligned" {
+            i = k;
+            continue;
+        }
+        return !word.is_empty() || (end > 0 && b[end - 1] == b')');
+    }
+}
+
+fn copy_text(dst: &Path, text: &str) -> Result<(), AspectError> {
+    if let Some(p) = dst.parent() {
+        std::fs::create_dir_all(p).map_err(|e| AspectError::io(p, e))?;
+    }
+    std::fs::write(dst, text).map_err(|e| AspectError::io(dst, e))
+}
+
+/// Compiles the generated C against `kdir`; gcc's errors and warnings become
+/// diagnostics at the advice lines (or imports) they come from.
+pub fn check(kdir: &Path, aspect: &Aspect, woven: &Woven, driver: &Driver) -> Result<Vec<Diag>, AspectError> {
+    let tmp = tempfile::Builder::new()
+        .prefix("fgft-aspect-check")
+        .tempdir()
+        .map_err(|e| AspectError::io(Path::new("/tmp"), e))?;
+    let prefix = format!("fgft_aspect_{}", aspect.name);
+    for rel in &woven.generated {
+        if let Some(t) = woven.files.get(rel) {
+            copy_text(&tmp.path().join(rel), t)?;
+        }
+    }
+    for f in driver.files.iter().filter(|f| f.rel.ends_with(".h")) {
+        let text = woven.files.get(&f.rel).cloned().unwrap_or_else(|| f.pf.text.clone());
+        copy_text(&tmp.path().join(&f.rel), &text)?;
+    }
+    let mut kbuild = format!("obj-m := {prefix}.o\nccflags-y += -fdiagnostics-column-unit=byte\n");
+    for (rel, path) in &driver.others {
+        if rel == "Makefile" || rel == "Kbuild" {
+            if let Ok(t) = std::fs::read_to_string(path) {
+                for l in t.lines() {
+                    let l = l.trim();
+                    if l.starts_with("ccflags-") || l.starts_with("EXTRA_CFLAGS") || l.starts_with("subdir-ccflags") {
+                        kbuild.push_str(l);
+                        kbuild.push('\n');
+                    }
+                }
+            }
+        }
+    }
+    copy_text(&tmp.path().join("Kbuild"), &kbuild)?;
+    let (ok, out) = make(kdir, tmp.path(), &format!("{prefix}.o")).map_err(AspectError::Kbuild)?;
+    let diags = map_messages(aspect, woven, &out);
+    if !ok && !diags.iter().any(|d| !d.warning) {
+        return Err(AspectError::Kbuild(format!(
+            "compiling the generated {prefix}.c failed:\n{}",
+            tail(&out, 15)
+        )));
+    }
+    Ok(diags)
+}
+
+/// Maps gcc messages about the generated C file to the aspect file.
+pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
+    let c_file = &woven.line_map.c_file;
+    let mut diags: Vec<Diag> = Vec::new();
+    let mut included_from: Option<usize> = None;
+    for line in out.lines() {
+        if let Some(rest) = line.trim_start().strip_prefix("In file included from ") {
+            if let Some(k) = rest.find(&format!("{c_file}:")) {
+                let num: String = rest[k + c_file.len() + 1..].chars().take_while(|c| c.is_ascii_digit()).collect();
+                included_from = num.parse().ok();
+            }
+            continue;
+        }
+        let Some((file, l, col, sev, msg)) = parse_gcc(line) else {
+            continue;
+        };
+        let warning = sev == "warning";
+        let origin_line = if file.ends_with(c_file.as_str()) {
+            Some(l)
+        } else if file.ends_with(".h") && file.contains("/include/") {
+            included_from
+        } else {
+            None
+        };
+        let origin = origin_line.and_then(|l| woven.line_map.lines.get(l - 1).cloned().flatten());
+        let col_here = if file.ends_with(c_file.as_str()) { col } else { 1 };
+        let d = match origin {
+            Some(LineOrigin::Body {
+                advice,
+                body,
+                line,
+                cut,
+                added,
+            }) => {
+                let a = &aspect.advices[advice];
+                let b = &a.bodies[body];
+                let start = crate::textmap::line_start(&b.code.text, line + 1);
+                let off = (start + cut + col_here.saturating_sub(1 + added)).min(b.code.text.len());
+                let raw = b.code.raw(off);
+                let end = {
+                    let t = &b.code.text[off..];
+                    let n = t.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').map(char::len_utf8).sum::<usize>().max(1);
+                    b.code.raw((off + n).min(b.code.text.len())).max(raw + 1)
+                };
+                let mk = if warning { Diag::warning } else { Diag::error };
+                mk(
+                    &aspect.path,
+                    &aspect.text,
+                    raw..end,
+                    format!("advice `{}` <{}>: {msg}", a.name, b.kind.tag()),
+                    if warning { "gcc warns here" } else { "gcc rejects this" },
+                )
+            }
+            Some(LineOrigin::Import(i)) => {
+                let imp = &aspect.imports[i];
+                let mk = if warning { Diag::warning } else { Diag::error };
+                mk(&aspect.path, &aspect.text, imp.range.clone(), format!("import `{}`: {msg}", imp.header), "from this import")
+            }
+            None => {
+                let where_ = format!("{file}:{l}");
+                Diag::error(&aspect.path, &aspect.text, 0..0, format!("the generated C does not compile cleanly: {msg}"), "")
+                    .note(format!("at {where_} (generated code)"))
+            }
+        };
+        if !diags.iter().any(|x| x.range == d.range && x.message == d.message) {
+            diags.push(d);
+        }
+    }
+    diags
+}
+
+/// `file:line:col: severity: message`.
+fn parse_gcc(line: &str) -> Option<(String, usize, usize, String, String)> {
+    for sev in ["fatal error", "error", "warning"] {
+        let pat = format!(": {sev}: ");
+        if let Some(k) = line.find(&pat) {
+            let head = &line[..k];
+            let msg = line[k + pat.len()..].to_string();
+            let mut parts = head.rsplitn(3, ':');
+            let col = parts.next()?.trim().parse::<usize>().ok()?;
+            let l = parts.next()?.trim().parse::<usize>().ok()?;
+            let file = parts.next()?.trim().to_string();
+            let sev = if sev == "warning" { "warning" } else { "error" };
+            return Some((file, l, col, sev.to_string(), msg));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn gcc_lines() {
+        let p = super::parse_gcc("/tmp/x/fgft_aspect_a.c:12:5: error: 'y' undeclared (first use in this function)").unwrap();
+        assert_eq!((p.1, p.2, p.3.as_str()), (12, 5, "error"));
+        assert!(super::parse_gcc("make: *** [x] Error 1").is_none());
+    }
+}

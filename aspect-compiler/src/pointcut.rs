@@ -164,6 +164,8 @@ enum Tok {
     Or,
     Not,
     Word(String),
+    /// Any other character (meaningful only inside an argument list).
+    Punct(char),
 }
 
 struct Parser<'a> {
@@ -218,13 +220,26 @@ fn lex(src: &Mapped) -> Result<Vec<(Tok, Range<usize>)>, Error> {
                     _ => Tok::Word(w.to_string()),
                 }
             }
+            b'"' | b'\'' => {
+                let q = c;
+                i += 1;
+                while i < t.len() && t[i] != q {
+                    i += 1;
+                }
+                if i >= t.len() {
+                    return Err(err(
+                        src.raw_range(start..t.len()),
+                        "unterminated quoted text in pointcut",
+                        "this quote is not closed",
+                    ));
+                }
+                i += 1;
+                Tok::Word(src.text[start..i].to_string())
+            }
             _ => {
                 let ch = src.text[i..].chars().next().unwrap_or('?');
-                return Err(err(
-                    src.raw_range(i..i + ch.len_utf8()),
-                    format!("unexpected character `{ch}` in pointcut"),
-                    "not part of a pointcut",
-                ));
+                i += ch.len_utf8();
+                Tok::Punct(ch)
             }
         };
         out.push((tok, start..i));
@@ -244,7 +259,14 @@ pub fn parse(src: &Mapped) -> Result<Expr, Error> {
     }
     let mut p = Parser { src, toks, pos: 0 };
     let e = p.or()?;
-    if let Some((_, r)) = p.toks.get(p.pos) {
+    if let Some((t, r)) = p.toks.get(p.pos) {
+        if let Tok::Punct(ch) = t {
+            return Err(err(
+                src.raw_range(r.clone()),
+                format!("unexpected character `{ch}` in pointcut"),
+                "not part of a pointcut",
+            ));
+        }
         return Err(err(
             src.raw_range(r.clone()),
             "unexpected text after the pointcut",
@@ -310,6 +332,11 @@ impl Parser<'_> {
                 self.pos += 1;
                 self.prim(&w, r)
             }
+            Some((Tok::Punct(ch), r)) => Err(err(
+                self.src.raw_range(r),
+                format!("unexpected character `{ch}` in pointcut"),
+                "not part of a pointcut",
+            )),
             Some((t, r)) => Err(err(
                 self.src.raw_range(r),
                 format!("expected a pointcut, found {}", describe(&t)),
@@ -520,6 +547,7 @@ fn describe(t: &Tok) -> &'static str {
         Tok::Or => "OR",
         Tok::Not => "NOT",
         Tok::Word(_) => "a name",
+        Tok::Punct(_) => "a character",
     }
 }
 

@@ -508,11 +508,15 @@ impl Visitor for Weaver<'_> {
                 }
             },
             Shadow::FallOff { at } => {
+                // Right after the last statement, so that the closing brace
+                // stays on its own line.
+                let text = &site.file.pf.text[..*at];
+                let at = text.trim_end().len();
                 if hooked {
-                    edits.push(Edit::insert(*at, 1, format!(" {mac}();")));
+                    edits.push(Edit::insert(at, 1, format!(" {mac}();")));
                 }
                 if is_exit {
-                    edits.push(Edit::insert(*at, 2, format!(" {p}_exit();")));
+                    edits.push(Edit::insert(at, 2, format!(" {p}_exit();")));
                     self.infra_done.insert("exit");
                 }
             }

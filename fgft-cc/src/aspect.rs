@@ -1,14 +1,92 @@
-//! `fgft-cc aspect`.
+//! `fgft-cc aspect ASPECT.xml SOURCES...|DIR -o OUT`: weaves a KLAS aspect
+//! into a driver.
+//!
+//! OUT is a driver source tree again: the woven files, the generated
+//! `fgft_aspect*.{h,c}`, the join-point listing and the Makefile with the
+//! generated object added.  It builds with `make -C KDIR M=OUT`, and it is a
+//! valid input of `fgft-cc split` (weave first, then split OUT).
 
-use crate::diag::CliError;
+use crate::diag::{self, CliError, Located};
+use fgft_aspect::{Aspect, AspectError, Diag};
+use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Driver source files or directories.
+    /// The aspect file (XML, the KLAS form).
+    pub aspect: PathBuf,
+    /// Driver source files, or one directory.
     #[arg(required = true)]
-    pub sources: Vec<std::path::PathBuf>,
+    pub sources: Vec<PathBuf>,
+    /// Output directory: the woven driver source tree.
+    #[arg(short = 'o', long = "out")]
+    pub out: PathBuf,
+    /// Kernel build tree: kernel struct types for join points and member
+    /// checks, and a compile check of the advice code.
+    #[arg(long)]
+    pub kdir: Option<PathBuf>,
+    /// With --kdir, do not compile the generated C.
+    #[arg(long)]
+    pub no_check: bool,
+    /// Extra directory of data tables (aspect-macros.toml, macro-hints.toml).
+    #[arg(long = "tables")]
+    pub tables: Vec<PathBuf>,
+    /// Print the woven join points.
+    #[arg(long)]
+    pub list: bool,
 }
 
-pub fn run(_args: Args) -> Result<(), CliError> {
-    Err(CliError::Msg("`aspect` is not implemented yet".into()))
+fn located(d: Diag) -> Located {
+    Located {
+        path: d.path,
+        text: d.text.to_string(),
+        range: d.range,
+        message: d.message,
+        label: d.label,
+        notes: d.notes,
+        warning: d.warning,
+    }
+}
+
+fn cli_error(e: AspectError) -> CliError {
+    match e {
+        AspectError::Diagnostics(d) => CliError::Located(d.into_iter().map(located).collect()),
+        AspectError::Parse(p) => CliError::Parse(p),
+        AspectError::Io { path, source } => CliError::Io { path, source },
+        other => CliError::Msg(other.to_string()),
+    }
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let aspect = Aspect::load(&args.aspect).map_err(cli_error)?;
+    let driver = fgft_aspect::scan::Driver::load(&args.sources).map_err(cli_error)?;
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => false,
+    };
+    if same(&args.out, &driver.root) {
+        return Err(CliError::Msg(format!(
+            "{}: the output directory must not be the driver's own directory",
+            args.out.display()
+        )));
+    }
+    let opts = fgft_aspect::Options {
+        kdir: args.kdir.clone(),
+        tables: args.tables.clone(),
+        check: args.kdir.is_some() && !args.no_check,
+    };
+    let woven = fgft_aspect::weave(&aspect, &driver, &opts).map_err(cli_error)?;
+    woven.write(&args.out).map_err(cli_error)?;
+    let warnings: Vec<Located> = woven.warnings.iter().cloned().map(located).collect();
+    diag::emit(&warnings);
+    if args.list {
+        print!("{}", woven.listing());
+    }
+    println!(
+        "aspect {}: {} join point(s) woven into {} file(s); output in {}",
+        woven.name,
+        woven.joinpoints.len(),
+        woven.woven.len(),
+        args.out.display()
+    );
+    Ok(())
 }

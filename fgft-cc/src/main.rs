@@ -12,6 +12,7 @@ mod inject;
 mod outdir;
 mod roots;
 mod split;
+mod survey;
 
 #[derive(Parser)]
 #[command(
@@ -34,6 +35,8 @@ enum Command {
     Aspect(aspect::Args),
     /// Write deterministic, labelled faulty variants of entry points.
     Inject(inject::Args),
+    /// Survey a kernel tree: entry points, PM, unknown APIs, hints, parse health per module.
+    Survey(survey::Args),
 }
 
 fn main() {
@@ -43,6 +46,7 @@ fn main() {
         Command::Split(a) => split::run(a),
         Command::Aspect(a) => aspect::run(a),
         Command::Inject(a) => inject::run(a),
+        Command::Survey(a) => survey::run(a),
     };
     if let Err(e) = result {
         diag::report(&e);

@@ -1,14 +1,228 @@
-//! `fgft-cc roots`.
+//! `fgft-cc roots SOURCES...|DIR`: every function stored in a kernel slot, as
+//! `function struct.field file:line`, one per line, sorted.
+//!
+//! Directories are walked for `.c` files (sorted, deterministic); files are
+//! parsed in parallel (rayon), each one dropped once its roots are found, so
+//! memory stays bounded on a whole tree.  Paths are printed relative to the
+//! directory given, or as given for files.
 
-use crate::diag::CliError;
+use crate::diag::{CliError, Located};
+use fgft_facts::slots::{self, HeaderCache, Root, SlotTable};
+use fgft_parse::{Options, ParseError};
+use rayon::prelude::*;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 #[derive(clap::Args)]
 pub struct Args {
     /// Driver source files or directories.
     #[arg(required = true)]
-    pub sources: Vec<std::path::PathBuf>,
+    pub sources: Vec<PathBuf>,
+    /// Extra table directory (macro-hints.toml, slots.toml); repeatable.
+    /// FGFT_TABLES=dir[:dir] is read too.
+    #[arg(long = "tables", value_name = "DIR")]
+    pub tables: Vec<PathBuf>,
 }
 
-pub fn run(_args: Args) -> Result<(), CliError> {
-    Err(CliError::Msg("`roots` is not implemented yet".into()))
+/// One input file and the base its printed path is relative to.
+struct Input {
+    path: PathBuf,
+    base: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<(), CliError> {
+    let opts = Options {
+        hints: Some(Arc::new(
+            fgft_parse::HintTable::load(&args.tables)
+                .map_err(|e| CliError::Located(vec![located(e, false)]))?,
+        )),
+        budget: fgft_parse::Budget::default(),
+    };
+    let table =
+        SlotTable::load(&args.tables).map_err(|e| CliError::Located(vec![located(e, false)]))?;
+    let mut diags = Vec::new();
+    let inputs = collect_inputs(&args.sources, &mut diags);
+    let (roots, mut errs) = find_roots(&inputs, &opts, &table);
+    diags.append(&mut errs);
+    let stdout = std::io::stdout();
+    let mut out = std::io::BufWriter::new(stdout.lock());
+    for line in roots {
+        // A closed pipe (`| head`) is not an error of ours.
+        if writeln!(out, "{line}").is_err() {
+            break;
+        }
+    }
+    let _ = out.flush();
+    if diags.iter().any(|d| !d.warning) {
+        return Err(CliError::Located(diags));
+    }
+    crate::diag::emit(&diags);
+    Ok(())
+}
+
+/// Roots of all inputs, formatted and sorted; and per-file diagnostics.
+fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<String>, Vec<Located>) {
+    let cache = HeaderCache::new();
+    type Keyed = (PathBuf, usize, String);
+    let results: Vec<Result<Vec<Keyed>, Located>> = inputs
+        .par_iter()
+        .map(|inp| {
+            let pf = fgft_parse::parse_file_with(&inp.path, opts).map_err(|e| located(e, false))?;
+            let facts = cache.facts_with_headers(&pf, opts);
+            let mut rs: Vec<Root> = slots::roots(&pf, &facts, table);
+            // A unit that includes another .c file (ens1371.c includes
+            // ens1370.c) has that file's roots too.
+            let included: Vec<PathBuf> = slots::local_includes(&pf)
+                .into_iter()
+                .filter(|p| p.extension().is_some_and(|e| e == "c"))
+                .collect();
+            drop(pf);
+            for inc in included {
+                let ipf = fgft_parse::parse_file_with(&inc, opts).map_err(|e| located(e, false))?;
+                let ifacts = cache.facts_with_headers(&ipf, opts);
+                rs.extend(slots::roots(&ipf, &ifacts, table));
+            }
+            Ok(rs
+                .into_iter()
+                .map(|r| {
+                    let shown = shown_path(&r.file, inp.base.as_deref());
+                    (shown, r.line, r.display_line(inp.base.as_deref()))
+                })
+                .collect())
+        })
+        .collect();
+    let mut lines = Vec::new();
+    let mut diags = Vec::new();
+    for r in results {
+        match r {
+            Ok(v) => lines.extend(v),
+            Err(d) => diags.push(d),
+        }
+    }
+    lines.sort();
+    lines.dedup();
+    (lines.into_iter().map(|(_, _, l)| l).collect(), diags)
+}
+
+/// The path printed for `file`: relative to the directory given, else as given.
+fn shown_path(file: &Path, base: Option<&Path>) -> PathBuf {
+    base.and_then(|b| file.strip_prefix(b).ok())
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(file)
+        .to_path_buf()
+}
+
+fn collect_inputs(sources: &[PathBuf], diags: &mut Vec<Located>) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for s in sources {
+        let meta = match std::fs::metadata(s) {
+            Ok(m) => m,
+            Err(e) => {
+                diags.push(plain(s, format!("cannot read {}: {e}", s.display())));
+                continue;
+            }
+        };
+        if meta.is_dir() {
+            let mut files = Vec::new();
+            if let Err(e) = walk(s, &mut files) {
+                diags.push(plain(
+                    s,
+                    format!("cannot read directory {}: {e}", s.display()),
+                ));
+                continue;
+            }
+            if files.is_empty() {
+                diags.push(plain(s, format!("no .c files under {}", s.display())));
+            }
+            inputs.extend(files.into_iter().map(|path| Input {
+                path,
+                base: Some(s.clone()),
+            }));
+        } else if s.extension().is_some_and(|e| e == "c" || e == "h") {
+            inputs.push(Input {
+                path: s.clone(),
+                base: None,
+            });
+        } else {
+            diags.push(plain(
+                s,
+                format!(
+                    "{} is not a C source file (expected .c or .h, or a directory)",
+                    s.display()
+                ),
+            ));
+        }
+    }
+    inputs
+}
+
+/// `.c` files under `dir`, sorted, not following symbolic links.
+fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let ft = e.file_type()?;
+        let p = e.path();
+        if ft.is_dir() {
+            walk(&p, out)?;
+        } else if ft.is_file() && p.extension().is_some_and(|x| x == "c") {
+            out.push(p);
+        }
+    }
+    Ok(())
+}
+
+fn plain(path: &Path, message: String) -> Located {
+    Located {
+        path: path.to_path_buf(),
+        text: String::new(),
+        range: 0..0,
+        message,
+        label: String::new(),
+        notes: Vec::new(),
+        warning: false,
+    }
+}
+
+/// A front-end error as a located diagnostic.
+pub fn located(e: ParseError, warning: bool) -> Located {
+    let message = e.to_string();
+    let mut d = match e {
+        ParseError::Io { path, .. }
+        | ParseError::TreeSitter { path }
+        | ParseError::Kbuild { path, .. } => plain(&path, message),
+        ParseError::NotC { path, offset, .. } => {
+            let mut d = plain(&path, message);
+            d.notes.push(format!("at byte {offset}"));
+            d
+        }
+        ParseError::Budget {
+            path, text, offset, ..
+        } => Located {
+            path,
+            range: offset..offset + 1,
+            text,
+            message,
+            label: "the parse stopped here".into(),
+            notes: vec![format!(
+                "raise the budget with {}=MILLISECONDS",
+                fgft_parse::BUDGET_ENV
+            )],
+            warning: false,
+        },
+        ParseError::Table {
+            path, text, range, ..
+        } => Located {
+            path,
+            range: range.unwrap_or(0..0),
+            text,
+            message,
+            label: String::new(),
+            notes: Vec::new(),
+            warning: false,
+        },
+    };
+    d.warning = warning;
+    d
 }

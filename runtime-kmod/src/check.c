@@ -9,7 +9,6 @@
 #define pr_fmt(fmt) "fgft: " fmt
 
 #include <linux/module.h>
-#include <linux/version.h>
 #include <linux/spinlock.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
@@ -120,7 +119,7 @@ int fgft_map_module(struct module *mod)
 	if (!m)
 		return -ENOMEM;
 	m->mod = mod;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+#ifdef for_each_mod_mem_type	/* 6.4 and later: struct module_memory */
 	err = modmap_add(m, 0, mod->mem[MOD_DATA].base, mod->mem[MOD_DATA].size,
 			 FGFT_RW);
 	if (!err)
@@ -221,7 +220,7 @@ void fgft_note_refusal(struct fgft_txn *t, unsigned long addr, size_t len,
 	t->fault_rights = rights;
 	t->fault_ip = ip;
 	if (READ_ONCE(log_refusals))
-		pr_info_ratelimited("%s: refused %s of %zu bytes at %px from %pS\n",
+		pr_info_ratelimited("%s: refused %s of %zu bytes at %p from %pS\n",
 				    t->ep && t->ep->name ? t->ep->name : "txn",
 				    rights & FGFT_W ? "write" : "read", len,
 				    (void *)addr, (void *)ip);

@@ -134,6 +134,9 @@ static void txn_push(struct fgft_txn *t)
 	hlist_add_head(&t->hnode, &b->head);
 	raw_spin_unlock_irqrestore(&b->lock, flags);
 	t->outer = outer;
+	t->nr_inner = 0;
+	if (outer)
+		outer->nr_inner++;
 	atomic_inc(&fgft_nr_open);
 }
 
@@ -147,6 +150,8 @@ static void txn_pop(struct fgft_txn *t)
 	if (t->outer)
 		hlist_add_head(&t->outer->hnode, &b->head);
 	raw_spin_unlock_irqrestore(&b->lock, flags);
+	if (t->outer)
+		t->outer->nr_inner--;
 	atomic_dec(&fgft_nr_open);
 }
 
@@ -154,6 +159,8 @@ static void txn_pop(struct fgft_txn *t)
 
 static DEFINE_RAW_SPINLOCK(fgft_pool_lock);
 static struct fgft_txn *fgft_pool_head;
+/* One free transaction per cpu, taken and given back without a lock. */
+static DEFINE_PER_CPU(struct fgft_txn *, fgft_spare);
 static LIST_HEAD(fgft_pool_all);
 
 static struct fgft_txn *txn_new(gfp_t gfp)
@@ -179,6 +186,9 @@ static struct fgft_txn *txn_alloc(void)
 	unsigned long flags;
 	bool sleep = preemptible() && !rcu_preempt_depth();
 
+	t = this_cpu_xchg(fgft_spare, NULL);
+	if (t)
+		return t;
 	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
 	t = fgft_pool_head;
 	if (t)
@@ -199,6 +209,9 @@ static void txn_release(struct fgft_txn *t)
 	WRITE_ONCE(t->active, 0);
 	t->state = FGFT_TXN_FREE;
 	WRITE_ONCE(t->task, NULL);
+	t = this_cpu_xchg(fgft_spare, t);
+	if (!t)
+		return;
 	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
 	t->next_free = fgft_pool_head;
 	fgft_pool_head = t;
@@ -208,6 +221,7 @@ static void txn_release(struct fgft_txn *t)
 static void pool_destroy(void)
 {
 	struct fgft_txn *t, *n;
+	int cpu;
 
 	list_for_each_entry_safe(t, n, &fgft_pool_all, all) {
 		list_del(&t->all);
@@ -218,6 +232,8 @@ static void pool_destroy(void)
 	}
 	fgft_pool_head = NULL;
 	atomic_set(&fgft_pool_size, 0);
+	for_each_possible_cpu(cpu)
+		per_cpu(fgft_spare, cpu) = NULL;
 }
 
 /* ---- locks (the undo log's release hook) ---- */
@@ -442,6 +458,8 @@ static bool abort_inner(struct fgft_txn *t)
 {
 	struct fgft_txn *top;
 
+	if (!t->nr_inner && t->state != FGFT_TXN_FREE)
+		return true;
 	for (;;) {
 		top = top_of(t->task, t->ctx);
 		if (!top)
@@ -574,11 +592,11 @@ void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause)
 
 	if (IS_ERR_OR_NULL(txn) || !txn_owned(txn) ||
 	    txn->state != FGFT_TXN_BODY) {
-		WARN_ONCE(txn, "fgft: fgft_txn_fail() outside its body\n");
+		WARN_ONCE(txn, "fgft: %s() outside its body\n", __func__);
 		txn = a;
 	}
 	if (!txn) {
-		pr_crit("fgft_txn_fail() called outside any transaction body\n");
+		pr_crit("%s() called outside any transaction body\n", __func__);
 		BUG();
 	}
 	txn->fault_ip = _RET_IP_;
@@ -829,7 +847,7 @@ void fgft_spin_lock_irqsave(struct fgft_txn *txn, spinlock_t *lock)
 	unsigned long flags;
 
 	if (IS_ERR_OR_NULL(txn)) {
-		WARN_ONCE(1, "fgft: fgft_spin_lock_irqsave() without a transaction\n");
+		WARN_ONCE(1, "fgft: %s() without a transaction\n", __func__);
 		spin_lock_irq(lock);
 		return;
 	}

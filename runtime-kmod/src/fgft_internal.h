@@ -77,6 +77,7 @@ struct fgft_txn {
 	u8 checkpointed;	/* this transaction took the device checkpoint */
 
 	struct fgft_txn *outer;	/* enclosing transaction, same (task, ctx) */
+	unsigned int nr_inner;	/* transactions open inside this one */
 	struct hlist_node hnode;	/* in the lookup hash while innermost */
 	struct fgft_txn *next_free;	/* pool */
 	struct list_head all;		/* every pooled transaction */

@@ -97,7 +97,8 @@ impl Usage {
             match &toks[i] {
                 TokenTree::Group(g) => self.scan_tokens(g.stream()),
                 TokenTree::Ident(id) if id == "self" => {
-                    let dot = matches!(toks.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
+                    let dot =
+                        matches!(toks.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '.');
                     match (dot, toks.get(i + 2)) {
                         (true, Some(TokenTree::Ident(name))) => {
                             let call = matches!(toks.get(i + 3),
@@ -159,10 +160,18 @@ impl<'ast> Visit<'ast> for Usage {
             Expr::Call(c) => {
                 // `Self::m(self, ..)`
                 if let Expr::Path(p) = &*c.func {
-                    let segs: Vec<String> =
-                        p.path.segments.iter().map(|s| s.ident.to_string()).collect();
-                    if segs.len() == 2 && segs[0] == "Self" && c.args.first().is_some_and(is_self_path) {
-                        self.calls.push((segs[1].clone(), p.path.segments[1].ident.span()));
+                    let segs: Vec<String> = p
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    if segs.len() == 2
+                        && segs[0] == "Self"
+                        && c.args.first().is_some_and(is_self_path)
+                    {
+                        self.calls
+                            .push((segs[1].clone(), p.path.segments[1].ident.span()));
                         for a in c.args.iter().skip(1) {
                             self.visit_expr(a);
                         }

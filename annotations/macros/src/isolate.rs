@@ -1,7 +1,7 @@
 //! `#[fgft::isolate(...)]`: options, signature checks and the transaction
 //! wrapper.
 
-use crate::analysis::{member_name, Usage};
+use crate::analysis::Usage;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use std::collections::{BTreeMap, BTreeSet};
@@ -74,7 +74,10 @@ impl Options {
         syn::parse::Parser::parse2(parser, attr)?;
         for k in o.skip.keys() {
             if let Some((s, _)) = o.snapshot.get(k) {
-                return Err(syn::Error::new(*s, format!("field `{k}` is both skipped and snapshotted")));
+                return Err(syn::Error::new(
+                    *s,
+                    format!("field `{k}` is both skipped and snapshotted"),
+                ));
             }
         }
         Ok(o)
@@ -106,11 +109,16 @@ pub fn check_signature(f: &ImplItemFn) -> syn::Result<()> {
     if let Some(c) = &sig.constness {
         return Err(syn::Error::new(
             c.span(),
-            format!("unsupported signature: `{name}` is a const fn; it cannot run as a transaction"),
+            format!(
+                "unsupported signature: `{name}` is a const fn; it cannot run as a transaction"
+            ),
         ));
     }
     if let Some(v) = &sig.variadic {
-        return Err(syn::Error::new(v.span(), "unsupported signature: variadic entry point"));
+        return Err(syn::Error::new(
+            v.span(),
+            "unsupported signature: variadic entry point",
+        ));
     }
     match sig.inputs.first() {
         Some(FnArg::Receiver(r)) => {
@@ -163,7 +171,9 @@ fn check_return_type(name: &Ident, t: &Type) -> syn::Result<()> {
         ))
     };
     match t {
-        Type::Tuple(tt) if tt.elems.is_empty() => bad(t.span(), "`()`, which cannot carry an error"),
+        Type::Tuple(tt) if tt.elems.is_empty() => {
+            bad(t.span(), "`()`, which cannot carry an error")
+        }
         Type::Never(_) => bad(t.span(), "`!`"),
         Type::ImplTrait(_) => bad(t.span(), "`impl Trait`"),
         _ => {
@@ -245,7 +255,11 @@ fn changed_fields(
                         "`self.{m}()` {how}, so fgft cannot see which fields it changes; \
                          move it into this impl block{}, or list the fields it changes with \
                          #[fgft::isolate(fields(..))]",
-                        if ctx.impl_methods.is_none() { " and put #[fgft::driver] on it" } else { "" }
+                        if ctx.impl_methods.is_none() {
+                            " and put #[fgft::driver] on it"
+                        } else {
+                            ""
+                        }
                     ),
                 ));
             }
@@ -361,7 +375,6 @@ pub fn expand(f: &ImplItemFn, opts: &Options, ctx: &Context) -> syn::Result<Toke
     let defaultness = &f.defaultness;
     let sig = &f.sig;
     let body = &f.block;
-    let _ = member_name;
     Ok(quote! {
         #(#attrs)*
         #vis #defaultness #sig {

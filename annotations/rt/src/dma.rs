@@ -39,11 +39,14 @@ pub fn phys_addr(vaddr: usize) -> Result<u64, Error> {
     };
     let f = File::open(&path).map_err(io)?;
     let mut e = [0u8; 8];
-    f.read_exact_at(&mut e, (vaddr / PAGE) as u64 * 8).map_err(io)?;
+    f.read_exact_at(&mut e, (vaddr / PAGE) as u64 * 8)
+        .map_err(io)?;
     let e = u64::from_le_bytes(e);
     let pfn = e & ((1u64 << 55) - 1);
     if e >> 63 == 0 || pfn == 0 {
-        return Err(Error::NoPhysAddr { vaddr: vaddr as u64 });
+        return Err(Error::NoPhysAddr {
+            vaddr: vaddr as u64,
+        });
     }
     Ok(pfn * PAGE as u64 + (vaddr % PAGE) as u64)
 }
@@ -85,7 +88,7 @@ impl DmaRegion {
             e
         };
         let bus = phys_addr(p as usize).map_err(unmap)?;
-        if bus.checked_add(len as u64 - 1).is_none_or_gt(mask) {
+        if bus.checked_add(len as u64 - 1).none_or_above(mask) {
             return Err(unmap(Error::AboveDmaMask { bus, mask }));
         }
         grants::grant(Space::Dma, bus, len as u64, FGFT_RW).map_err(unmap)?;
@@ -106,7 +109,7 @@ impl DmaRegion {
 
     /// Copies `data` into the region at `off` (volatile: the device reads it).
     pub fn write_at(&self, off: usize, data: &[u8]) -> Result<(), Error> {
-        if off.checked_add(data.len()).is_none_or_gt(self.len as u64) {
+        if off.checked_add(data.len()).none_or_above(self.len as u64) {
             return Err(Error::BadRange {
                 addr: off as u64,
                 len: data.len() as u64,
@@ -123,7 +126,7 @@ impl DmaRegion {
     /// Copies from the region at `off` into `out` (volatile: the device
     /// wrote it).
     pub fn read_at(&self, off: usize, out: &mut [u8]) -> Result<(), Error> {
-        if off.checked_add(out.len()).is_none_or_gt(self.len as u64) {
+        if off.checked_add(out.len()).none_or_above(self.len as u64) {
             return Err(Error::BadRange {
                 addr: off as u64,
                 len: out.len() as u64,
@@ -139,11 +142,11 @@ impl DmaRegion {
 }
 
 trait GtExt {
-    fn is_none_or_gt(self, limit: u64) -> bool;
+    fn none_or_above(self, limit: u64) -> bool;
 }
 
 impl<T: TryInto<u64>> GtExt for Option<T> {
-    fn is_none_or_gt(self, limit: u64) -> bool {
+    fn none_or_above(self, limit: u64) -> bool {
         match self.map(TryInto::try_into) {
             Some(Ok(v)) => v > limit,
             _ => true,

@@ -56,6 +56,9 @@ pub struct Abort {
     /// From the fault to the end of the abort (state, undo log and device
     /// restored).
     pub recovery: Duration,
+    /// The part of `recovery` spent unwinding from the fault to the
+    /// transaction's `call` (the rest is undo log and restore).
+    pub unwind: Duration,
     /// False when the device restore itself failed.
     pub restored: bool,
 }

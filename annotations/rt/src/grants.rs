@@ -31,7 +31,13 @@ pub fn grant(space: Space, addr: u64, len: u64, rights: u32) -> Result<(), Error
 }
 
 /// Registers a standing grant derived from the one containing `parent`.
-pub fn grant_derived(space: Space, parent: u64, addr: u64, len: u64, rights: u32) -> Result<(), Error> {
+pub fn grant_derived(
+    space: Space,
+    parent: u64,
+    addr: u64,
+    len: u64,
+    rights: u32,
+) -> Result<(), Error> {
     with_global(|g| g[space as usize].map_derived(parent, addr, len, rights))
 }
 

@@ -39,13 +39,13 @@ pub use dma::{check_dma, DmaRegion};
 pub use errno::{errno_by_name, Abort, AbortValue, Errno, FromAbort};
 pub use error::Error;
 pub use fgft_macros::{checkpoint, driver, isolate, restore};
-pub use mmio::{MmioWindow, Reg, RegCheckpoint, Refused, Undo, UndoReport};
+pub use mmio::{MmioWindow, Refused, Reg, RegCheckpoint, Undo, UndoReport};
 pub use range::{RangeTable, FGFT_R, FGFT_RW, FGFT_W};
 pub use snap::DeviceState;
-pub use stats::{entries, set_isolation, Entry, EntryStats};
+pub use stats::{entries, set_isolation, set_isolation_global, Entry, EntryStats};
 pub use txn::{
-    check, check_or_fail, current, defer_push, depth, fail, map, undo_push, unmap, Cause,
-    Failed, Space, Txn, TxnGuard,
+    check, check_or_fail, current, defer_push, depth, fail, map, undo_push, unmap, Cause, Failed,
+    Space, Txn, TxnGuard,
 };
 pub use undo::{MmioWrite, UndoLog};
 

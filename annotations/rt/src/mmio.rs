@@ -34,6 +34,9 @@ pub enum Undo {
     /// Write back the value the device checkpoint read (the register must be
     /// readable and writable).
     Restore,
+    /// Write back the complement of the checkpointed value: for a register
+    /// that reads back the inverse of what was written (edu's liveness).
+    RestoreInverted,
     /// Write the same value to the register at this offset (e.g. an
     /// interrupt raise is undone by acknowledging it).
     Compensate(u64),
@@ -164,12 +167,20 @@ impl MmioWindow {
 
     /// Maps a whole PCI resource file (`/sys/bus/pci/devices/D/resource0`)
     /// and wraps it.
-    pub fn map_resource(name: &'static str, path: &Path, regs: &'static [Reg]) -> Result<Self, Error> {
+    pub fn map_resource(
+        name: &'static str,
+        path: &Path,
+        regs: &'static [Reg],
+    ) -> Result<Self, Error> {
         let io = |source| Error::Io {
             path: path.to_path_buf(),
             source,
         };
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io)?;
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
         let ulen = usize::try_from(len).map_err(|_| Error::BadRange { addr: 0, len })?;
         if len == 0 {
@@ -204,7 +215,7 @@ impl MmioWindow {
     fn register(&self) -> Result<(), Error> {
         for r in self.regs {
             let w = u64::from(r.max_width());
-            if r.off.checked_add(w).map_or(true, |e| e > self.len) {
+            if r.off.checked_add(w).is_none_or(|e| e > self.len) {
                 return Err(Error::RegOutsideWindow {
                     name: self.name,
                     reg: r.name,
@@ -255,8 +266,8 @@ impl MmioWindow {
     pub fn check(&self, off: u64, width: u8, rights: u32) -> Result<(), Refused> {
         let w = u64::from(width);
         if !matches!(width, W1 | W2 | W4 | W8)
-            || off % w != 0
-            || off.checked_add(w).map_or(true, |e| e > self.len)
+            || !off.is_multiple_of(w)
+            || off.checked_add(w).is_none_or(|e| e > self.len)
         {
             return Err(Refused::OutOfWindow {
                 off,
@@ -351,13 +362,15 @@ impl MmioWindow {
         self.write(off, W8, v)
     }
 
-    /// Reads every `Undo::Restore` register (the register part of a device
+    /// Reads every `Undo::Restore`/`RestoreInverted` register (the register part of a device
     /// checkpoint).
     pub fn checkpoint(&self) -> RegCheckpoint {
         let values = self
             .regs
             .iter()
-            .filter(|r| r.undo == Undo::Restore && r.rights & FGFT_R != 0)
+            .filter(|r| {
+                matches!(r.undo, Undo::Restore | Undo::RestoreInverted) && r.rights & FGFT_R != 0
+            })
             .map(|r| {
                 let w = r.max_width();
                 (r.off, w, self.read(r.off, w))
@@ -377,17 +390,25 @@ impl MmioWindow {
     pub fn undo_writes(&self, cp: &RegCheckpoint, txn: &Txn) -> UndoReport {
         let mut rep = UndoReport::default();
         let mut done: Vec<u64> = Vec::new();
-        for w in txn.mmio_writes().iter().rev().filter(|w| w.window == self.id()) {
+        for w in txn
+            .mmio_writes()
+            .iter()
+            .rev()
+            .filter(|w| w.window == self.id())
+        {
             let reg = self
                 .regs
                 .iter()
                 .find(|r| w.off >= r.off && w.off < r.off + u64::from(r.max_width()));
             match reg.map(|r| (r, r.undo)) {
-                Some((r, Undo::Restore)) if cp.window == self.id() => {
+                Some((r, undo @ (Undo::Restore | Undo::RestoreInverted)))
+                    if cp.window == self.id() =>
+                {
                     if !done.contains(&r.off) {
                         if let Some(&(off, width, v)) =
                             cp.values.iter().find(|(o, _, _)| *o == r.off)
                         {
+                            let v = if undo == Undo::RestoreInverted { !v } else { v };
                             let _ = self.try_write_unlogged(off, width, v);
                             rep.restored += 1;
                         }

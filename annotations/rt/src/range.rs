@@ -104,7 +104,13 @@ impl RangeTable {
         Ok(())
     }
 
-    fn insert(&mut self, addr: u64, len: u64, rights: u32, parent: Option<u64>) -> Result<(), Error> {
+    fn insert(
+        &mut self,
+        addr: u64,
+        len: u64,
+        rights: u32,
+        parent: Option<u64>,
+    ) -> Result<(), Error> {
         let end = addr.checked_add(len).ok_or(Error::BadRange { addr, len })?;
         if len == 0 || rights & !FGFT_RW != 0 {
             return Err(Error::BadRange { addr, len });
@@ -225,10 +231,22 @@ mod tests {
     fn overlaps_and_bad_ranges_are_refused() {
         let mut t = RangeTable::new();
         t.map(0x100, 0x100, FGFT_RW).unwrap();
-        assert!(matches!(t.map(0x80, 0x81, FGFT_R), Err(Error::Overlap { .. })));
-        assert!(matches!(t.map(0x1ff, 1, FGFT_R), Err(Error::Overlap { .. })));
-        assert!(matches!(t.map(0x300, 0, FGFT_R), Err(Error::BadRange { .. })));
-        assert!(matches!(t.map(u64::MAX, 2, FGFT_R), Err(Error::BadRange { .. })));
+        assert!(matches!(
+            t.map(0x80, 0x81, FGFT_R),
+            Err(Error::Overlap { .. })
+        ));
+        assert!(matches!(
+            t.map(0x1ff, 1, FGFT_R),
+            Err(Error::Overlap { .. })
+        ));
+        assert!(matches!(
+            t.map(0x300, 0, FGFT_R),
+            Err(Error::BadRange { .. })
+        ));
+        assert!(matches!(
+            t.map(u64::MAX, 2, FGFT_R),
+            Err(Error::BadRange { .. })
+        ));
         t.map(0x200, 1, FGFT_R).unwrap();
         t.map(0x80, 0x80, FGFT_R).unwrap();
     }

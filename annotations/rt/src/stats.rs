@@ -74,6 +74,13 @@ pub struct Entry {
 }
 
 static ENTRIES: Mutex<Vec<&'static Entry>> = Mutex::new(Vec::new());
+static ISOLATION: AtomicBool = AtomicBool::new(true);
+
+/// Switches isolation for every entry point of the process at once (a
+/// driver run "native", e.g. to compare with restart recovery).
+pub fn set_isolation_global(on: bool) {
+    ISOLATION.store(on, Ordering::Relaxed);
+}
 
 impl Entry {
     pub const fn new(name: &'static str, origin: &'static str) -> Self {
@@ -88,7 +95,7 @@ impl Entry {
 
     /// Whether calls run as transactions (the per-entry debugfs switch).
     pub fn enabled(&self) -> bool {
-        self.enabled.load(Ordering::Relaxed)
+        self.enabled.load(Ordering::Relaxed) && ISOLATION.load(Ordering::Relaxed)
     }
 
     pub fn set_enabled(&self, on: bool) {
@@ -96,7 +103,10 @@ impl Entry {
     }
 
     pub fn stats(&self) -> EntryStats {
-        self.stats.lock().map(|s| s.clone()).unwrap_or_else(|e| e.into_inner().clone())
+        self.stats
+            .lock()
+            .map(|s| s.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
     }
 
     fn update(&'static self, f: impl FnOnce(&mut EntryStats)) {
@@ -146,7 +156,10 @@ impl Entry {
 
 /// Every entry point that ran at least once, in first-use order.
 pub fn entries() -> Vec<&'static Entry> {
-    ENTRIES.lock().map(|e| e.clone()).unwrap_or_else(|e| e.into_inner().clone())
+    ENTRIES
+        .lock()
+        .map(|e| e.clone())
+        .unwrap_or_else(|e| e.into_inner().clone())
 }
 
 /// Switches isolation for the entry point named `name` (`Type::method`);

@@ -228,14 +228,12 @@ pub fn check_or_fail(space: Space, addr: u64, len: u64, rights: u32, what: &dyn 
 /// Grants the current transaction `rights` on a range (`fgft_map`); revoked
 /// when it ends. Returns false outside a transaction or on a bad range.
 pub fn map(space: Space, addr: u64, len: u64, rights: u32) -> bool {
-    with_current(|t| t.local[space as usize].map(addr, len, rights).is_ok())
-    .unwrap_or(false)
+    with_current(|t| t.local[space as usize].map(addr, len, rights).is_ok()).unwrap_or(false)
 }
 
 /// Revokes a grant of the current transaction and all derived from it.
 pub fn unmap(space: Space, addr: u64) -> usize {
-    with_current(|t| t.local[space as usize].unmap(addr))
-    .unwrap_or(0)
+    with_current(|t| t.local[space as usize].unmap(addr)).unwrap_or(0)
 }
 
 /// Runs `f` if the current transaction aborts, last in first out
@@ -331,8 +329,9 @@ pub struct TxnGuard {
 
 /// A transaction whose body faulted; [`Failed::abort`] recovers.
 pub struct Failed {
-    txn: Txn,
+    txn: Box<Txn>,
     at: Instant,
+    caught: Instant,
     entry: &'static Entry,
 }
 
@@ -373,12 +372,13 @@ impl TxnGuard {
                 };
                 state.panic = None;
                 Err(Failed {
-                    txn: Txn {
+                    txn: Box::new(Txn {
                         state,
                         cause,
                         message,
-                    },
+                    }),
                     at,
+                    caught: now,
                     entry: self.entry,
                 })
             }
@@ -438,12 +438,13 @@ impl Failed {
     /// snapshotted fields and calls the device restore with this
     /// transaction's MMIO write log), revokes every grant and returns the
     /// error for the caller.
-    pub fn abort(
-        self,
-        errno: Errno,
-        restore: impl FnOnce(&Txn) -> Result<(), String>,
-    ) -> Abort {
-        let Failed { mut txn, at, entry } = self;
+    pub fn abort(self, errno: Errno, restore: impl FnOnce(&Txn) -> Result<(), String>) -> Abort {
+        let Failed {
+            mut txn,
+            at,
+            caught,
+            entry,
+        } = self;
         let undo_ok = run_catching(|| txn.state.undo.run_abort()).is_some();
         let restored = match run_catching(|| restore(&txn)) {
             Some(Ok(())) => undo_ok,
@@ -464,6 +465,7 @@ impl Failed {
             cause: txn.cause,
             message: txn.message,
             recovery,
+            unwind: caught.saturating_duration_since(at),
             restored,
         }
     }

@@ -349,14 +349,27 @@ static void fgft_ne2k_write_filters(struct fgft_ne2k *lp)
 	ne_write(lp, P0_RCR, lp->rcr);
 }
 
+/*
+ * Programs the station address into PAR0-5; the card must be started, or in
+ * loopback and monitor mode (chip_init), as remote DMA starts it. Some NE2000 clones, QEMU's
+ * model among them, match unicast frames against the image of the address
+ * PROM in card memory instead, so the address also goes there (each byte
+ * doubled, as the PROM is laid out); the PROM is read-only on the cards
+ * that honour PAR0-5, which ignore that write.
+ */
 static void fgft_ne2k_write_mac(struct fgft_ne2k *lp, const u8 *addr)
 {
+	__le16 image[ETH_ALEN];
 	int i;
 
 	ne_page(lp, CR_PAGE1);
 	for (i = 0; i < ETH_ALEN; i++)
 		ne_write(lp, P1_PAR0 + i, addr[i]);
 	ne_page(lp, CR_PAGE0);
+
+	for (i = 0; i < ETH_ALEN; i++)
+		image[i] = cpu_to_le16(addr[i] | addr[i] << 8);
+	ne_pio_write(lp, image, sizeof(image), 0);
 }
 
 /*
@@ -738,16 +751,20 @@ static void fgft_ne2k_set_rx_mode(struct net_device *ndev)
 static int fgft_ne2k_set_mac_address(struct net_device *ndev, void *p)
 {
 	struct fgft_ne2k *lp = netdev_priv(ndev);
-	struct sockaddr *sa = p;
 	unsigned long flags;
+	int err;
 
-	if (!is_valid_ether_addr(sa->sa_data))
-		return -EADDRNOTAVAIL;
-	eth_hw_addr_set(ndev, sa->sa_data);
+	err = eth_prepare_mac_addr_change(ndev, p);
+	if (err)
+		return err;
+	eth_commit_mac_addr_change(ndev, p);
 
-	spin_lock_irqsave(&lp->lock, flags);
-	fgft_ne2k_write_mac(lp, ndev->dev_addr);
-	spin_unlock_irqrestore(&lp->lock, flags);
+	/* a stopped card gets the address at the next open */
+	if (netif_running(ndev)) {
+		spin_lock_irqsave(&lp->lock, flags);
+		fgft_ne2k_write_mac(lp, ndev->dev_addr);
+		spin_unlock_irqrestore(&lp->lock, flags);
+	}
 	return 0;
 }
 
@@ -1304,6 +1321,7 @@ static int fgft_ne2k_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ndev->netdev_ops = &fgft_ne2k_netdev_ops;
 	ndev->ethtool_ops = &fgft_ne2k_ethtool_ops;
 	ndev->watchdog_timeo = NE_TX_TIMEOUT;
+	ndev->priv_flags |= IFF_LIVE_ADDR_CHANGE;
 	ndev->min_mtu = ETH_MIN_MTU;
 	ndev->max_mtu = ETH_DATA_LEN;
 	netif_napi_add(ndev, &lp->napi, fgft_ne2k_poll);
@@ -1355,10 +1373,8 @@ static struct pci_driver fgft_ne2k_driver = {
 	.id_table	= fgft_ne2k_pci_tbl,
 	.probe		= fgft_ne2k_probe,
 	.remove		= fgft_ne2k_remove,
-	.driver = {
-		.pm		= pm_sleep_ptr(&fgft_ne2k_pm_ops),
-		.dev_groups	= fgft_ne2k_groups,
-	},
+	.dev_groups	= fgft_ne2k_groups,
+	.driver.pm	= pm_sleep_ptr(&fgft_ne2k_pm_ops),
 };
 module_pci_driver(fgft_ne2k_driver);
 

@@ -268,7 +268,12 @@ fn analyze_fn(
     let mut po = Vec::new();
     if let Some(scope) = w.scopes.first() {
         for p in &def.params {
-            po.push(scope.get(&p.name).map(|v| v.origins.clone()).unwrap_or_default());
+            po.push(
+                scope
+                    .get(&p.name)
+                    .map(|v| v.origins.clone())
+                    .unwrap_or_default(),
+            );
         }
     }
     w.facts.param_origins = po;
@@ -439,9 +444,18 @@ impl Walker<'_, '_> {
                     self.stmt(pf, k);
                 }
             }
-            "goto_statement" | "break_statement" | "continue_statement" | "comment"
-            | "type_definition" | "struct_specifier" | "enum_specifier" | "union_specifier"
-            | "preproc_def" | "preproc_function_def" | "preproc_call" | "preproc_include" => {}
+            "goto_statement"
+            | "break_statement"
+            | "continue_statement"
+            | "comment"
+            | "type_definition"
+            | "struct_specifier"
+            | "enum_specifier"
+            | "union_specifier"
+            | "preproc_def"
+            | "preproc_function_def"
+            | "preproc_call"
+            | "preproc_include" => {}
             "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" => {
                 let mut c = n.walk();
                 let kids: Vec<Node<'_>> = n
@@ -556,7 +570,9 @@ impl Walker<'_, '_> {
                 });
             }
         }
-        if info.ty.is_void_ptr() || info.ty == CType::Unknown || matches!(info.ty, CType::FieldOf(..))
+        if info.ty.is_void_ptr()
+            || info.ty == CType::Unknown
+            || matches!(info.ty, CType::FieldOf(..))
         {
             if let Some((b, f)) = &info.field {
                 self.facts.relations.push(Relation::Conv {
@@ -659,10 +675,16 @@ impl Walker<'_, '_> {
                     self.expr(pf, i, Ctx::Read);
                 }
                 // Peek at the type without recording, to decide how to walk.
-                let is_array = self.peek_type(pf, arg).is_some_and(|t| matches!(t, CType::Array(..)));
+                let is_array = self
+                    .peek_type(pf, arg)
+                    .is_some_and(|t| matches!(t, CType::Array(..)));
                 if is_array {
                     let inner_ctx = if ctx == Ctx::Embed { Ctx::Embed } else { ctx };
-                    let inner_ctx = if inner_ctx == Ctx::Addr { Ctx::ReadWrite } else { inner_ctx };
+                    let inner_ctx = if inner_ctx == Ctx::Addr {
+                        Ctx::ReadWrite
+                    } else {
+                        inner_ctx
+                    };
                     let a = self.expr(pf, arg, inner_ctx);
                     let mut info = Info {
                         ty: a.ty.pointee(),
@@ -699,7 +721,11 @@ impl Walker<'_, '_> {
                     }
                     Info {
                         ty: self.prog.resolve(&a.ty.pointee()),
-                        origins: if ctx == Ctx::Addr { a.origins } else { Vec::new() },
+                        origins: if ctx == Ctx::Addr {
+                            a.origins
+                        } else {
+                            Vec::new()
+                        },
                         ..Default::default()
                     }
                 }
@@ -737,7 +763,11 @@ impl Walker<'_, '_> {
                     let ty = self.prog.resolve(&a.ty.pointee());
                     Info {
                         ty,
-                        origins: if ctx == Ctx::Addr { a.origins } else { Vec::new() },
+                        origins: if ctx == Ctx::Addr {
+                            a.origins
+                        } else {
+                            Vec::new()
+                        },
                         ..Default::default()
                     }
                 }
@@ -888,7 +918,9 @@ impl Walker<'_, '_> {
                 }
                 Info::default()
             }
-            "sizeof_expression" | "alignof_expression" | "offsetof_expression"
+            "sizeof_expression"
+            | "alignof_expression"
+            | "offsetof_expression"
             | "generic_expression" => Info {
                 ty: CType::Scalar("size_t".into()),
                 ..Default::default()
@@ -914,10 +946,16 @@ impl Walker<'_, '_> {
                 self.stmt(pf, n);
                 Info::default()
             }
-            "string_literal" | "concatenated_string" | "number_literal" | "char_literal"
-            | "true" | "false" | "null" | "comment" | "primitive_type" | "type_descriptor" => {
-                Info::default()
-            }
+            "string_literal"
+            | "concatenated_string"
+            | "number_literal"
+            | "char_literal"
+            | "true"
+            | "false"
+            | "null"
+            | "comment"
+            | "primitive_type"
+            | "type_descriptor" => Info::default(),
             "gnu_asm_expression" => {
                 let mut stack = vec![n];
                 while let Some(x) = stack.pop() {
@@ -973,16 +1011,24 @@ impl Walker<'_, '_> {
                         .map(|o| pf.node_text(o) == "->")
                         .unwrap_or(true);
                 let base = if arrow { at.pointee() } else { at };
-                Some(self.prog.resolve(&self.prog.field_type(&self.prog.resolve(&base), field)))
+                Some(
+                    self.prog
+                        .resolve(&self.prog.field_type(&self.prog.resolve(&base), field)),
+                )
             }
             "parenthesized_expression" => self.peek_type(pf, n.named_child(0)?),
-            "subscript_expression" => {
-                Some(self.peek_type(pf, n.child_by_field_name("argument")?)?.pointee())
-            }
+            "subscript_expression" => Some(
+                self.peek_type(pf, n.child_by_field_name("argument")?)?
+                    .pointee(),
+            ),
             "pointer_expression" => {
                 let a = self.peek_type(pf, n.child_by_field_name("argument")?)?;
                 let op = n.child_by_field_name("operator").map(|o| pf.node_text(o));
-                Some(if op == Some("&") { CType::ptr(a) } else { a.pointee() })
+                Some(if op == Some("&") {
+                    CType::ptr(a)
+                } else {
+                    a.pointee()
+                })
             }
             "cast_expression" => Some(ctype::type_descriptor(pf, n.child_by_field_name("type")?)),
             _ => None,
@@ -1034,7 +1080,11 @@ impl Walker<'_, '_> {
             return Info {
                 ty,
                 origins,
-                global_addr: if kind == AccessKind::Addr { Some(idx) } else { None },
+                global_addr: if kind == AccessKind::Addr {
+                    Some(idx)
+                } else {
+                    None
+                },
                 ..Default::default()
             };
         }

@@ -1,8 +1,8 @@
 //! Kernel API calls: what the analysis knows about kernel functions (given by
 //! the caller, from the compensation table) and the calls a closure makes.
 
-use crate::callgraph::Closure;
 use crate::access::{CallTarget, DriverFacts, Site};
+use crate::callgraph::Closure;
 use serde::Serialize;
 use std::collections::BTreeMap;
 

@@ -32,6 +32,8 @@ pub enum CType {
     /// The type of member path `.1` of the record type `.0`, when `.0`'s
     /// definition is unknown.
     FieldOf(Box<CType>, String),
+    /// What a pointer of symbolic type `.0` points to.
+    PointeeOf(Box<CType>),
 }
 
 impl Default for CType {
@@ -49,7 +51,7 @@ impl CType {
     pub fn pointee(&self) -> CType {
         match self {
             CType::Ptr(t) | CType::Array(t, _) => (**t).clone(),
-            CType::FieldOf(..) | CType::Named(_) => CType::Unknown,
+            CType::FieldOf(..) | CType::PointeeOf(_) => CType::PointeeOf(Box::new(self.clone())),
             _ => CType::Unknown,
         }
     }
@@ -66,7 +68,10 @@ impl CType {
     /// fields (known records, or symbolic member types that are used as
     /// records).
     pub fn is_recordish(&self) -> bool {
-        matches!(self, CType::Record(_) | CType::FieldOf(..) | CType::Named(_))
+        matches!(
+            self,
+            CType::Record(_) | CType::FieldOf(..) | CType::Named(_) | CType::PointeeOf(_)
+        )
     }
 
     /// The record tag (`struct foo`) when this is a known record type.
@@ -104,6 +109,7 @@ impl CType {
             CType::FieldOf(base, path) => {
                 format!("typeof((({} *)0)->{path})", base.c_spelling())
             }
+            CType::PointeeOf(p) => format!("typeof(*(({})0))", p.c_spelling()),
         }
     }
 
@@ -116,6 +122,7 @@ impl CType {
                 .trim_start_matches("union ")
                 .to_string(),
             CType::FieldOf(b, p) => format!("{}__{}", b.ident(), p),
+            CType::PointeeOf(b) => format!("{}__to", b.ident()),
             CType::Ptr(t) => format!("p_{}", t.ident()),
             CType::Array(t, _) => format!("a_{}", t.ident()),
             CType::Scalar(s) | CType::Named(s) => s.clone(),
@@ -137,6 +144,7 @@ impl std::fmt::Display for CType {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             CType::FieldOf(b, p) => write!(f, "typeof({b}.{p})"),
+            CType::PointeeOf(b) => write!(f, "*({b})"),
             CType::Ptr(t) => write!(f, "{t} *"),
             CType::Array(t, n) => write!(f, "{t}[{}]", n.clone().unwrap_or_default()),
             other => f.write_str(&other.c_spelling()),
@@ -147,15 +155,75 @@ impl std::fmt::Display for CType {
 /// Names of kernel scalar typedefs that are known to be arithmetic.
 pub fn is_scalar_typedef(name: &str) -> bool {
     const NAMES: &[&str] = &[
-        "u8", "u16", "u32", "u64", "s8", "s16", "s32", "s64", "__u8", "__u16", "__u32", "__u64",
-        "__s8", "__s16", "__s32", "__s64", "__le16", "__le32", "__le64", "__be16", "__be32",
-        "__be64", "bool", "size_t", "ssize_t", "loff_t", "dma_addr_t", "phys_addr_t",
-        "resource_size_t", "gfp_t", "uint", "ulong", "ushort", "uint8_t", "uint16_t",
-        "uint32_t", "uint64_t", "int8_t", "int16_t", "int32_t", "int64_t", "u_char", "u_short",
-        "u_int", "u_long", "netdev_tx_t", "netdev_features_t", "irqreturn_t", "pci_power_t",
-        "pm_message_t", "atomic_t", "atomic64_t", "ktime_t", "time64_t", "umode_t", "off_t",
-        "pid_t", "uid_t", "gid_t", "dev_t", "sector_t", "blkcnt_t", "fmode_t", "uintptr_t",
-        "__sum16", "__wsum", "snd_pcm_uframes_t", "snd_pcm_sframes_t", "snd_pcm_format_t",
+        "u8",
+        "u16",
+        "u32",
+        "u64",
+        "s8",
+        "s16",
+        "s32",
+        "s64",
+        "__u8",
+        "__u16",
+        "__u32",
+        "__u64",
+        "__s8",
+        "__s16",
+        "__s32",
+        "__s64",
+        "__le16",
+        "__le32",
+        "__le64",
+        "__be16",
+        "__be32",
+        "__be64",
+        "bool",
+        "size_t",
+        "ssize_t",
+        "loff_t",
+        "dma_addr_t",
+        "phys_addr_t",
+        "resource_size_t",
+        "gfp_t",
+        "uint",
+        "ulong",
+        "ushort",
+        "uint8_t",
+        "uint16_t",
+        "uint32_t",
+        "uint64_t",
+        "int8_t",
+        "int16_t",
+        "int32_t",
+        "int64_t",
+        "u_char",
+        "u_short",
+        "u_int",
+        "u_long",
+        "netdev_tx_t",
+        "netdev_features_t",
+        "irqreturn_t",
+        "pci_power_t",
+        "pm_message_t",
+        "atomic_t",
+        "atomic64_t",
+        "ktime_t",
+        "time64_t",
+        "umode_t",
+        "off_t",
+        "pid_t",
+        "uid_t",
+        "gid_t",
+        "dev_t",
+        "sector_t",
+        "blkcnt_t",
+        "fmode_t",
+        "uintptr_t",
+        "__sum16",
+        "__wsum",
+        "snd_pcm_uframes_t",
+        "snd_pcm_sframes_t",
+        "snd_pcm_format_t",
     ];
     NAMES.contains(&name)
 }
@@ -291,7 +359,12 @@ pub fn type_descriptor(pf: &ParsedFile, td: Node<'_>) -> CType {
 /// the respelled type argument of `container_of`.
 pub fn from_text(text: &str) -> CType {
     let t = text.trim();
-    let stars = t.chars().rev().take_while(|c| *c == '*' || c.is_whitespace()).filter(|c| *c == '*').count();
+    let stars = t
+        .chars()
+        .rev()
+        .take_while(|c| *c == '*' || c.is_whitespace())
+        .filter(|c| *c == '*')
+        .count();
     let core = t.trim_end_matches(|c: char| c == '*' || c.is_whitespace());
     let core = normalize_ws(core);
     let core = core
@@ -319,7 +392,15 @@ fn is_primitive(s: &str) -> bool {
     s.split_whitespace().all(|w| {
         matches!(
             w,
-            "int" | "char" | "short" | "long" | "unsigned" | "signed" | "float" | "double" | "_Bool"
+            "int"
+                | "char"
+                | "short"
+                | "long"
+                | "unsigned"
+                | "signed"
+                | "float"
+                | "double"
+                | "_Bool"
         )
     })
 }

@@ -1,5 +1,8 @@
 //! fgft-facts: what the planner needs to know about a driver.
 
+pub mod slots;
+
+// Call graph, field accesses and kernel API calls (fgft-cc split).
 pub mod access;
 pub mod apicalls;
 pub mod callgraph;

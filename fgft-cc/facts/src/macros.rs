@@ -242,7 +242,10 @@ mod tests {
     use super::*;
 
     fn p(names: &[&str], raw: &str) -> MacroParams {
-        MacroParams::from_list(&names.iter().map(|s| s.to_string()).collect::<Vec<_>>(), raw)
+        MacroParams::from_list(
+            &names.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+            raw,
+        )
     }
 
     #[test]
@@ -254,7 +257,10 @@ mod tests {
 
     #[test]
     fn gnu_variadic_comma() {
-        let m = p(&["msglvl", "format", "arg", "..."], "(msglvl, format, arg...)");
+        let m = p(
+            &["msglvl", "format", "arg", "..."],
+            "(msglvl, format, arg...)",
+        );
         assert_eq!(m.variadic.as_deref(), Some("arg"));
         let e = expand(
             &m,

@@ -184,7 +184,10 @@ impl Program {
             collect(&p.files[fid], fid, root, 0, &mut items, &mut out);
             p.top.push(items);
             for f in out.fns {
-                p.fn_index.entry(f.name.clone()).or_default().push(p.fns.len());
+                p.fn_index
+                    .entry(f.name.clone())
+                    .or_default()
+                    .push(p.fns.len());
                 p.fns.push(f);
             }
             p.protos.extend(out.protos);
@@ -258,7 +261,11 @@ impl Program {
     /// Member `field` of record type `ty`, if the record is known.
     pub fn field(&self, ty: &CType, field: &str) -> Option<&Field> {
         let tag = ty.record()?;
-        self.records.get(tag)?.fields.iter().find(|f| f.name == field)
+        self.records
+            .get(tag)?
+            .fields
+            .iter()
+            .find(|f| f.name == field)
     }
 
     /// The type of `base.field`: from the record definition when known,
@@ -275,7 +282,9 @@ impl Program {
                 None => CType::FieldOf(Box::new(base.clone()), field.to_string()),
             },
             CType::FieldOf(b, p) => CType::FieldOf(b.clone(), format!("{p}.{field}")),
-            CType::Named(_) => CType::FieldOf(Box::new(base.clone()), field.to_string()),
+            CType::Named(_) | CType::PointeeOf(_) => {
+                CType::FieldOf(Box::new(base.clone()), field.to_string())
+            }
             _ => CType::Unknown,
         }
     }
@@ -337,9 +346,9 @@ struct Collected {
 
 fn has_storage(pf: &ParsedFile, n: Node<'_>, what: &str) -> bool {
     let mut c = n.walk();
-    let r = n.children(&mut c).any(|ch| {
-        ch.kind() == "storage_class_specifier" && pf.node_text(ch).trim() == what
-    });
+    let r = n
+        .children(&mut c)
+        .any(|ch| ch.kind() == "storage_class_specifier" && pf.node_text(ch).trim() == what);
     r
 }
 
@@ -608,8 +617,7 @@ fn declaration(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collected) -
 fn find_ident(pf: &ParsedFile, d: Node<'_>, name: &str) -> Option<Range<usize>> {
     let mut stack = vec![d];
     while let Some(n) = stack.pop() {
-        if (n.kind() == "identifier" || n.kind() == "field_identifier") && pf.node_text(n) == name
-        {
+        if (n.kind() == "identifier" || n.kind() == "field_identifier") && pf.node_text(n) == name {
             return Some(n.byte_range());
         }
         if n.kind() == "init_declarator" {
@@ -720,9 +728,7 @@ fn fields(pf: &ParsedFile, fid: FileId, body: Node<'_>, out: &mut Collected) -> 
         let iomem = pf.node_text(fd).contains("__iomem");
         let bitfield = {
             let mut c2 = fd.walk();
-            let r = fd
-                .children(&mut c2)
-                .any(|x| x.kind() == "bitfield_clause");
+            let r = fd.children(&mut c2).any(|x| x.kind() == "bitfield_clause");
             r
         };
         let mut c2 = fd.walk();

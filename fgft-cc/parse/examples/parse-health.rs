@@ -43,7 +43,10 @@ fn main() {
         .and_then(|i| args.get(i + 1))
         .and_then(|s| s.parse().ok())
         .unwrap_or(0);
-    let Some(dir) = args.iter().find(|a| !a.starts_with("--") && a.parse::<usize>().is_err()) else {
+    let Some(dir) = args
+        .iter()
+        .find(|a| !a.starts_with("--") && a.parse::<usize>().is_err())
+    else {
         eprintln!("usage: parse-health DIR [--raw] [--show N]");
         std::process::exit(2);
     };

@@ -93,7 +93,10 @@ fn memchr_nl(b: &[u8], from: usize) -> usize {
 }
 
 fn ends_with_backslash(line: &[u8]) -> bool {
-    line.iter().rev().find(|c| **c != b'\r' && **c != b' ' && **c != b'\t') == Some(&b'\\')
+    line.iter()
+        .rev()
+        .find(|c| **c != b'\r' && **c != b' ' && **c != b'\t')
+        == Some(&b'\\')
 }
 
 /// Whether a block comment is open at the end of `line`.
@@ -177,7 +180,12 @@ mod tests {
         apply(&mut first, &g, &(0..t.len()), true);
         let first = String::from_utf8(first).unwrap();
         assert_eq!(first.len(), t.len());
-        assert!(first.contains("\nb\n") && !first.contains("\nc\n") && !first.contains("#ifdef") && first.contains("#if 0"));
+        assert!(
+            first.contains("\nb\n")
+                && !first.contains("\nc\n")
+                && !first.contains("#ifdef")
+                && first.contains("#if 0")
+        );
         let mut last = t.as_bytes().to_vec();
         apply(&mut last, &g, &(0..t.len()), false);
         let last = String::from_utf8(last).unwrap();

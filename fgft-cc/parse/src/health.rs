@@ -141,10 +141,19 @@ mod tests {
                    #ifdef X\nint inner(void) { return 4; }\n#endif\n";
         let pf = parse_text_with(Path::new("t.c"), src.into(), &Options::raw()).unwrap();
         let h = pf.health();
-        let names: Vec<_> = h.functions.iter().map(|f| (f.name.as_str(), f.ok())).collect();
+        let names: Vec<_> = h
+            .functions
+            .iter()
+            .map(|f| (f.name.as_str(), f.ok()))
+            .collect();
         assert_eq!(
             names,
-            [("good", true), ("bad", false), ("miss", false), ("inner", true)]
+            [
+                ("good", true),
+                ("bad", false),
+                ("miss", false),
+                ("inner", true)
+            ]
         );
         assert!(h.functions[1].error);
         assert!(h.functions[2].missing);

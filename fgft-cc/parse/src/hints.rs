@@ -246,14 +246,69 @@ impl HintTable {
 /// C keywords (a type-name argument respelled as one identifier must not
 /// become one of them).
 const KEYWORDS: &[&str] = &[
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else",
-    "enum", "extern", "float", "for", "goto", "if", "inline", "int", "long", "register",
-    "restrict", "return", "short", "signed", "sizeof", "static", "struct", "switch", "typedef",
-    "union", "unsigned", "void", "volatile", "while", "_Bool", "_Complex", "_Alignas",
-    "_Alignof", "_Atomic", "_Generic", "_Noreturn", "_Static_assert", "_Thread_local",
-    "__asm__", "asm", "__volatile__", "__inline", "__inline__", "__restrict", "__extension__",
-    "typeof", "__typeof__", "__typeof", "__attribute__", "__attribute", "offsetof",
-    "__builtin_offsetof", "alignof", "__alignof__", "bool", "true", "false", "NULL",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "_Bool",
+    "_Complex",
+    "_Alignas",
+    "_Alignof",
+    "_Atomic",
+    "_Generic",
+    "_Noreturn",
+    "_Static_assert",
+    "_Thread_local",
+    "__asm__",
+    "asm",
+    "__volatile__",
+    "__inline",
+    "__inline__",
+    "__restrict",
+    "__extension__",
+    "typeof",
+    "__typeof__",
+    "__typeof",
+    "__attribute__",
+    "__attribute",
+    "offsetof",
+    "__builtin_offsetof",
+    "alignof",
+    "__alignof__",
+    "bool",
+    "true",
+    "false",
+    "NULL",
 ];
 
 /// Words that start a type name in an argument (generic type-argument rule).
@@ -264,10 +319,30 @@ const TYPE_START: &[&str] = &[
 
 /// Callees whose parentheses are not a macro call's argument list.
 const NOT_CALLS: &[&str] = &[
-    "sizeof", "typeof", "__typeof__", "__typeof", "_Alignof", "alignof", "__alignof__",
-    "offsetof", "__builtin_offsetof", "_Generic", "__attribute__", "__attribute", "asm",
-    "__asm__", "__asm", "if", "while", "for", "switch", "return", "_Static_assert",
-    "static_assert", "__builtin_types_compatible_p", "__builtin_va_arg",
+    "sizeof",
+    "typeof",
+    "__typeof__",
+    "__typeof",
+    "_Alignof",
+    "alignof",
+    "__alignof__",
+    "offsetof",
+    "__builtin_offsetof",
+    "_Generic",
+    "__attribute__",
+    "__attribute",
+    "asm",
+    "__asm__",
+    "__asm",
+    "if",
+    "while",
+    "for",
+    "switch",
+    "return",
+    "_Static_assert",
+    "static_assert",
+    "__builtin_types_compatible_p",
+    "__builtin_va_arg",
 ];
 
 /// Keywords after which an identifier followed by `(` is still an expression.
@@ -322,23 +397,41 @@ fn valid_number(b: &[u8]) -> bool {
     let suffix = |r: &[u8]| r.iter().all(|c| matches!(c, b'u' | b'U' | b'l' | b'L'));
     if b.len() > 2 && b[0] == b'0' && matches!(b[1], b'x' | b'X') {
         let body = &b[2..];
-        let n = body.iter().take_while(|c| c.is_ascii_hexdigit() || **c == b'.').count();
+        let n = body
+            .iter()
+            .take_while(|c| c.is_ascii_hexdigit() || **c == b'.')
+            .count();
         let rest = &body[n..];
         if let Some(exp) = rest.strip_prefix(b"p").or_else(|| rest.strip_prefix(b"P")) {
-            let exp = exp.strip_prefix(b"+").or_else(|| exp.strip_prefix(b"-")).unwrap_or(exp);
+            let exp = exp
+                .strip_prefix(b"+")
+                .or_else(|| exp.strip_prefix(b"-"))
+                .unwrap_or(exp);
             let d = exp.iter().take_while(|c| c.is_ascii_digit()).count();
-            return d > 0 && exp[d..].iter().all(|c| matches!(c, b'f' | b'F' | b'l' | b'L'));
+            return d > 0
+                && exp[d..]
+                    .iter()
+                    .all(|c| matches!(c, b'f' | b'F' | b'l' | b'L'));
         }
         return n > 0 && suffix(rest);
     }
     if b.len() > 2 && b[0] == b'0' && matches!(b[1], b'b' | b'B') {
-        let n = b[2..].iter().take_while(|c| matches!(c, b'0' | b'1')).count();
+        let n = b[2..]
+            .iter()
+            .take_while(|c| matches!(c, b'0' | b'1'))
+            .count();
         return n > 0 && suffix(&b[2 + n..]);
     }
-    let n = b.iter().take_while(|c| c.is_ascii_digit() || **c == b'.').count();
+    let n = b
+        .iter()
+        .take_while(|c| c.is_ascii_digit() || **c == b'.')
+        .count();
     let mut rest = &b[n..];
     if let Some(exp) = rest.strip_prefix(b"e").or_else(|| rest.strip_prefix(b"E")) {
-        let exp = exp.strip_prefix(b"+").or_else(|| exp.strip_prefix(b"-")).unwrap_or(exp);
+        let exp = exp
+            .strip_prefix(b"+")
+            .or_else(|| exp.strip_prefix(b"-"))
+            .unwrap_or(exp);
         let d = exp.iter().take_while(|c| c.is_ascii_digit()).count();
         if d == 0 {
             return false;
@@ -381,8 +474,7 @@ fn lex(b: &[u8]) -> (Vec<Tok>, Vec<Directive>) {
                 while i < n && b[i] != b'\n' {
                     if b[i] == b'\\' && i + 1 < n && b[i + 1] == b'\n' {
                         i += 2;
-                    } else if b[i] == b'\\' && i + 2 < n && b[i + 1] == b'\r' && b[i + 2] == b'\n'
-                    {
+                    } else if b[i] == b'\\' && i + 2 < n && b[i + 1] == b'\r' && b[i + 2] == b'\n' {
                         i += 3;
                     } else if b[i] == b'/' && i + 1 < n && b[i + 1] == b'*' {
                         i = skip_block_comment(b, i);
@@ -434,11 +526,9 @@ fn lex(b: &[u8]) -> (Vec<Tok>, Vec<Directive>) {
                 i += 1;
                 while i < n {
                     let d = b[i];
-                    if is_ident_char(d) || d == b'.' {
-                        i += 1;
-                    } else if (d == b'+' || d == b'-')
-                        && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P')
-                    {
+                    let exponent_sign = (d == b'+' || d == b'-')
+                        && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+                    if is_ident_char(d) || d == b'.' || exponent_sign {
                         i += 1;
                     } else {
                         break;
@@ -678,7 +768,10 @@ impl Rewriter<'_> {
             return;
         };
         let params = start + open..start + open + close;
-        if let Some(p) = self.src[params.clone()].windows(3).position(|w| w == b"...") {
+        if let Some(p) = self.src[params.clone()]
+            .windows(3)
+            .position(|w| w == b"...")
+        {
             let at = params.start + p;
             if at > 0 && is_ident_char(self.src[at - 1]) {
                 self.out[at..at + 3].copy_from_slice(b"   ");
@@ -828,10 +921,10 @@ impl Rewriter<'_> {
         if t.end - t.start < 5 {
             return;
         }
-        let next_ok = match self.toks.get(close + 1).map(|t| t.kind) {
-            Some(Kind::Punct(b'{' | b'*' | b'(' | b'+' | b'-')) | Some(Kind::Ident) => true,
-            _ => false,
-        };
+        let next_ok = matches!(
+            self.toks.get(close + 1).map(|t| t.kind),
+            Some(Kind::Punct(b'{' | b'*' | b'(' | b'+' | b'-')) | Some(Kind::Ident)
+        );
         if !next_ok {
             return;
         }
@@ -863,7 +956,10 @@ impl Rewriter<'_> {
             .position(|&b| b == b' ' || b == b'\t')
         {
             // Only plain blanks before the next token: not inside a comment.
-            if self.src[from..from + off].iter().all(|b| b.is_ascii_whitespace()) {
+            if self.src[from..from + off]
+                .iter()
+                .all(|b| b.is_ascii_whitespace())
+            {
                 self.out[from + off] = b',';
             }
         }
@@ -893,7 +989,8 @@ impl Rewriter<'_> {
         if !self.is_ident(s) || !TYPE_START.contains(&self.text(s)) {
             return false;
         }
-        if matches!(self.text(s), "struct" | "union" | "enum") && !(s + 1 < e && self.is_ident(s + 1))
+        if matches!(self.text(s), "struct" | "union" | "enum")
+            && !(s + 1 < e && self.is_ident(s + 1))
         {
             return false;
         }
@@ -905,7 +1002,9 @@ impl Rewriter<'_> {
         if self.src[s..e].contains(&b'\n') || !is_ident_start(self.src[s]) {
             return;
         }
-        if self.src[s..e].iter().all(|&b| is_ident_char(b)) && !KEYWORDS.contains(&std::str::from_utf8(&self.src[s..e]).unwrap_or("")) {
+        if self.src[s..e].iter().all(|&b| is_ident_char(b))
+            && !KEYWORDS.contains(&std::str::from_utf8(&self.src[s..e]).unwrap_or(""))
+        {
             return;
         }
         for k in s..e {
@@ -975,7 +1074,10 @@ mod tests {
         assert_eq!(rw("x = list_for_each(a);"), "x = list_for_each(a);");
         assert_eq!(rw("{ for_each_x(a); }"), "{ for_each_x(a); }");
         // A definition of such a function is not a statement.
-        assert_eq!(rw("void foo_for_each(int a) { }"), "void foo_for_each(int a) { }");
+        assert_eq!(
+            rw("void foo_for_each(int a) { }"),
+            "void foo_for_each(int a) { }"
+        );
     }
 
     #[test]
@@ -995,16 +1097,16 @@ mod tests {
             "q = my_entry(p, struct_foo__, m);"
         );
         // Prototypes keep their parameter types.
-        assert_eq!(
-            rw("int f(struct foo *, int);"),
-            "int f(struct foo *, int);"
-        );
+        assert_eq!(rw("int f(struct foo *, int);"), "int f(struct foo *, int);");
         assert_eq!(rw("x = sizeof(struct foo);"), "x = sizeof(struct foo);");
     }
 
     #[test]
     fn declaration_macros() {
-        assert_eq!(rw("static DEFINE_SPINLOCK(lock);"), "static int             lock ;");
+        assert_eq!(
+            rw("static DEFINE_SPINLOCK(lock);"),
+            "static int             lock ;"
+        );
         assert_eq!(
             rw("struct s { DECLARE_BITMAP(map, 64); };"),
             "struct s { int            map     ; };"
@@ -1032,7 +1134,10 @@ mod tests {
         assert_eq!(rw("{ case 1 ... 8: x; }"), "{ case 1  |  8: x; }");
         assert_eq!(rw("{ case A...B: x; }"), "{ case A | B: x; }");
         assert_eq!(rw("f(a, 10000baseT_Full);"), "f(a, _0000baseT_Full);");
-        assert_eq!(rw("x = 0x1fUL + 1.5e-3f + 0b101 + 07;"), "x = 0x1fUL + 1.5e-3f + 0b101 + 07;");
+        assert_eq!(
+            rw("x = 0x1fUL + 1.5e-3f + 0b101 + 07;"),
+            "x = 0x1fUL + 1.5e-3f + 0b101 + 07;"
+        );
         assert_eq!(
             rw("printk(KERN_INFO DRV_NAME \": x\");"),
             "printk(KERN_INFO_DRV_NAME \": x\");"
@@ -1045,12 +1150,18 @@ mod tests {
             "{ while  (a, b) { f(); } }"
         );
         // At file scope a `NAME(args) {` is a macro-made function definition.
-        assert_eq!(rw("SYSCALL_DEFINE1(x, int, a) { }"), "SYSCALL_DEFINE1(x, in_, a) { }");
+        assert_eq!(
+            rw("SYSCALL_DEFINE1(x, int, a) { }"),
+            "SYSCALL_DEFINE1(x, in_, a) { }"
+        );
         assert_eq!(
             rw("n = offsetof(struct s, a.b[2]);"),
             "n = offsetoF(struct_s, a.b[2]);"
         );
-        assert_eq!(rw("n = offsetof(struct s, a);"), "n = offsetof(struct s, a);");
+        assert_eq!(
+            rw("n = offsetof(struct s, a);"),
+            "n = offsetof(struct s, a);"
+        );
     }
 
     #[test]

@@ -379,8 +379,11 @@ pub fn function_name<'a>(pf: &'a ParsedFile, def: tree_sitter::Node<'_>) -> Opti
     loop {
         match d.kind() {
             "identifier" | "field_identifier" => return Some(pf.node_text(d)),
-            "function_declarator" | "pointer_declarator" | "parenthesized_declarator"
-            | "attributed_declarator" | "array_declarator" => {
+            "function_declarator"
+            | "pointer_declarator"
+            | "parenthesized_declarator"
+            | "attributed_declarator"
+            | "array_declarator" => {
                 d = match d.child_by_field_name("declarator") {
                     Some(x) => x,
                     None => d.named_child(0)?,
@@ -411,7 +414,11 @@ mod tests {
         let pf = parse_text(Path::new("t.c"), src.to_string()).unwrap();
         assert_eq!(pf.text, src);
         assert_eq!(pf.hinted.len(), src.len());
-        assert!(!pf.tree.root_node().has_error(), "{}", pf.tree.root_node().to_sexp());
+        assert!(
+            !pf.tree.root_node().has_error(),
+            "{}",
+            pf.tree.root_node().to_sexp()
+        );
         let root = pf.tree.root_node();
         assert_eq!(root.end_byte(), src.len());
         let mut stack = vec![root];

@@ -1,0 +1,568 @@
+//! The compensation table (`fgft-cc/tables/compensations.toml`, built in,
+//! plus `compensations.toml` files in `FGFT_TABLES` directories or `--tables`).
+//!
+//! It says, for each kernel function SFI code may call, how the call is made
+//! (a generated wrapper, or compiled into the SFI module as an inline helper)
+//! and what the wrapper records: the compensation run if the transaction
+//! aborts, actions deferred to commit, locks held to the end, grants of
+//! memory the call returns.  Later files extend earlier ones; an entry of the
+//! same name replaces the earlier one.
+
+use crate::diag::{CliError, Located};
+use fgft_facts::apicalls::{ApiModel, ApiModels, ArgKind, Returns};
+use fgft_parse::tables::{self, TableSource};
+use serde::Deserialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+pub const TABLE_NAME: &str = "compensations.toml";
+const BUILTIN: &str = include_str!("../../tables/compensations.toml");
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TableFile {
+    #[serde(default)]
+    globals: GlobalsRaw,
+    #[serde(default)]
+    inline: InlineRaw,
+    #[serde(default)]
+    api: BTreeMap<String, EntryRaw>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct GlobalsRaw {
+    #[serde(default)]
+    read: Vec<String>,
+    #[serde(default)]
+    headers: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct InlineRaw {
+    #[serde(default)]
+    names: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct EntryRaw {
+    effect: String,
+    proto: Option<String>,
+    header: Option<String>,
+    #[serde(default)]
+    inline: bool,
+    params: Option<Vec<String>>,
+    model: Option<String>,
+    returns: Option<String>,
+    #[serde(default)]
+    args: BTreeMap<String, String>,
+    grant: Option<String>,
+    grant_rights: Option<String>,
+    save: Option<String>,
+    undo: Option<String>,
+    undo_if: Option<String>,
+    #[serde(default)]
+    commit: bool,
+    lock: Option<String>,
+    unlock: Option<String>,
+    note: Option<String>,
+}
+
+/// A parameter of a wrapped function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WParam {
+    pub name: String,
+    /// The declaration as written in the prototype (`size_t size`).
+    pub decl: String,
+    /// The type alone (`size_t`).
+    pub ty: String,
+    pub kind: ArgSpec,
+}
+
+/// How a wrapper treats an argument.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArgSpec {
+    Val,
+    Kobj,
+    Out(String),
+    In(String),
+    InOut(String),
+    Str,
+    Func,
+    /// An lvalue the kernel macro assigns (`flags` of spin_lock_irqsave):
+    /// set to 0 at the call site and not passed.
+    Lvalue,
+}
+
+/// Which runtime lock tracker a lock or unlock function goes through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockKind {
+    Spin,
+    /// `spin_lock_irqsave` / `spin_unlock_irqrestore`.
+    SpinIrqsave,
+    SpinIrq,
+    SpinBh,
+    Mutex,
+}
+
+impl LockKind {
+    /// The runtime function that takes (or, `unlock`, releases) the lock.
+    pub fn runtime_fn(self, unlock: bool) -> &'static str {
+        match (self, unlock) {
+            (LockKind::Spin, false) => "fgft_spin_lock",
+            (LockKind::SpinIrqsave, false) => "fgft_spin_lock_irqsave",
+            (LockKind::SpinIrq, false) => "fgft_spin_lock_irq",
+            (LockKind::SpinBh, false) => "fgft_spin_lock_bh",
+            (LockKind::Mutex, false) => "fgft_mutex_lock",
+            (LockKind::Spin, true) => "fgft_spin_unlock",
+            (LockKind::SpinIrqsave, true) => "fgft_spin_unlock_irqrestore",
+            (LockKind::SpinIrq, true) => "fgft_spin_unlock_irq",
+            (LockKind::SpinBh, true) => "fgft_spin_unlock_bh",
+            (LockKind::Mutex, true) => "fgft_mutex_unlock",
+        }
+    }
+}
+
+fn lock_kind(s: &str) -> Option<LockKind> {
+    Some(match s {
+        "spin" => LockKind::Spin,
+        "spin_irqsave" | "spin_irqrestore" => LockKind::SpinIrqsave,
+        "spin_irq" => LockKind::SpinIrq,
+        "spin_bh" => LockKind::SpinBh,
+        "mutex" => LockKind::Mutex,
+        _ => return None,
+    })
+}
+
+/// One kernel function.
+#[derive(Debug, Clone)]
+pub struct ApiEntry {
+    pub name: String,
+    pub effect: String,
+    /// Compiled into the SFI module; no wrapper.
+    pub inline: bool,
+    /// For wrappers: return type text and parameters.
+    pub ret: String,
+    pub params: Vec<WParam>,
+    /// The prototype ends in `...`: the call stays direct, through a macro
+    /// that translates and checks the named arguments.
+    pub variadic: bool,
+    pub header: Option<String>,
+    pub model: Option<String>,
+    pub returns: Returns,
+    pub grant: Option<(String, String)>,
+    pub save: Option<String>,
+    pub undo: Option<String>,
+    pub undo_if: Option<String>,
+    pub commit: bool,
+    pub lock: Option<LockKind>,
+    pub unlock: Option<LockKind>,
+    pub note: Option<String>,
+    /// Which table file it came from (for messages).
+    pub source: PathBuf,
+}
+
+impl ApiEntry {
+    pub fn is_void(&self) -> bool {
+        self.ret.trim() == "void"
+    }
+}
+
+/// The loaded table.
+#[derive(Debug, Clone, Default)]
+pub struct Table {
+    pub apis: BTreeMap<String, ApiEntry>,
+    /// Helpers and macros that compute on values only (no memory effect
+    /// beyond what their arguments' evaluation does): compiled into SFI code.
+    pub inline_names: BTreeSet<String>,
+    /// Kernel globals SFI code may read; value: header that declares it.
+    pub globals: BTreeMap<String, String>,
+}
+
+fn located(src: &TableSource, needle: &str, message: String) -> CliError {
+    let path = src.display(TABLE_NAME);
+    let range = src
+        .text
+        .find(needle)
+        .map(|s| s..s + needle.len())
+        .unwrap_or(0..0);
+    CliError::Located(vec![Located {
+        path,
+        text: src.text.clone(),
+        range,
+        message,
+        label: "here".into(),
+        notes: vec![],
+        warning: false,
+    }])
+}
+
+impl Table {
+    /// The built-in table extended by `FGFT_TABLES` and `extra` directories.
+    pub fn load(extra: &[PathBuf]) -> Result<Table, CliError> {
+        let dirs = tables::table_dirs(extra);
+        let sources = tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?;
+        Table::from_sources(&sources)
+    }
+
+    pub fn from_sources(sources: &[TableSource]) -> Result<Table, CliError> {
+        let mut t = Table::default();
+        for src in sources {
+            let f: TableFile = tables::parse_toml(src, TABLE_NAME)?;
+            t.inline_names.extend(f.inline.names.iter().cloned());
+            for g in f.globals.read {
+                let h = f
+                    .globals
+                    .headers
+                    .get(&g)
+                    .cloned()
+                    .unwrap_or_else(|| "linux/jiffies.h".into());
+                t.globals.insert(g, h);
+            }
+            for (name, raw) in f.api {
+                let e = entry(src, &name, raw)?;
+                t.apis.insert(name, e);
+            }
+        }
+        Ok(t)
+    }
+
+    /// The analysis' view of the table.
+    pub fn models(&self, pure: &[String]) -> ApiModels {
+        let mut m = ApiModels::default();
+        for e in self.apis.values() {
+            m.map.insert(
+                e.name.clone(),
+                ApiModel {
+                    name: e.name.clone(),
+                    params: e
+                        .params
+                        .iter()
+                        .map(|p| {
+                            (
+                                p.name.clone(),
+                                match &p.kind {
+                                    ArgSpec::Val | ArgSpec::Lvalue => ArgKind::Val,
+                                    ArgSpec::Kobj => ArgKind::Kobj,
+                                    ArgSpec::Out(l) => ArgKind::Out(l.clone()),
+                                    ArgSpec::In(l) => ArgKind::In(l.clone()),
+                                    ArgSpec::InOut(l) => ArgKind::InOut(l.clone()),
+                                    ArgSpec::Str => ArgKind::InStr,
+                                    ArgSpec::Func => ArgKind::Func,
+                                },
+                            )
+                        })
+                        .collect(),
+                    model: e.model.clone(),
+                    returns: e.returns.clone(),
+                    inline: e.inline,
+                },
+            );
+        }
+        for n in self.inline_names.iter().chain(pure.iter()) {
+            m.map.entry(n.clone()).or_insert_with(|| ApiModel {
+                name: n.clone(),
+                params: Vec::new(),
+                model: None,
+                returns: Returns::Plain,
+                inline: true,
+            });
+        }
+        m
+    }
+
+    /// Whether `name` is known (wrapped or inline).
+    pub fn knows(&self, name: &str) -> bool {
+        self.apis.contains_key(name) || self.inline_names.contains(name)
+    }
+}
+
+fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliError> {
+    const EFFECTS: &[&str] = &[
+        "pure", "alloc", "free", "lock", "unlock", "device", "log", "delay", "sync", "state",
+        "queue", "timer", "irq", "dma", "work", "irreversible",
+    ];
+    if !EFFECTS.contains(&raw.effect.as_str()) {
+        return Err(located(
+            src,
+            &raw.effect,
+            format!(
+                "api `{name}`: unknown effect `{}` (one of: {})",
+                raw.effect,
+                EFFECTS.join(", ")
+            ),
+        ));
+    }
+    let returns = match raw.returns.as_deref() {
+        None | Some("plain") => Returns::Plain,
+        Some("fresh") => Returns::Fresh,
+        Some("priv") => Returns::Priv,
+        Some("container") => Returns::Container,
+        Some(o) => {
+            return Err(located(
+                src,
+                o,
+                format!("api `{name}`: unknown returns `{o}` (plain, fresh, priv, container)"),
+            ))
+        }
+    };
+    let (ret, mut params, variadic) = match (&raw.proto, raw.inline) {
+        (Some(p), _) => parse_proto(name, p).map_err(|m| located(src, p, m))?,
+        (None, true) => (
+            "void".to_string(),
+            raw.params
+                .clone()
+                .unwrap_or_default()
+                .into_iter()
+                .map(|n| WParam {
+                    name: n.clone(),
+                    decl: n,
+                    ty: String::new(),
+                    kind: ArgSpec::Val,
+                })
+                .collect(),
+            false,
+        ),
+        (None, false) => {
+            return Err(located(
+                src,
+                &format!("[api.{name}]"),
+                format!("api `{name}` is wrapped (not `inline = true`) but has no `proto`"),
+            ))
+        }
+    };
+    for (pn, spec) in &raw.args {
+        let Some(p) = params.iter_mut().find(|p| &p.name == pn) else {
+            return Err(located(
+                src,
+                spec,
+                format!("api `{name}`: `args.{pn}` names no parameter"),
+            ));
+        };
+        p.kind = parse_arg(spec).ok_or_else(|| {
+            located(
+                src,
+                spec,
+                format!(
+                    "api `{name}`: bad argument kind `{spec}` (val, kobj, str, func, lvalue, out(LEN), in(LEN), inout(LEN))"
+                ),
+            )
+        })?;
+    }
+    // Pointer parameters not described are kernel objects: the wrapper
+    // hands the kernel the original, never an SFI copy.
+    for p in &mut params {
+        if p.kind == ArgSpec::Val && !raw.args.contains_key(&p.name) && p.ty.contains('*') {
+            p.kind = ArgSpec::Kobj;
+        }
+    }
+    let lock_of = |v: &Option<String>| -> Result<Option<LockKind>, CliError> {
+        match v.as_deref() {
+            None => Ok(None),
+            Some(o) => lock_kind(o).map(Some).ok_or_else(|| {
+                located(
+                    src,
+                    o,
+                    format!(
+                        "api `{name}`: unknown lock kind `{o}` (spin, spin_irqsave, spin_irqrestore, spin_irq, spin_bh, mutex)"
+                    ),
+                )
+            }),
+        }
+    };
+    let lock = lock_of(&raw.lock)?;
+    let unlock = lock_of(&raw.unlock)?;
+    if (lock.is_some() || unlock.is_some()) && !params.iter().any(|p| p.kind == ArgSpec::Kobj) {
+        return Err(located(
+            src,
+            &format!("[api.{name}]"),
+            format!("api `{name}`: a lock function needs a pointer parameter (the lock)"),
+        ));
+    }
+    let grant = raw.grant.clone().map(|g| {
+        (
+            g,
+            raw.grant_rights.clone().unwrap_or_else(|| "rw".to_string()),
+        )
+    });
+    if let Some((_, r)) = &grant {
+        if r != "r" && r != "rw" {
+            return Err(located(
+                src,
+                r,
+                format!("api `{name}`: grant_rights is `r` or `rw`"),
+            ));
+        }
+    }
+    if variadic
+        && (raw.undo.is_some() || raw.commit || lock.is_some() || unlock.is_some() || grant.is_some())
+    {
+        return Err(located(
+            src,
+            &format!("[api.{name}]"),
+            format!("api `{name}`: a variadic function is called directly; it cannot record compensations or grants"),
+        ));
+    }
+    if raw.commit && ret.trim() != "void" {
+        return Err(located(
+            src,
+            &format!("[api.{name}]"),
+            format!("api `{name}`: a call deferred to commit cannot return a value"),
+        ));
+    }
+    if raw.inline && (raw.undo.is_some() || raw.commit || lock.is_some() || unlock.is_some()) {
+        return Err(located(
+            src,
+            &format!("[api.{name}]"),
+            format!("api `{name}`: an inline entry cannot record compensations (it has no wrapper)"),
+        ));
+    }
+    Ok(ApiEntry {
+        name: name.to_string(),
+        effect: raw.effect,
+        inline: raw.inline,
+        ret,
+        params,
+        variadic,
+        header: raw.header,
+        model: raw.model,
+        returns,
+        grant,
+        save: raw.save,
+        undo: raw.undo,
+        undo_if: raw.undo_if,
+        commit: raw.commit,
+        lock,
+        unlock,
+        note: raw.note,
+        source: src.display(TABLE_NAME),
+    })
+}
+
+fn parse_arg(s: &str) -> Option<ArgSpec> {
+    let s = s.trim();
+    let inner = |p: &str| {
+        s.strip_prefix(p)
+            .and_then(|r| r.strip_prefix('('))
+            .and_then(|r| r.strip_suffix(')'))
+            .map(|r| r.trim().to_string())
+    };
+    Some(match s {
+        "val" => ArgSpec::Val,
+        "kobj" => ArgSpec::Kobj,
+        "str" => ArgSpec::Str,
+        "func" => ArgSpec::Func,
+        "lvalue" => ArgSpec::Lvalue,
+        _ => {
+            if let Some(l) = inner("inout") {
+                ArgSpec::InOut(l)
+            } else if let Some(l) = inner("out") {
+                ArgSpec::Out(l)
+            } else if let Some(l) = inner("in") {
+                ArgSpec::In(l)
+            } else {
+                return None;
+            }
+        }
+    })
+}
+
+/// Splits `void *kmalloc(size_t size, gfp_t flags)` into the return type and
+/// parameters.
+pub fn parse_proto(name: &str, proto: &str) -> Result<(String, Vec<WParam>, bool), String> {
+    let open = proto
+        .find('(')
+        .ok_or_else(|| format!("api `{name}`: proto has no parameter list"))?;
+    let close = proto
+        .rfind(')')
+        .ok_or_else(|| format!("api `{name}`: proto has no `)`"))?;
+    let head = proto[..open].trim();
+    let Some(head_ret) = head.strip_suffix(name) else {
+        return Err(format!(
+            "api `{name}`: proto names `{head}`, expected it to end with `{name}`"
+        ));
+    };
+    let ret = head_ret.trim().to_string();
+    let ret = if ret.is_empty() { "int".into() } else { ret };
+    let plist = proto[open + 1..close].trim();
+    let mut params = Vec::new();
+    let mut variadic = false;
+    if !plist.is_empty() && plist != "void" {
+        for (i, p) in fgft_facts::macros::split_args(plist).into_iter().enumerate() {
+            if p == "..." {
+                variadic = true;
+                continue;
+            }
+            // The name is the last identifier of the declaration.
+            let idents = fgft_facts::macros::identifiers(&p);
+            let pname = idents
+                .last()
+                .map(|s| s.to_string())
+                .ok_or_else(|| format!("api `{name}`: parameter {} has no name", i + 1))?;
+            let ty = p[..p.rfind(pname.as_str()).unwrap_or(p.len())]
+                .trim()
+                .to_string();
+            if ty.is_empty() {
+                return Err(format!("api `{name}`: parameter `{pname}` has no type"));
+            }
+            params.push(WParam {
+                name: pname,
+                decl: p.clone(),
+                ty,
+                kind: ArgSpec::Val,
+            });
+        }
+    }
+    Ok((ret, params, variadic))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builtin_table_loads() {
+        let t = Table::from_sources(&[TableSource {
+            path: None,
+            text: BUILTIN.to_string(),
+        }])
+        .unwrap();
+        let k = &t.apis["kmalloc"];
+        assert_eq!(k.ret, "void *");
+        assert_eq!(k.params.len(), 2);
+        assert!(k.undo.is_some());
+        assert!(t.apis["kfree"].commit);
+        assert_eq!(t.apis["spin_lock_irqsave"].lock, Some(LockKind::SpinIrqsave));
+    }
+
+    #[test]
+    fn proto_parse() {
+        let (r, p, _) = parse_proto(
+            "dma_alloc_coherent",
+            "void *dma_alloc_coherent(struct device *dev, size_t size, dma_addr_t *dma_handle, gfp_t gfp)",
+        )
+        .unwrap();
+        assert_eq!(r, "void *");
+        assert_eq!(p[0].ty, "struct device *");
+        assert_eq!(p[2].name, "dma_handle");
+        assert!(parse_proto("f", "int g(void)").is_err());
+        assert!(parse_proto("f", "int f(const char *fmt, ...)").unwrap().2);
+    }
+
+    #[test]
+    fn bad_entries_are_located() {
+        let bad = TableSource {
+            path: Some("x/compensations.toml".into()),
+            text: "[api.foo]\neffect = \"magic\"\nproto = \"void foo(void)\"\n".into(),
+        };
+        match Table::from_sources(&[bad]) {
+            Err(CliError::Located(d)) => {
+                assert!(d[0].message.contains("unknown effect"));
+                assert!(d[0].range.start > 0);
+            }
+            other => panic!("expected a located error, got {other:?}"),
+        }
+    }
+}

@@ -1,0 +1,636 @@
+//! The summary of one C file: parsed with the front end (macro hints, parse
+//! budget), its slot roots found with the slot facts, then reduced to names,
+//! lines and member uses; the tree is dropped before the next file.
+
+use crate::model::{
+    FailKind, Failure, FieldDecl, FieldKind, FieldUse, FileSummary, FnSum, Lang, RootSum, UseKind,
+};
+use fgft_facts::slots::{self, Facts, SlotTable};
+use fgft_parse::{Options, ParseError, ParsedFile};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use tree_sitter::Node;
+
+/// String functions: a member handed to one of them is read as a
+/// NUL-terminated string.
+const STRING_FUNCS: &[&str] = &[
+    "strcpy", "strncpy", "strscpy", "strlcpy", "strcat", "strncat", "strlcat", "strlen",
+    "strnlen", "strcmp", "strncmp", "strcasecmp", "strncasecmp", "strchr", "strrchr", "strstr",
+    "sprintf", "snprintf", "scnprintf", "sscanf", "kstrdup", "kstrndup", "kstrtoul",
+    "kstrtoint", "kstrtouint", "kstrtol", "kstrtou8", "kstrtou16", "kstrtou32", "kstrtobool",
+    "sysfs_emit", "sysfs_streq", "strsep", "strim", "skip_spaces",
+];
+
+/// How deep local `#include "..."` chains are followed.
+const HEADER_DEPTH: usize = 4;
+
+/// What one local header contributes.
+#[derive(Default)]
+struct HeaderInfo {
+    facts: Facts,
+    fields: Vec<FieldDecl>,
+    includes: Vec<PathBuf>,
+}
+
+/// Shared, read-mostly state of a C survey: options, the slot table and the
+/// facts of local headers (each header is parsed once).
+pub struct CContext {
+    pub opts: Options,
+    pub table: SlotTable,
+    headers: Mutex<HashMap<PathBuf, Arc<HeaderInfo>>>,
+}
+
+impl CContext {
+    pub fn new(opts: Options, table: SlotTable) -> CContext {
+        CContext {
+            opts,
+            table,
+            headers: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn header(&self, path: &Path) -> Arc<HeaderInfo> {
+        let cached = self
+            .headers
+            .lock()
+            .ok()
+            .and_then(|m| m.get(path).cloned());
+        if let Some(h) = cached {
+            return h;
+        }
+        // A header that does not parse contributes nothing.
+        let info = match fgft_parse::parse_file_with(path, &self.opts) {
+            Ok(pf) => HeaderInfo {
+                facts: slots::facts_of(&pf),
+                fields: field_decls(&pf),
+                includes: slots::local_includes(&pf),
+            },
+            Err(_) => HeaderInfo::default(),
+        };
+        let info = Arc::new(info);
+        if let Ok(mut m) = self.headers.lock() {
+            m.insert(path.to_path_buf(), info.clone());
+        }
+        info
+    }
+
+    /// Struct members declared by a header the survey has read.
+    pub fn header_fields(&self, path: &Path) -> Vec<FieldDecl> {
+        self.headers
+            .lock()
+            .ok()
+            .and_then(|m| m.get(path).map(|h| h.fields.clone()))
+            .unwrap_or_default()
+    }
+}
+
+/// Summarizes the C file at `path` (`rel` is its name in the report).
+pub fn summarize_file(ctx: &CContext, path: &Path, rel: &Path) -> FileSummary {
+    let mut out = FileSummary::empty(rel.to_path_buf(), Lang::C);
+    let bytes = match std::fs::read(path) {
+        Ok(b) => b,
+        Err(e) => {
+            out.failure = Some(Failure {
+                kind: FailKind::Unreadable,
+                offset: 0,
+                line: 1,
+                message: format!("cannot read: {e}"),
+            });
+            return out;
+        }
+    };
+    out.bytes = bytes.len();
+    let text = match fgft_parse::decode(path, bytes) {
+        Ok((t, _)) => t,
+        Err(e) => {
+            out.failure = Some(failure_of(&e, None));
+            return out;
+        }
+    };
+    summarize_text(ctx, path, text, out)
+}
+
+/// Summarizes C text (used by [`summarize_file`] and the fuzzer).
+pub fn summarize_text(ctx: &CContext, path: &Path, text: String, mut out: FileSummary) -> FileSummary {
+    out.bytes = text.len();
+    let pf = match fgft_parse::parse_text_with(path, text, &ctx.opts) {
+        Ok(pf) => pf,
+        Err(e) => {
+            out.failure = Some(failure_of(&e, None));
+            return out;
+        }
+    };
+    // Type facts of the file and its local headers, for the slot finder.
+    let mut facts = slots::facts_of(&pf);
+    let mut seen = HashSet::new();
+    let mut todo: Vec<(PathBuf, usize)> = slots::local_includes(&pf)
+        .into_iter()
+        .map(|p| (p, 0))
+        .collect();
+    let mut headers = Vec::new();
+    let dir = path.parent().unwrap_or(Path::new(""));
+    let rel_dir = out.path.parent().unwrap_or(Path::new("")).to_path_buf();
+    out.included = slots::local_includes(&pf)
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "c"))
+        .filter_map(|p| p.strip_prefix(dir).ok().map(|r| rel_dir.join(r)))
+        .collect();
+    while let Some((p, depth)) = todo.pop() {
+        if depth > HEADER_DEPTH || !seen.insert(p.clone()) {
+            continue;
+        }
+        let h = ctx.header(&p);
+        facts.merge(&h.facts);
+        todo.extend(h.includes.iter().map(|q| (q.clone(), depth + 1)));
+        headers.push(p);
+    }
+    headers.sort();
+    out.headers = headers;
+    out.roots = slots::roots(&pf, &facts, &ctx.table)
+        .into_iter()
+        .map(|r| RootSum {
+            function: r.function,
+            struct_name: r.struct_name,
+            field: r.field,
+            kind: r.kind,
+            line: r.line,
+        })
+        .collect();
+    out.roots.sort();
+    out.roots.dedup();
+
+    let health = pf.health();
+    let broken: HashSet<usize> = health.broken().map(|f| f.range.start).collect();
+    out.stray_errors = health.stray.len();
+    out.functions = functions(&pf, &broken);
+    out.fields = field_decls(&pf);
+    out
+}
+
+/// A front-end error as a survey failure (with a line when the error has an
+/// offset into `text`).
+pub fn failure_of(e: &ParseError, text: Option<&str>) -> Failure {
+    let line_of = |t: &str, off: usize| {
+        let end = off.min(t.len());
+        t.as_bytes()[..end].iter().filter(|&&c| c == b'\n').count() + 1
+    };
+    match e {
+        ParseError::Budget {
+            text: t, offset, ..
+        } => Failure {
+            kind: FailKind::Budget,
+            offset: *offset,
+            line: line_of(t, *offset),
+            message: e.to_string(),
+        },
+        ParseError::NotC { offset, .. } => Failure {
+            kind: FailKind::NotSource,
+            offset: *offset,
+            line: text.map_or(1, |t| line_of(t, *offset)),
+            message: e.to_string(),
+        },
+        ParseError::Io { .. } => Failure {
+            kind: FailKind::Unreadable,
+            offset: 0,
+            line: 1,
+            message: e.to_string(),
+        },
+        _ => Failure {
+            kind: FailKind::Parser,
+            offset: 0,
+            line: 1,
+            message: e.to_string(),
+        },
+    }
+}
+
+/// Functions and function-like macros of the file, with their calls and
+/// sized member uses.
+fn functions(pf: &ParsedFile, broken: &HashSet<usize>) -> Vec<FnSum> {
+    struct Cur {
+        sum: FnSum,
+        end: usize,
+        calls: BTreeMap<String, usize>,
+    }
+    let mut out: Vec<FnSum> = Vec::new();
+    let mut cur: Option<Cur> = None;
+    let finish = |c: Cur, out: &mut Vec<FnSum>| {
+        let mut s = c.sum;
+        s.calls = c.calls.into_iter().collect();
+        s.field_uses.sort();
+        s.field_uses.dedup();
+        out.push(s);
+    };
+    let root = pf.tree.root_node();
+    let mut cursor = root.walk();
+    'walk: loop {
+        let n = cursor.node();
+        if cur.as_ref().is_some_and(|c| n.start_byte() >= c.end) {
+            if let Some(c) = cur.take() {
+                finish(c, &mut out);
+            }
+        }
+        let mut descend = true;
+        match n.kind() {
+            "function_definition" if cur.is_none() => {
+                if let Some(name) = fgft_parse::function_name(pf, n) {
+                    cur = Some(Cur {
+                        sum: FnSum {
+                            name: name.to_string(),
+                            line: n.start_position().row + 1,
+                            broken: broken.contains(&n.start_byte()),
+                            is_macro: false,
+                            calls: Vec::new(),
+                            field_uses: Vec::new(),
+                        },
+                        end: n.end_byte(),
+                        calls: BTreeMap::new(),
+                    });
+                }
+            }
+            "preproc_function_def" => {
+                if let Some(m) = macro_sum(pf, n) {
+                    out.push(m);
+                }
+                descend = false;
+            }
+            "call_expression" => {
+                if let Some(c) = cur.as_mut() {
+                    call(pf, n, &mut c.calls, &mut c.sum.field_uses);
+                }
+            }
+            "subscript_expression" => {
+                if let Some(c) = cur.as_mut() {
+                    if let Some(f) = n
+                        .child_by_field_name("argument")
+                        .and_then(|a| member_name(pf, a))
+                    {
+                        c.sum.field_uses.push(FieldUse {
+                            field: f.to_string(),
+                            kind: UseKind::Index,
+                            line: n.start_position().row + 1,
+                        });
+                    }
+                }
+            }
+            "binary_expression" => {
+                if let Some(c) = cur.as_mut() {
+                    let op = n
+                        .child_by_field_name("operator")
+                        .map(|o| pf.node_text(o))
+                        .unwrap_or("");
+                    if op == "+" || op == "-" {
+                        // Only the pointer side of `p + n` (the left one, or
+                        // the right one of `n + p`).
+                        for side in ["left", "right"] {
+                            if let Some(f) = n
+                                .child_by_field_name(side)
+                                .and_then(|a| member_name(pf, a))
+                            {
+                                c.sum.field_uses.push(FieldUse {
+                                    field: f.to_string(),
+                                    kind: UseKind::Arith,
+                                    line: n.start_position().row + 1,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+        if descend && cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    if let Some(c) = cur.take() {
+        finish(c, &mut out);
+    }
+    out.sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+    out
+}
+
+/// Records a direct call and member arguments of string functions.
+fn call(pf: &ParsedFile, n: Node<'_>, calls: &mut BTreeMap<String, usize>, uses: &mut Vec<FieldUse>) {
+    let Some(f) = n.child_by_field_name("function") else {
+        return;
+    };
+    if f.kind() != "identifier" {
+        return; // through a pointer: not a named API
+    }
+    let name = pf.node_text(f);
+    if name.is_empty() {
+        return;
+    }
+    let line = n.start_position().row + 1;
+    calls.entry(name.to_string()).or_insert(line);
+    if STRING_FUNCS.contains(&name) {
+        if let Some(args) = n.child_by_field_name("arguments") {
+            for k in 0..args.named_child_count() {
+                if let Some(field) = args.named_child(k as u32).and_then(|a| member_name(pf, a)) {
+                    uses.push(FieldUse {
+                        field: field.to_string(),
+                        kind: UseKind::Str,
+                        line,
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// The member name of `x->f` / `x.f` (through parentheses and casts).
+fn member_name<'a>(pf: &'a ParsedFile, mut n: Node<'_>) -> Option<&'a str> {
+    for _ in 0..8 {
+        match n.kind() {
+            "field_expression" => {
+                return n.child_by_field_name("field").map(|f| pf.node_text(f));
+            }
+            "parenthesized_expression" => n = n.named_child(0)?,
+            "cast_expression" => n = n.child_by_field_name("value")?,
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// A function-like macro as a pseudo-function: the names its body calls.
+fn macro_sum(pf: &ParsedFile, n: Node<'_>) -> Option<FnSum> {
+    let name = pf.node_text(n.child_by_field_name("name")?).to_string();
+    let line = n.start_position().row + 1;
+    let mut calls = BTreeMap::new();
+    if let Some(v) = n.child_by_field_name("value") {
+        let body = pf.node_text(v);
+        let b = body.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            let c = b[i];
+            if c == b'"' || c == b'\'' {
+                // Skip a literal.
+                i += 1;
+                while i < b.len() && b[i] != c {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                i += 1;
+                continue;
+            }
+            if c.is_ascii_alphabetic() || c == b'_' {
+                let s = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                let mut j = i;
+                while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                    j += 1;
+                }
+                let prev_is_member = s > 0 && (b[s - 1] == b'.' || (s > 1 && &b[s - 2..s] == b"->"));
+                if j < b.len() && b[j] == b'(' && !prev_is_member {
+                    let id = &body[s..i];
+                    if id != name && !matches!(id, "sizeof" | "typeof" | "__typeof__" | "if" | "while" | "for" | "switch" | "return" | "defined") {
+                        calls.entry(id.to_string()).or_insert(line);
+                    }
+                }
+                continue;
+            }
+            if c.is_ascii_digit() {
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                continue;
+            }
+            i += 1;
+        }
+    }
+    Some(FnSum {
+        name,
+        line,
+        broken: false,
+        is_macro: true,
+        calls: calls.into_iter().collect(),
+        field_uses: Vec::new(),
+    })
+}
+
+/// Struct and union members declared in the file, with how they are
+/// declared.
+pub fn field_decls(pf: &ParsedFile) -> Vec<FieldDecl> {
+    let mut out = Vec::new();
+    let root = pf.tree.root_node();
+    let mut cursor = root.walk();
+    'walk: loop {
+        let n = cursor.node();
+        if matches!(n.kind(), "struct_specifier" | "union_specifier") {
+            if let (Some(name), Some(body)) =
+                (n.child_by_field_name("name"), n.child_by_field_name("body"))
+            {
+                let rec = pf.node_text(name).to_string();
+                record_fields(pf, &rec, body, &mut out);
+            } else if let Some(body) = n.child_by_field_name("body") {
+                // typedef struct { ... } name;
+                if let Some(td) = n.parent().filter(|p| p.kind() == "type_definition") {
+                    if let Some(d) = td.child_by_field_name("declarator") {
+                        let rec = pf.node_text(d).to_string();
+                        if is_ident(&rec) {
+                            record_fields(pf, &rec, body, &mut out);
+                        }
+                    }
+                }
+            }
+        }
+        if cursor.goto_first_child() {
+            continue;
+        }
+        loop {
+            if cursor.goto_next_sibling() {
+                break;
+            }
+            if !cursor.goto_parent() {
+                break 'walk;
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+        && !s.as_bytes()[0].is_ascii_digit()
+}
+
+fn record_fields(pf: &ParsedFile, rec: &str, body: Node<'_>, out: &mut Vec<FieldDecl>) {
+    let mut stack = vec![body];
+    let mut guard = 0;
+    while let Some(b) = stack.pop() {
+        guard += 1;
+        if guard > 4096 {
+            break;
+        }
+        for k in 0..b.named_child_count() {
+            let Some(fd) = b.named_child(k as u32) else {
+                continue;
+            };
+            match fd.kind() {
+                "field_declaration" => {
+                    let ty = fd.child_by_field_name("type");
+                    let mut c = fd.walk();
+                    let decls: Vec<Node<'_>> =
+                        fd.children_by_field_name("declarator", &mut c).collect();
+                    if decls.is_empty() {
+                        // Anonymous member struct/union: its members are ours.
+                        if let Some(b2) = ty.and_then(|t| t.child_by_field_name("body")) {
+                            stack.push(b2);
+                        }
+                        continue;
+                    }
+                    let base = ty.map(|t| pf.node_text(t).trim().to_string()).unwrap_or_default();
+                    for d in decls {
+                        if let Some((name, kind)) = declarator_kind(pf, d, &base) {
+                            out.push(FieldDecl {
+                                record: rec.to_string(),
+                                field: name,
+                                kind,
+                            });
+                        }
+                    }
+                }
+                k if k.starts_with("preproc_") => stack.push(fd),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The member a declarator declares and how.
+fn declarator_kind(pf: &ParsedFile, mut d: Node<'_>, base: &str) -> Option<(String, FieldKind)> {
+    let mut pointers = 0;
+    let mut array = false;
+    let mut function = false;
+    for _ in 0..32 {
+        match d.kind() {
+            "field_identifier" | "identifier" => {
+                let name = pf.node_text(d).to_string();
+                let kind = if function {
+                    FieldKind::FnPtr
+                } else if array {
+                    FieldKind::Array
+                } else if pointers > 0 {
+                    FieldKind::Ptr {
+                        pointee: base.to_string(),
+                    }
+                } else {
+                    FieldKind::Value
+                };
+                return Some((name, kind));
+            }
+            "pointer_declarator" => {
+                if !array && !function {
+                    pointers += 1;
+                }
+            }
+            "array_declarator" => {
+                // `T *a[N]` is an array; `T (*p)[N]` a pointer to one.
+                if pointers == 0 {
+                    array = true;
+                }
+            }
+            "function_declarator" => function = true,
+            _ => {}
+        }
+        d = match d.child_by_field_name("declarator") {
+            Some(x) => x,
+            None => d.named_child(0)?,
+        };
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> CContext {
+        CContext::new(
+            Options::with_default_hints().unwrap(),
+            SlotTable::builtin().unwrap(),
+        )
+    }
+
+    #[test]
+    fn functions_calls_fields_and_roots() {
+        let src = "struct priv { u8 *buf; char *name; u8 mac[6]; void *cookie;\n\
+                   int (*hook)(int); struct { u32 *regs; }; };\n\
+                   #define RD(p, r) readl((p)->base + (r))\n\
+                   static int foo_open(struct net_device *dev)\n{\n\
+                   \tstruct priv *p = netdev_priv(dev);\n\
+                   \tp->buf[3] = RD(p, 4);\n\tstrcpy(p->name, \"x\");\n\
+                   \treturn helper(p->regs + 2);\n}\n\
+                   static const struct net_device_ops ops = { .ndo_open = foo_open };\n";
+        let s = summarize_text(
+            &ctx(),
+            Path::new("t.c"),
+            src.to_string(),
+            FileSummary::empty("t.c".into(), Lang::C),
+        );
+        assert!(s.failure.is_none());
+        let names: Vec<_> = s.functions.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["RD", "foo_open"]);
+        let rd = &s.functions[0];
+        assert!(rd.is_macro);
+        assert_eq!(rd.calls, [("readl".to_string(), 3)]);
+        let f = &s.functions[1];
+        let calls: Vec<_> = f.calls.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(calls, ["RD", "helper", "netdev_priv", "strcpy"]);
+        let uses: Vec<_> = f
+            .field_uses
+            .iter()
+            .map(|u| (u.field.as_str(), u.kind))
+            .collect();
+        assert_eq!(
+            uses,
+            [("buf", UseKind::Index), ("name", UseKind::Str), ("regs", UseKind::Arith)]
+        );
+        let kinds: Vec<_> = s
+            .fields
+            .iter()
+            .map(|d| (d.field.as_str(), d.kind.clone()))
+            .collect();
+        assert!(kinds.contains(&("buf", FieldKind::Ptr { pointee: "u8".into() })));
+        assert!(kinds.contains(&("mac", FieldKind::Array)));
+        assert!(kinds.contains(&("hook", FieldKind::FnPtr)));
+        assert!(kinds.contains(&("regs", FieldKind::Ptr { pointee: "u32".into() })));
+        assert_eq!(s.roots.len(), 1);
+        assert_eq!(s.roots[0].function, "foo_open");
+        assert_eq!(s.roots[0].kind, "net");
+    }
+
+    #[test]
+    fn budget_and_binary_are_failures() {
+        let mut c = ctx();
+        c.opts.budget.max_bytes = 8;
+        let s = summarize_text(
+            &c,
+            Path::new("big.c"),
+            "int main(void) { return 0; }\n".into(),
+            FileSummary::empty("big.c".into(), Lang::C),
+        );
+        assert_eq!(s.failure.as_ref().map(|f| &f.kind), Some(&FailKind::Budget));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("bin.c");
+        std::fs::write(&p, b"int a;\n\0\x01").unwrap();
+        let s = summarize_file(&ctx(), &p, Path::new("bin.c"));
+        let f = s.failure.unwrap();
+        assert_eq!(f.kind, FailKind::NotSource);
+    }
+}

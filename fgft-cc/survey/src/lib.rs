@@ -1,0 +1,378 @@
+//! fgft-survey: `fgft-cc survey TREE`.
+//!
+//! Every `.c` and `.rs` file under a kernel tree, grouped into driver modules
+//! by the `obj-` lines of each `Makefile`/`Kbuild` ([`kbuild`]); per module,
+//! entry points by slot kind, PM callbacks (can a device checkpoint be
+//! derived?), kernel APIs reached from the entry points that have no
+//! compensation-table entry, the marshaling hints needed, parse health and a
+//! readiness verdict ([`report`]).
+//!
+//! Files are summarized in parallel (rayon) and each tree is dropped as soon
+//! as its summary ([`model::FileSummary`]) is taken, so memory stays bounded
+//! by the summaries plus one tree per worker.  Each parse has a budget; a
+//! file whose budget runs out is reported (a diagnostic and a failed file),
+//! never a hang.
+
+pub mod apis;
+pub mod csum;
+pub mod kbuild;
+pub mod model;
+pub mod report;
+pub mod rust;
+
+use crate::model::{FileSummary, Lang};
+use crate::report::{Survey, Unit, UnitKind};
+use fgft_facts::slots::SlotTable;
+use fgft_parse::{Budget, Options, ParseError};
+use rayon::prelude::*;
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Errors of the survey (per-file problems are not errors: they are
+/// reported in the survey).
+#[derive(Debug, thiserror::Error)]
+pub enum SurveyError {
+    #[error(transparent)]
+    Parse(#[from] ParseError),
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{0}: not a directory")]
+    NotDir(PathBuf),
+    #[error("cannot start the worker threads: {0}")]
+    Pool(String),
+}
+
+/// How to survey.
+#[derive(Debug, Clone, Default)]
+pub struct SurveyOptions {
+    /// Time budget per file (default: the front end's, `FGFT_PARSE_BUDGET_MS`
+    /// or 10 s).
+    pub budget: Option<Duration>,
+    /// Extra table directories (`--tables`).
+    pub tables: Vec<PathBuf>,
+    /// Worker threads (default: one per core).
+    pub jobs: Option<usize>,
+    /// Show a progress bar when stderr is a terminal.
+    pub progress: bool,
+}
+
+/// A per-file problem worth a diagnostic (budget exhausted, unreadable,
+/// not source, syntax error).
+#[derive(Debug, Clone)]
+pub struct FileDiag {
+    /// The file on disk.
+    pub path: PathBuf,
+    pub offset: usize,
+    pub line: usize,
+    pub message: String,
+}
+
+/// The survey and its diagnostics.
+#[derive(Debug)]
+pub struct Outcome {
+    pub survey: Survey,
+    pub diagnostics: Vec<FileDiag>,
+}
+
+/// Source files and makefiles under a tree (paths relative to it, sorted).
+#[derive(Debug, Default)]
+pub struct Discovered {
+    pub sources: Vec<PathBuf>,
+    /// Directory (relative) -> makefile path (relative); `Kbuild` wins over
+    /// `Makefile`.
+    pub makefiles: BTreeMap<PathBuf, PathBuf>,
+}
+
+/// Walks `tree` (no symlinked directories are followed).
+pub fn discover(tree: &Path) -> Result<Discovered, SurveyError> {
+    if !tree.is_dir() {
+        return Err(SurveyError::NotDir(tree.to_path_buf()));
+    }
+    let mut d = Discovered::default();
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let dir = tree.join(&rel);
+        let rd = std::fs::read_dir(&dir).map_err(|source| SurveyError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        for e in rd.flatten() {
+            let Ok(ft) = e.file_type() else {
+                continue;
+            };
+            let name = e.file_name();
+            let r = rel.join(&name);
+            if ft.is_dir() {
+                stack.push(r);
+            } else if ft.is_file() || ft.is_symlink() {
+                let n = name.to_string_lossy();
+                if n == "Kbuild" || (n == "Makefile" && !d.makefiles.contains_key(&rel)) {
+                    d.makefiles.insert(rel.clone(), r);
+                } else if r.extension().is_some_and(|x| x == "c" || x == "rs") {
+                    d.sources.push(r);
+                }
+            }
+        }
+    }
+    d.sources.sort();
+    Ok(d)
+}
+
+fn slash(p: &Path) -> String {
+    p.to_string_lossy().replace('\\', "/")
+}
+
+/// Groups source files into units by the makefiles.
+pub fn group(tree: &Path, d: &Discovered) -> Vec<Unit> {
+    let index: BTreeMap<String, usize> = d
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (slash(p), i))
+        .collect();
+    let mut units: BTreeMap<String, Unit> = BTreeMap::new();
+    let mut assigned = BTreeSet::new();
+    for (dir, mk) in &d.makefiles {
+        let Ok(text) = std::fs::read(tree.join(mk)) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&text);
+        let dir_s = slash(dir);
+        for m in kbuild::parse(&text).modules() {
+            let name = kbuild::normalize(&format!("{dir_s}/{}", m.name));
+            let mut files = BTreeSet::new();
+            for o in &m.objects {
+                let stem = kbuild::normalize(&format!("{dir_s}/{}", o.trim_end_matches(".o")));
+                for ext in ["c", "rs"] {
+                    if let Some(&i) = index.get(&format!("{stem}.{ext}")) {
+                        files.insert(i);
+                    }
+                }
+            }
+            if files.is_empty() {
+                continue; // assembler or generated sources only
+            }
+            assigned.extend(files.iter().copied());
+            let u = units.entry(name.clone()).or_insert_with(|| Unit {
+                name,
+                kind: if m.builtin {
+                    UnitKind::Builtin
+                } else {
+                    UnitKind::Module
+                },
+                configs: Vec::new(),
+                makefile: Some(format!("{}:{}", slash(mk), m.line)),
+                files: Vec::new(),
+            });
+            if !m.builtin {
+                u.kind = UnitKind::Module;
+            }
+            for c in m.configs {
+                if !u.configs.contains(&c) {
+                    u.configs.push(c);
+                }
+            }
+            u.configs.sort();
+            let mut all: BTreeSet<usize> = u.files.iter().copied().collect();
+            all.extend(files);
+            u.files = all.into_iter().collect();
+        }
+    }
+    for (i, p) in d.sources.iter().enumerate() {
+        if !assigned.contains(&i) {
+            let name = slash(p);
+            units.insert(
+                name.clone(),
+                Unit {
+                    name,
+                    kind: UnitKind::Unassigned,
+                    configs: Vec::new(),
+                    makefile: None,
+                    files: vec![i],
+                },
+            );
+        }
+    }
+    units.into_values().collect()
+}
+
+/// Shared per-survey state.
+pub struct Context {
+    pub c: csum::CContext,
+    pub apis: apis::KnownApis,
+}
+
+impl Context {
+    pub fn new(opts: &SurveyOptions) -> Result<Context, SurveyError> {
+        let mut budget = Budget::default();
+        if let Some(t) = opts.budget {
+            budget.time = t;
+        }
+        let hints = fgft_parse::hints::HintTable::load(&opts.tables)?;
+        let popts = Options {
+            hints: Some(std::sync::Arc::new(hints)),
+            budget,
+        };
+        Ok(Context {
+            c: csum::CContext::new(popts, SlotTable::load(&opts.tables)?),
+            apis: apis::KnownApis::load(&opts.tables)?,
+        })
+    }
+
+    /// Summarizes one file (`rel` names it in the report).
+    pub fn summarize(&self, path: &Path, rel: &Path) -> FileSummary {
+        if path.extension().is_some_and(|x| x == "rs") {
+            rust::summarize_file(path, rel)
+        } else {
+            csum::summarize_file(&self.c, path, rel)
+        }
+    }
+}
+
+/// Surveys `tree`.
+pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError> {
+    let ctx = Context::new(opts)?;
+    let d = discover(tree)?;
+    let units = group(tree, &d);
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.jobs.unwrap_or(0))
+        .build()
+        .map_err(|e| SurveyError::Pool(e.to_string()))?;
+    let bar = if opts.progress && std::io::stderr().is_terminal() {
+        let b = indicatif::ProgressBar::new(d.sources.len() as u64);
+        if let Ok(style) = indicatif::ProgressStyle::with_template(
+            "{spinner} surveying [{bar:40}] {pos}/{len} files {elapsed_precise} {wide_msg}",
+        ) {
+            b.set_style(style.progress_chars("=> "));
+        }
+        b
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let files: Vec<FileSummary> = pool.install(|| {
+        d.sources
+            .par_iter()
+            .map(|rel| {
+                let s = ctx.summarize(&tree.join(rel), rel);
+                bar.inc(1);
+                s
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    // A `.c` file included by another belongs to the includer's module too.
+    let index: BTreeMap<String, usize> = files
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (kbuild::normalize(&slash(&s.path)), i))
+        .collect();
+    let units: Vec<Unit> = units
+        .into_iter()
+        .map(|mut u| {
+            let mut all: BTreeSet<usize> = u.files.iter().copied().collect();
+            for &i in &u.files {
+                for inc in &files[i].included {
+                    if let Some(&j) = index.get(&kbuild::normalize(&slash(inc))) {
+                        all.insert(j);
+                    }
+                }
+            }
+            u.files = all.into_iter().collect();
+            u
+        })
+        .collect();
+    let header_fields = |p: &Path| ctx.c.header_fields(p);
+    let modules: Vec<report::ModuleReport> = pool.install(|| {
+        units
+            .par_iter()
+            .map(|u| report::module_report(u, &files, &header_fields, &ctx.apis))
+            .collect()
+    });
+    let diagnostics = files
+        .iter()
+        .filter_map(|s| {
+            s.failure.as_ref().map(|f| FileDiag {
+                path: tree.join(&s.path),
+                offset: f.offset,
+                line: f.line,
+                message: f.message.clone(),
+            })
+        })
+        .collect();
+    let totals = report::totals(&files, &modules);
+    Ok(Outcome {
+        survey: Survey {
+            schema: report::SCHEMA,
+            tree: slash(tree),
+            totals,
+            modules,
+        },
+        diagnostics,
+    })
+}
+
+/// Languages present, for callers that only want one kind.
+pub fn lang_of(path: &Path) -> Option<Lang> {
+    match path.extension()?.to_str()? {
+        "c" => Some(Lang::C),
+        "rs" => Some(Lang::Rust),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grouping_over_a_small_tree() {
+        let dir = tempfile::tempdir().unwrap();
+        let t = dir.path();
+        let w = |p: &str, s: &str| {
+            let p = t.join(p);
+            std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+            std::fs::write(p, s).unwrap();
+        };
+        w("Makefile", "obj-$(CONFIG_A) += a.o sub/\nobj-y += core.o\ncore-y := c1.o c2.o\n");
+        w("a.c", "");
+        w("c1.c", "");
+        w("c2.c", "");
+        w("lost.c", "");
+        w("sub/Makefile", "obj-m += s.o\n");
+        w("sub/Kbuild", "obj-m += k.o\nk-objs := k1.o ../c1.o\n");
+        w("sub/k1.c", "");
+        w("sub/s.c", "");
+        w("sub/r.rs", "");
+        let d = discover(t).unwrap();
+        assert_eq!(d.makefiles[Path::new("sub")], Path::new("sub/Kbuild"));
+        let units = group(t, &d);
+        let got: Vec<(String, UnitKind, Vec<String>)> = units
+            .iter()
+            .map(|u| {
+                (
+                    u.name.clone(),
+                    u.kind,
+                    u.files.iter().map(|&i| slash(&d.sources[i])).collect(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("a".into(), UnitKind::Module, vec!["a.c".into()]),
+                ("core".into(), UnitKind::Builtin, vec!["c1.c".into(), "c2.c".into()]),
+                ("lost.c".into(), UnitKind::Unassigned, vec!["lost.c".into()]),
+                ("sub/k".into(), UnitKind::Module, vec!["c1.c".into(), "sub/k1.c".into()]),
+                ("sub/r.rs".into(), UnitKind::Unassigned, vec!["sub/r.rs".into()]),
+                ("sub/s.c".into(), UnitKind::Unassigned, vec!["sub/s.c".into()]),
+            ]
+        );
+        assert_eq!(units[0].configs, ["CONFIG_A"]);
+        assert_eq!(units[0].makefile.as_deref(), Some("Makefile:1"));
+    }
+}

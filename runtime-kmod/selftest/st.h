@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * fgft self-test: what the test stubs (st_main.c) and the transaction
+ * bodies (st_body.c, compiled three times: instrumented like an SFI module,
+ * instrumented without read checks, and plain) share.
+ */
+#ifndef _FGFT_ST_H
+#define _FGFT_ST_H
+
+#include <linux/types.h>
+#include <linux/list.h>
+#include <linux/spinlock.h>
+#include <linux/mutex.h>
+#include <fgft/runtime.h>
+
+/* How a body ends. */
+enum st_kind {
+	ST_OK = 0,
+	ST_NULL,	/* NULL dereference */
+	ST_GPF,		/* non-canonical address: general protection */
+	ST_DIV,		/* divide by zero */
+	ST_BUG,		/* BUG() */
+	ST_WILD,	/* write through a wild pointer */
+	ST_EXPLICIT,	/* fgft_txn_fail() */
+	ST_RELOCK,	/* takes a lock it already holds */
+	ST_KIND_NR,
+};
+
+struct st_args {
+	struct fgft_txn *txn;
+	int kind;
+	bool fault_in_lock;	/* fault while the lock is held */
+	int *null;		/* always NULL */
+	unsigned long noncanon;	/* a non-canonical address */
+	int zero;		/* always 0 */
+	int x;
+	u8 *copy;		/* granted RW: the SFI copy of the object */
+	size_t copy_len;
+	u8 *victim;		/* a kernel object that is not granted */
+	struct list_head *foreign;	/* a list head that is not granted */
+	struct list_head *node;		/* a list node inside the copy */
+	spinlock_t *lock;
+	struct mutex *mutex;
+	const u64 *in;		/* granted R */
+	size_t n_in;
+	u64 *out;		/* granted RW */
+	u64 *alt;		/* a second granted RW buffer */
+	long iters;
+	void *obj;		/* allocated in the body */
+	unsigned int busy_cpu;	/* ctx test: wait for this flag */
+	int *wait_flag;
+	void (*in_body)(struct st_args *a);	/* hook run inside the body */
+};
+
+/* Provided by st_main.c: allocation with its compensation (a wrapper). */
+void *st_obj_alloc(struct fgft_txn *txn);
+
+#define ST_BODY_DECL(p)						\
+	long p##_generic(void *arg);					\
+	long p##_fault_only(void *arg);				\
+	long p##_wild_list(void *arg);					\
+	long p##_wild_read(void *arg);					\
+	long p##_sum(void *arg);					\
+	long p##_store_loop(void *arg);				\
+	long p##_store_alt(void *arg);					\
+	long p##_empty(void *arg)
+
+ST_BODY_DECL(st_sfi);
+ST_BODY_DECL(st_noreads);
+ST_BODY_DECL(st_plain);
+
+#endif /* _FGFT_ST_H */

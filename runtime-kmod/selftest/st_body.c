@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fgft self-test: transaction bodies, written like the SFI copy of driver
+ * code that fgft-cc emits.  Kbuild compiles this file three times:
+ *   st_sfi.o      -fsanitize=kernel-address ... (every load and store,
+ *                 including inside inlined kernel helpers, is checked)
+ *   st_noreads.o  the same with --param asan-instrument-reads=0
+ *   st_plain.o    no instrumentation (faults reach the die notifier)
+ * ST_PREFIX names the copy.
+ */
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/string.h>
+#include <linux/bug.h>
+
+#include "st.h"
+
+#define ST_CAT2(a, b)	a##_##b
+#define ST_CAT(a, b)	ST_CAT2(a, b)
+#define ST_FN(name)	ST_CAT(ST_PREFIX, name)
+
+static noinline long ST_FN(fault)(struct st_args *a)
+{
+	switch (a->kind) {
+	case ST_NULL:
+		return READ_ONCE(*a->null);
+	case ST_GPF:
+		return READ_ONCE(*(int *)a->noncanon);
+	case ST_DIV:
+		return a->x / READ_ONCE(a->zero);
+	case ST_BUG:
+		BUG();
+	case ST_WILD:
+		WRITE_ONCE(a->victim[3], 0x77);
+		return 0;
+	case ST_EXPLICIT:
+		fgft_txn_fail(a->txn, FGFT_CAUSE_EXPLICIT);
+	case ST_RELOCK:
+		fgft_spin_lock(a->txn, a->lock);
+		return 0;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * A typical entry point: allocates, updates its object under a lock, then
+ * ends as a->kind says (inside or after the critical section).
+ */
+long ST_FN(generic)(void *arg)
+{
+	struct st_args *a = arg;
+	long ret = 42;
+
+	a->obj = st_obj_alloc(a->txn);
+	if (!a->obj)
+		return -ENOMEM;
+	if (a->mutex)
+		fgft_mutex_lock(a->txn, a->mutex);
+	fgft_spin_lock(a->txn, a->lock);
+	memset(a->copy, 0x11, a->copy_len);
+	a->copy[0] = (u8)a->kind;
+	if (a->in_body)
+		a->in_body(a);
+	if (a->fault_in_lock)
+		ret += ST_FN(fault)(a);
+	fgft_spin_unlock(a->txn, a->lock);
+	if (a->mutex)
+		fgft_mutex_unlock(a->txn, a->mutex);
+	if (!a->fault_in_lock)
+		ret += ST_FN(fault)(a);
+	return ret;
+}
+
+/* Only the fault (no allocation, no lock). */
+long ST_FN(fault_only)(void *arg)
+{
+	struct st_args *a = arg;
+
+	a->copy[2] = 3;
+	return ST_FN(fault)(a);
+}
+
+/* A wild write inside an inlined kernel helper. */
+long ST_FN(wild_list)(void *arg)
+{
+	struct st_args *a = arg;
+
+	a->copy[1] = 1;
+	list_add(a->node, a->foreign);
+	return 0;
+}
+
+/* A read of a kernel object that was not granted. */
+long ST_FN(wild_read)(void *arg)
+{
+	struct st_args *a = arg;
+
+	return READ_ONCE(a->victim[5]);
+}
+
+long ST_FN(sum)(void *arg)
+{
+	struct st_args *a = arg;
+	u64 s = 0;
+	size_t i;
+
+	for (i = 0; i < a->n_in; i++)
+		s += a->in[i] * (i + 1);
+	*a->out = s;
+	return 0;
+}
+
+/* Benchmark: stores that hit the last-hit window. */
+long ST_FN(store_loop)(void *arg)
+{
+	struct st_args *a = arg;
+	u64 *p = a->out;
+	long i;
+
+	for (i = 0; i < a->iters; i++)
+		WRITE_ONCE(p[i & 7], i);
+	return 0;
+}
+
+/* Benchmark: stores alternating between two grants (index lookups). */
+long ST_FN(store_alt)(void *arg)
+{
+	struct st_args *a = arg;
+	u64 *p = a->out, *q = a->alt;
+	long i;
+
+	for (i = 0; i < a->iters; i += 2) {
+		WRITE_ONCE(p[i & 7], i);
+		WRITE_ONCE(q[i & 7], i);
+	}
+	return 0;
+}
+
+long ST_FN(empty)(void *arg)
+{
+	return 0;
+}

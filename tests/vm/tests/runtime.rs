@@ -1,0 +1,250 @@
+//! VM tests of the fgft runtime (issue 3): fgft_rt.ko and its self-test
+//! module (runtime-kmod/selftest), built with Kbuild, booted in QEMU.
+//!
+//! One boot runs every scenario of the self-test module in order (each
+//! prints an `FGFT-MARK st-<name> ...` line with what it measured, see
+//! runtime-kmod/selftest/st_main.c) and ends with a fault outside any
+//! transaction, which must oops as usual.  The assertions below read the
+//! raw fields, not only the module's own `ok=` verdict.
+
+use fgft_vm::{kbuild, run, Env, Marker, Outcome, VmSpec};
+use std::path::PathBuf;
+use std::time::Duration;
+
+fn env() -> Env {
+    Env::load().expect("fgft environment (scripts/setup.sh --print-env)")
+}
+
+fn runtime_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../runtime-kmod")
+}
+
+fn mark<'a>(out: &'a Outcome, name: &str) -> &'a Marker {
+    out.marker(name)
+        .unwrap_or_else(|| panic!("no marker {name}\n{out}\n{}", out.tail(100)))
+}
+
+fn field<'a>(m: &'a Marker, key: &str) -> &'a str {
+    m.get(key)
+        .unwrap_or_else(|| panic!("marker {m} has no field {key}"))
+}
+
+fn num(m: &Marker, key: &str) -> i64 {
+    m.parse::<i64>(key)
+        .unwrap_or_else(|| panic!("marker {m}: field {key} is not a number"))
+}
+
+/// The console between the `st-begin name=<name>` marker and the next
+/// `st-begin` (or the end).
+fn section<'a>(out: &'a Outcome, name: &str) -> &'a str {
+    let start_tag = format!("FGFT-MARK st-begin name={name}\n");
+    let start = out
+        .console
+        .find(&start_tag)
+        .unwrap_or_else(|| panic!("no st-begin for {name}"));
+    let rest = &out.console[start + start_tag.len()..];
+    let end = rest.find("FGFT-MARK st-begin ").unwrap_or(rest.len());
+    &rest[..end]
+}
+
+/// Single-fault scenarios: name, expected cause, whether the recovery path
+/// goes through an oops print (page faults only).
+const CASES: &[(&str, &str, bool)] = &[
+    ("null", "oops", true),
+    ("null_sfi", "range", false),
+    ("wild", "range", false),
+    ("div", "trap", false),
+    ("bug", "trap", false),
+    ("gpf", "gpf", false),
+    ("spinlock", "oops", true),
+    ("spinlock_irq", "gpf", false),
+    ("mutex", "trap", false),
+    ("kmalloc", "oops", true),
+    ("explicit", "explicit", false),
+    ("relock", "lock", false),
+];
+
+const SCRIPT: &str = r#"
+insmod /lib/fgft/fgft_rt.ko || exit 2
+insmod /lib/fgft/fgft_selftest.ko || exit 3
+R=/sys/kernel/debug/fgft_selftest/run
+E=/sys/kernel/debug/fgft/entries
+slab() {
+	tag=$1
+	set -- $(grep '^fgft_st_obj ' /proc/slabinfo)
+	act=$2
+	set -- $(grep '^Slab:' /proc/meminfo)
+	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
+}
+for s in null null_sfi wild wild_list wild_read div bug gpf spinlock \
+	 spinlock_irq mutex kmalloc explicit relock commit; do
+	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
+done
+echo module > $R || echo "FGFT-MARK run-failed name=module"
+slab before
+echo soak > $R || echo "FGFT-MARK run-failed name=soak"
+slab after
+echo concurrent > $R || echo "FGFT-MARK run-failed name=concurrent"
+echo ctx > $R || echo "FGFT-MARK run-failed name=ctx"
+echo switch > $R
+echo 0 > $E/st_switch/isolate
+echo switch > $R
+echo 1 > $E/st_switch/isolate
+echo switch > $R
+echo dev > $R || echo "FGFT-MARK run-failed name=dev"
+echo stats > $R
+sed 's/^/FGFT-MARK rtstat /' /sys/kernel/debug/fgft/stats | tr '\n' ' '; echo
+grep -c . /sys/kernel/debug/fgft/recovery_hist
+sh -c "echo outside > $R"
+echo "FGFT-MARK after-outside status=$?"
+ps | grep -c . > /dev/null && echo "FGFT-MARK userspace alive=1"
+"#;
+
+#[test]
+fn runtime_recovers_every_fault_kind() {
+    let env = env();
+    let dir = kbuild(&env, "runtime-612", &runtime_dir(), &env.kdir, &[]).unwrap();
+    let mut spec = VmSpec::new("runtime-selftest");
+    spec.modules = vec![
+        dir.join("fgft_rt.ko"),
+        dir.join("selftest/fgft_selftest.ko"),
+    ];
+    spec.qemu_args = vec!["-smp".into(), "2".into()];
+    spec.timeout = Duration::from_secs(240);
+    spec.script = SCRIPT.into();
+    let out = run(&env, &spec).unwrap();
+    println!("{out}");
+    assert!(!out.panicked && !out.timed_out, "{out}\n{}", out.tail(100));
+    for m in out.markers_named("run-failed") {
+        panic!("scenario write failed: {m}\n{}", out.tail(60));
+    }
+
+    // Each single-fault scenario: the caller got the entry's error, the
+    // cause is the expected one, no lock is held, irq/preempt state is as
+    // before, nothing allocated inside is left, no transaction stays open.
+    for &(name, cause, oops_path) in CASES {
+        let m = mark(&out, &format!("st-{name}"));
+        assert_eq!(field(m, "failed"), "1", "{m}");
+        assert_eq!(field(m, "ret"), "-5", "caller gets -EIO: {m}");
+        assert_eq!(field(m, "cause"), cause, "{m}");
+        assert_eq!(field(m, "locked"), "0", "{m}");
+        assert_eq!(field(m, "pc_same"), "1", "{m}");
+        assert_eq!(field(m, "irqs_same"), "1", "{m}");
+        assert_eq!(field(m, "objs_delta"), "0", "leak: {m}");
+        assert_eq!(field(m, "open"), "0", "{m}");
+        assert_eq!(field(m, "victim_ok"), "1", "{m}");
+        assert_eq!(field(m, "ok"), "1", "{m}");
+        let sec = section(&out, name);
+        if !oops_path {
+            assert!(
+                !sec.contains("Oops") && !sec.contains("BUG:") && !sec.contains("Call Trace"),
+                "{name} must be recovered without an oops:\n{sec}"
+            );
+        }
+    }
+    // The allocation made before the fault was compensated.
+    assert_eq!(field(mark(&out, "st-kmalloc"), "undo_runs"), "1");
+    // The wild write was stopped by the range check before it landed.
+    assert!(section(&out, "wild").contains("refused write"), "{}", section(&out, "wild"));
+    let c = mark(&out, "st-commit");
+    assert_eq!(
+        (field(c, "failed"), field(c, "ret"), field(c, "copied")),
+        ("0", "42", "1"),
+        "{c}"
+    );
+
+    // Wild writes inside list_add(): refused on the read of the list head,
+    // and on the write itself when reads are not checked.
+    let m = mark(&out, "st-wild_list");
+    assert_eq!(
+        (field(m, "cause"), field(m, "noreads_cause"), field(m, "intact")),
+        ("range", "range", "1"),
+        "{m}"
+    );
+    let m = mark(&out, "st-wild_read");
+    assert_eq!(
+        (field(m, "cause"), field(m, "noreads_failed"), field(m, "noreads_ret")),
+        ("range", "0", "94"),
+        "a reads-off build lets the read through: {m}"
+    );
+
+    // The SFI module's own data is refused until fgft_map_module().
+    let m = mark(&out, "st-module");
+    assert_eq!(
+        (field(m, "before"), field(m, "mapped_ret"), field(m, "stored"), field(m, "after")),
+        ("range", "42", "1", "range"),
+        "{m}"
+    );
+
+    // 1,000 transactions, 10% faulting: no leak.
+    let s = mark(&out, "st-soak");
+    assert_eq!(num(s, "txns"), 1000, "{s}");
+    assert_eq!(num(s, "faults"), 100, "{s}");
+    assert_eq!(num(s, "recovered"), 100, "{s}");
+    assert_eq!(num(s, "commits"), 900, "{s}");
+    assert_eq!(num(s, "bad"), 0, "{s}");
+    assert_eq!(num(s, "objs_before"), num(s, "objs_after"), "{s}");
+    assert_eq!(num(s, "mem_before"), num(s, "mem_after"), "runtime allocations: {s}");
+    assert_eq!(num(s, "pool_before"), num(s, "pool_after"), "{s}");
+    assert_eq!(num(s, "rt_recoveries"), 100, "{s}");
+    let (sb, sa) = (mark(&out, "slab-before"), mark(&out, "slab-after"));
+    println!("slab: before {sb} after {sa}");
+
+    // Two tasks at once: one faults 200 times, the other commits 2,000
+    // correct results, overlapping in time.
+    let m = mark(&out, "st-concurrent");
+    assert_eq!(num(m, "a_aborts"), 200, "{m}");
+    assert_eq!(num(m, "b_commits"), 2000, "{m}");
+    assert_eq!(num(m, "b_wrong"), 0, "{m}");
+    assert!(num(m, "overlap") > 0, "the two tasks did not overlap: {m}");
+
+    // Softirq and hard-irq transactions, a softirq's fault while this task
+    // is in a body, nested transactions.
+    let m = mark(&out, "st-ctx");
+    for k in ["softirq", "hardirq", "softirq_in_body", "nested", "abandoned"] {
+        assert_eq!(field(m, k), "1", "{k}: {m}");
+    }
+    assert_eq!((field(m, "open"), field(m, "locked")), ("0", "0"), "{m}");
+
+    // The isolate switch: on, off (plain call), on.
+    let sw = out.markers_named("st-switch");
+    assert_eq!(sw.len(), 3, "{out}");
+    let iso: Vec<&str> = sw.iter().map(|m| field(m, "isolated")).collect();
+    assert_eq!(iso, ["1", "0", "1"]);
+    assert!(sw.iter().all(|m| field(m, "ret") == "42"));
+
+    // Device checkpoints and the reusable PCI state.
+    let m = mark(&out, "st-dev");
+    assert_eq!(field(m, "ok"), "1", "{m}");
+    assert_eq!((field(m, "pci_restored"), field(m, "pci_reused")), ("1", "1"), "{m}");
+
+    // Every page-fault recovery prints one oops; the fault outside any
+    // transaction prints one more and kills the writer, nothing else.
+    let st = mark(&out, "st-stats");
+    assert_eq!(num(st, "open"), 0, "{st}");
+    assert_eq!(num(st, "residue_fixups"), 0, "{st}");
+    let recovered_oopses = num(st, "aborts_oops");
+    let expected_oops_prints = CASES.iter().filter(|c| c.2).count() as i64
+        + num(s, "oopses")
+        + num(mark(&out, "st-concurrent"), "a_oopses");
+    assert_eq!(recovered_oopses, expected_oops_prints, "{st}");
+    assert_eq!(out.oopses as i64, recovered_oopses + 1, "{out}");
+    let outside = out.console.split("FGFT-MARK st-outside-start").nth(1).unwrap();
+    assert!(
+        outside.contains("BUG: kernel NULL pointer dereference"),
+        "the fault outside a transaction must oops"
+    );
+    assert!(out.marker("st-outside-survived").is_none(), "{out}");
+    assert!(out.marker("after-outside").is_some(), "{out}");
+    assert!(out.marker("userspace").is_some(), "{out}");
+    assert_eq!(out.exit_status, Some(0), "{out}");
+    println!("{st}");
+}
+
+#[test]
+fn runtime_builds_against_6_1_headers() {
+    let env = env();
+    let dir = kbuild(&env, "runtime-61", &runtime_dir(), &env.kdir61, &[]).unwrap();
+    assert!(dir.join("fgft_rt.ko").is_file());
+    assert!(dir.join("selftest/fgft_selftest.ko").is_file());
+}
