@@ -31,13 +31,17 @@ fn corpus_dir() -> PathBuf {
 fn tree(var: &str, cache_name: &str) -> Option<PathBuf> {
     let p = match std::env::var_os(var) {
         Some(v) => PathBuf::from(v),
-        None => PathBuf::from(std::env::var_os("HOME")?).join(".cache/fgft").join(cache_name),
+        None => PathBuf::from(std::env::var_os("HOME")?)
+            .join(".cache/fgft")
+            .join(cache_name),
     };
     p.join("Makefile").is_file().then_some(p)
 }
 
 fn sidecars(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
     entries.sort();
     for p in entries {
@@ -62,9 +66,14 @@ fn declared_name(pf: &fgft_parse::ParsedFile, mut d: tree_sitter::Node<'_>) -> O
     loop {
         match d.kind() {
             "identifier" | "field_identifier" => return Some(pf.node_text(d).to_string()),
-            "pointer_declarator" | "array_declarator" | "function_declarator"
-            | "parenthesized_declarator" | "attributed_declarator" => {
-                d = d.child_by_field_name("declarator").or_else(|| d.named_child(0))?;
+            "pointer_declarator"
+            | "array_declarator"
+            | "function_declarator"
+            | "parenthesized_declarator"
+            | "attributed_declarator" => {
+                d = d
+                    .child_by_field_name("declarator")
+                    .or_else(|| d.named_child(0))?;
             }
             _ => return None,
         }
@@ -94,7 +103,11 @@ fn function_params(pf: &fgft_parse::ParsedFile, def: tree_sitter::Node<'_>) -> V
     Vec::new()
 }
 
-fn struct_fields(pf: &fgft_parse::ParsedFile, body: tree_sitter::Node<'_>, out: &mut BTreeSet<String>) {
+fn struct_fields(
+    pf: &fgft_parse::ParsedFile,
+    body: tree_sitter::Node<'_>,
+    out: &mut BTreeSet<String>,
+) {
     let mut c = body.walk();
     for f in body.named_children(&mut c) {
         if f.kind() != "field_declaration" {
@@ -136,7 +149,10 @@ fn collect_defs(file: &Path, defs: &mut Defs) -> Result<(), String> {
                 if let (Some(name), Some(body)) =
                     (n.child_by_field_name("name"), n.child_by_field_name("body"))
                 {
-                    let fields = defs.structs.entry(pf.node_text(name).to_string()).or_default();
+                    let fields = defs
+                        .structs
+                        .entry(pf.node_text(name).to_string())
+                        .or_default();
                     struct_fields(&pf, body, fields);
                 }
             }
@@ -151,17 +167,15 @@ fn collect_defs(file: &Path, defs: &mut Defs) -> Result<(), String> {
 /// Checks one sidecar against one tree (None: sidecar-relative driver) for
 /// one kernel version. Returns the problems found and the isolated
 /// functions.
-fn check_one(
-    path: &Path,
-    tree: Option<&Path>,
-    version: &str,
-) -> Result<Vec<String>, Vec<String>> {
+fn check_one(path: &Path, tree: Option<&Path>, version: &str) -> Result<Vec<String>, Vec<String>> {
     let mut problems = Vec::new();
     let annots = Annotations::from_sidecar(path).map_err(|e| vec![e.to_string()])?;
     let Some(driver) = annots.driver.clone() else {
         return Err(vec![format!("{}: no [driver] section", path.display())]);
     };
-    let files = driver.resolve(tree, Some(version)).map_err(|e| vec![e.to_string()])?;
+    let files = driver
+        .resolve(tree, Some(version))
+        .map_err(|e| vec![e.to_string()])?;
     let mut annots = annots;
     if matches!(driver.base, SourceBase::Sidecar(_)) {
         for src in &files.sources {
@@ -214,7 +228,10 @@ fn check_one(
     }
     for f in annots.checkpoint.iter().chain(&annots.restore) {
         if !defs.functions.contains_key(&f.name) {
-            problems.push(format!("{}: `{}` is not defined in the sources", f.loc, f.name));
+            problems.push(format!(
+                "{}: `{}` is not defined in the sources",
+                f.loc, f.name
+            ));
         }
     }
     let isolated = annots.isolated_among(&names);
@@ -293,7 +310,11 @@ fn every_sidecar_matches_its_sources() {
             }
         }
     }
-    assert!(problems.is_empty(), "corpus problems:\n{}", problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "corpus problems:\n{}",
+        problems.join("\n")
+    );
 }
 
 /// The checker finds each kind of problem (so the test above can fail).
@@ -320,16 +341,24 @@ fn checker_reports_problems() {
     write("[isolate]\nentry = [\"d_get_*\", \"d_reset\"]\n");
     let p = check_one(&side, None, "6.12").unwrap_err();
     let all = p.join("\n");
-    assert!(all.contains("pattern `d_reset` matches no function"), "{all}");
+    assert!(
+        all.contains("pattern `d_reset` matches no function"),
+        "{all}"
+    );
     assert!(all.contains("isolates 2 functions"), "{all}");
     assert!(!all.contains("`d_get_*`"), "{all}");
 
-    write("[[hint]]\nfunction = \"d_set_a\"\nparam = \"w\"\nkind = \"nullterm\"\n\
+    write(
+        "[[hint]]\nfunction = \"d_set_a\"\nparam = \"w\"\nkind = \"nullterm\"\n\
            [[hint]]\nfunction = \"d_nope\"\nparam = \"p\"\nkind = \"nullterm\"\n\
            [[hint]]\nstruct = \"d_priv\"\nfield = \"b\"\nkind = \"noderef\"\n\
-           [checkpoint]\nrestore = \"d_restore\"\n");
+           [checkpoint]\nrestore = \"d_restore\"\n",
+    );
     let all = check_one(&side, None, "6.12").unwrap_err().join("\n");
-    assert!(all.contains("`d_set_a` has no parameter `w` (it has: p, v)"), "{all}");
+    assert!(
+        all.contains("`d_set_a` has no parameter `w` (it has: p, v)"),
+        "{all}"
+    );
     assert!(all.contains("`d_nope` is not defined"), "{all}");
     assert!(all.contains("struct d_priv has no field `b`"), "{all}");
     assert!(all.contains("`d_restore` is not defined"), "{all}");

@@ -81,15 +81,12 @@ pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<Pars
             src.push_str(&format!("{}\n", Aspect::include_line(&imp.header, false)));
         }
     }
-    let w = |p: &Path, t: &str| std::fs::write(p, t).map_err(|e| format!("{}: {e}", p.display()));
-    w(&tmp.path().join("fgft_types.c"), &src)?;
-    w(&tmp.path().join("Kbuild"), "obj-m := fgft_types.o\n")?;
-    let (ok, out) = make(kdir, tmp.path(), "fgft_types.i")?;
-    if !ok {
-        return Err(format!("preprocessing the driver's kernel headers failed:\n{}", tail(&out, 12)));
-    }
-    let ipath = tmp.path().join("fgft_types.i");
-    let raw = std::fs::read_to_string(&ipath).map_err(|e| format!("{}: {e}", ipath.display()))?;
+    let file = tmp.path().join("fgft_types.c");
+    std::fs::write(&file, &src).map_err(|e| format!("{}: {e}", file.display()))?;
+    // fgft-parse runs Kbuild (`make -C KDIR M=scratch fgft_types.i`).
+    let raw = fgft_parse::types::preprocess(kdir, &file).map_err(|e| {
+        format!("preprocessing the kernel headers the driver includes failed: {e}")
+    })?;
     let text = prepare_unit(&raw);
     let opts = fgft_parse::Options {
         hints: None,

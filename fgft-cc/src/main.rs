@@ -8,8 +8,10 @@ use clap::{Parser, Subcommand};
 
 mod aspect;
 mod diag;
+mod emit;
 mod inject;
 mod outdir;
+mod plan;
 mod roots;
 mod split;
 mod survey;

@@ -65,10 +65,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
 fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<String>, Vec<Located>) {
     let cache = HeaderCache::new();
     type Keyed = (PathBuf, usize, String);
-    let results: Vec<Result<Vec<Keyed>, Located>> = inputs
+    let results: Vec<Result<Vec<Keyed>, Box<Located>>> = inputs
         .par_iter()
         .map(|inp| {
-            let pf = fgft_parse::parse_file_with(&inp.path, opts).map_err(|e| located(e, false))?;
+            let pf = fgft_parse::parse_file_with(&inp.path, opts)
+                .map_err(|e| Box::new(located(e, false)))?;
             let facts = cache.facts_with_headers(&pf, opts);
             let mut rs: Vec<Root> = slots::roots(&pf, &facts, table);
             // A unit that includes another .c file (ens1371.c includes
@@ -79,7 +80,8 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
                 .collect();
             drop(pf);
             for inc in included {
-                let ipf = fgft_parse::parse_file_with(&inc, opts).map_err(|e| located(e, false))?;
+                let ipf = fgft_parse::parse_file_with(&inc, opts)
+                    .map_err(|e| Box::new(located(e, false)))?;
                 let ifacts = cache.facts_with_headers(&ipf, opts);
                 rs.extend(slots::roots(&ipf, &ifacts, table));
             }
@@ -97,7 +99,7 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
     for r in results {
         match r {
             Ok(v) => lines.extend(v),
-            Err(d) => diags.push(d),
+            Err(d) => diags.push(*d),
         }
     }
     lines.sort();

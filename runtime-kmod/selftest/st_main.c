@@ -927,7 +927,7 @@ static int st_bench(void)
 	const int n = 20000;
 	static const int revoke_n[] = { 16, 256, 4096 };
 	u64 t0, base, cost;
-	u64 buf[8], alt[8];
+	u64 *buf, *alt;
 	struct st_args a;
 	struct st_res r;
 	int i, k;
@@ -968,6 +968,12 @@ static int st_bench(void)
 	}
 	st_bench_line("begin_call_commit", cost, base);
 
+	/* Heap buffers: the stack would be allowed without the range table. */
+	buf = kcalloc(16, sizeof(u64), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	alt = buf + 8;
+
 	/* One checked store hitting the range table (last-hit window). */
 	st_args_init(&a, ST_OK);
 	a.out = buf;
@@ -1001,6 +1007,7 @@ static int st_bench(void)
 	cost = st_per_op(ktime_get_ns() - t0, a.iters);
 	st_bench_line(r.failed ? "checked_store_miss_FAILED" :
 		      "checked_store_miss", cost, base);
+	kfree(buf);
 
 	/*
 	 * Revoking a grant with N derived grants (a binary tree), per grant,

@@ -200,11 +200,9 @@ void fgft_check_exit(void)
 bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
 		 unsigned int rights)
 {
-	unsigned long end = addr + len;
-
 	if (fgft_rtab_hit(&t->rtab, addr, len, rights))
 		return true;
-	if (addr >= current_stack_pointer && end <= t->stack_hi && end >= addr)
+	if (fgft_on_stack(t, addr, len))
 		return true;
 	if (fgft_rtab_check(&t->rtab, addr, len, rights))
 		return true;
@@ -271,11 +269,13 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 
 	t = this_cpu_read(fgft_hit);
 	if (likely(t && READ_ONCE(t->task) == current &&
-		   READ_ONCE(t->active) && t->ctx == fgft_ctx() &&
-		   fgft_rtab_hit(&t->rtab, addr, size, rights)))
+		   READ_ONCE(t->active) && t->ctx == fgft_ctx())) {
+		if (likely(fgft_rtab_hit(&t->rtab, addr, size, rights)) ||
+		    fgft_on_stack(t, addr, size))
+			return;
+	} else if (likely(!atomic_read(&fgft_nr_open))) {
 		return;
-	if (likely(!atomic_read(&fgft_nr_open)))
-		return;
+	}
 	ua = user_access_save();
 	t = fgft_active();
 	if (t)

@@ -12,6 +12,7 @@
 #include <linux/percpu.h>
 #include <linux/atomic.h>
 #include <linux/bug.h>
+#include <asm/asm.h>
 #include <fgft/runtime.h>
 
 #include "fgft_rtab.h"
@@ -130,6 +131,16 @@ static __always_inline struct fgft_txn *fgft_active(void)
 	if (likely(!atomic_read(&fgft_nr_open)))
 		return NULL;
 	return fgft_active_slow();
+}
+
+/* The body's own stack: from the current stack pointer up to stack_hi. */
+static __always_inline bool fgft_on_stack(const struct fgft_txn *t,
+					  unsigned long addr, size_t len)
+{
+	unsigned long end = addr + len;
+
+	return addr >= current_stack_pointer && end <= t->stack_hi &&
+	       end >= addr;
 }
 
 /*

@@ -2,7 +2,7 @@
 //! by cause, a recovery-time histogram (the debugfs files of the C runtime).
 
 use crate::txn::{as_nanos, Cause};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -70,6 +70,11 @@ pub struct Entry {
     pub origin: &'static str,
     enabled: AtomicBool,
     registered: AtomicBool,
+    /// The hot counters, outside the mutex.
+    begins: AtomicU64,
+    commits: AtomicU64,
+    bypassed: AtomicU64,
+    /// Aborts and the recovery histogram.
     stats: Mutex<EntryStats>,
 }
 
@@ -89,6 +94,9 @@ impl Entry {
             origin,
             enabled: AtomicBool::new(true),
             registered: AtomicBool::new(false),
+            begins: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+            bypassed: AtomicU64::new(0),
             stats: Mutex::new(EntryStats::new()),
         }
     }

@@ -353,7 +353,6 @@ impl TxnGuard {
     /// refused an access.
     pub fn call<R>(&mut self, f: impl FnOnce() -> R) -> Result<R, Failed> {
         let r = panic::catch_unwind(AssertUnwindSafe(f));
-        let now = Instant::now();
         let fault = STACK.with(|s| {
             let s = s.borrow();
             s.get(self.depth - 1).and_then(|t| t.fault.clone())
@@ -361,6 +360,7 @@ impl TxnGuard {
         match (r, fault) {
             (Ok(v), None) => Ok(v),
             (r, fault) => {
+                let now = Instant::now();
                 let payload_msg = r.err().and_then(|p| payload_message(&*p));
                 let mut state = self.pop();
                 let (cause, at, message) = match fault {

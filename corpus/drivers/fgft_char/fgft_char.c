@@ -419,7 +419,7 @@ static ssize_t fgft_char_write(struct file *file, const char __user *buf,
 		if (mutex_lock_interruptible(&cd->lock))
 			return -ERESTARTSYS;
 	}
-	*ppos += stored;
+	/* the position counts consumed bytes only (see llseek) */
 	mutex_unlock(&cd->lock);
 
 	wake_up_interruptible(&cd->readq);

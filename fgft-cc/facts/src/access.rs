@@ -1110,6 +1110,25 @@ impl Walker<'_, '_> {
             }
             None => Vec::new(),
         };
+        // `(u16)(x)`: tree-sitter cannot tell a cast to a typedef name from a
+        // call; a parenthesized name that is no variable is a type.
+        if func.kind() == "parenthesized_expression" {
+            if let Some(inner) = func.named_child(0).filter(|i| i.kind() == "identifier") {
+                let t = pf.node_text(inner);
+                if self.lookup(t).is_none() && self.prog.global(t).is_none() && !self.prog.is_fn(t)
+                {
+                    let mut last = Info::default();
+                    for a in &arg_nodes {
+                        last = self.expr(pf, *a, Ctx::Read);
+                    }
+                    return Info {
+                        ty: self.prog.resolve(&ctype::from_text(t)),
+                        origins: last.origins,
+                        ..Default::default()
+                    };
+                }
+            }
+        }
         if func.kind() != "identifier" {
             // Through a pointer (`ops->f(x)`, `(*fp)(x)`).
             let text = pf.node_text(func).to_string();

@@ -120,10 +120,16 @@ pub fn expand(params: &MacroParams, body: &str, args: &[String]) -> String {
     let mut out = String::new();
     let mut k = 0;
     while k < sig.len() {
-        let t = &toks[sig[k]];
+        let i = sig[k];
+        let t = &toks[i];
         let next = sig.get(k + 1).map(|&j| &toks[j]);
+        // Whitespace between this token and the previous one, as written
+        // (collapsed to one space); none around `##`.
+        let spaced = i > 0 && toks[i - 1] == Tok::Space;
         let prev_paste = k > 0 && toks[sig[k - 1]] == Tok::Other("##");
-        let next_paste = next == Some(&Tok::Other("##"));
+        if spaced && !prev_paste && !out.is_empty() && t != &Tok::Other("##") {
+            out.push(' ');
+        }
         match t {
             Tok::Other("#") => {
                 if let Some(Tok::Ident(n)) = next {
@@ -131,7 +137,6 @@ pub fn expand(params: &MacroParams, body: &str, args: &[String]) -> String {
                         out.push('"');
                         out.push_str(&a.replace('\\', "\\\\").replace('"', "\\\""));
                         out.push('"');
-                        out.push(' ');
                         k += 2;
                         continue;
                     }
@@ -150,7 +155,6 @@ pub fn expand(params: &MacroParams, body: &str, args: &[String]) -> String {
                         continue;
                     }
                 }
-                // Paste: remove trailing space, the next token follows directly.
                 while out.ends_with(' ') {
                     out.pop();
                 }
@@ -158,19 +162,10 @@ pub fn expand(params: &MacroParams, body: &str, args: &[String]) -> String {
             Tok::Ident(n) => {
                 let rep = lookup(n).unwrap_or_else(|| n.to_string());
                 out.push_str(&rep);
-                if !next_paste {
-                    out.push(' ');
-                }
             }
-            Tok::Other(s) => {
-                out.push_str(s);
-                if !next_paste {
-                    out.push(' ');
-                }
-            }
+            Tok::Other(s) => out.push_str(s),
             Tok::Space => {}
         }
-        let _ = prev_paste;
         k += 1;
     }
     out.trim().to_string()
@@ -252,7 +247,7 @@ mod tests {
     fn pastes_and_substitutes() {
         let m = p(&["reg"], "(reg)");
         let e = expand(&m, "(readl(hw->hw_addr + E1000_##reg))", &["STATUS".into()]);
-        assert_eq!(e, "( readl ( hw -> hw_addr + E1000_STATUS ) )");
+        assert_eq!(e, "(readl(hw->hw_addr + E1000_STATUS))");
     }
 
     #[test]
@@ -267,13 +262,13 @@ mod tests {
             "netdev_err(adapter->netdev, format, ## arg)",
             &["drv".into(), "\"x\"".into()],
         );
-        assert_eq!(e, "netdev_err ( adapter -> netdev , \"x\" )");
+        assert_eq!(e, "netdev_err(adapter->netdev, \"x\")");
         let e = expand(
             &m,
             "netdev_err(adapter->netdev, format, ## arg)",
             &["drv".into(), "\"x %d\"".into(), "a".into()],
         );
-        assert_eq!(e, "netdev_err ( adapter -> netdev , \"x %d\" , a )");
+        assert_eq!(e, "netdev_err(adapter->netdev, \"x %d\",a)");
     }
 
     #[test]

@@ -263,9 +263,9 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
     }
     for p in inp.ann.unmatched_patterns(&defined) {
         plan.diags.push(Located {
-            path: p.loc().file.clone(),
-            text: std::fs::read_to_string(&p.loc().file).unwrap_or_default(),
-            range: p.loc().start..p.loc().end,
+            path: p.loc.file.clone(),
+            text: std::fs::read_to_string(&p.loc.file).unwrap_or_default(),
+            range: p.loc.start..p.loc.end,
             message: format!(
                 "isolate pattern `{}` matches no function the driver's sources define",
                 p.text()

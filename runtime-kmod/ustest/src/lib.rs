@@ -319,7 +319,13 @@ impl ObjTrack {
         (!c.is_null()).then_some(c as usize)
     }
     /// Tracks a caller-owned copy (`copy` is only used as a key).
-    pub fn add(&mut self, kobj: usize, ksize: usize, copy: usize, csize: usize) -> Result<(), DsError> {
+    pub fn add(
+        &mut self,
+        kobj: usize,
+        ksize: usize,
+        copy: usize,
+        csize: usize,
+    ) -> Result<(), DsError> {
         // SAFETY: both addresses are only used as keys.
         check(unsafe {
             fgft_objtrack_add(
@@ -401,7 +407,10 @@ extern "C" fn record_call(a0: c_ulong, a1: c_ulong, a2: c_ulong, a3: c_ulong) {
 }
 
 extern "C" fn record_unlock(_ctx: *mut c_void, kind: c_uint, lock: *mut c_void, flags: c_ulong) {
-    EVENTS.with(|e| e.borrow_mut().push(Event::Unlock(kind, lock as usize, flags)));
+    EVENTS.with(|e| {
+        e.borrow_mut()
+            .push(Event::Unlock(kind, lock as usize, flags))
+    });
 }
 
 /// Record kinds (`enum fgft_rec_kind`).

@@ -16,9 +16,21 @@ fn copy_find_orig_and_sizes() {
             assert_eq!(ObjTrack::peek(c, 95), 0, "copies are zeroed");
             ObjTrack::poke(c, 95, 7);
         }
-        assert_eq!(ot.copy(0xffff_8880_0000_1000, 64, 96), Some(c), "same copy again");
-        assert_eq!(ot.copy(0xffff_8880_0000_1000, 64, 32), Some(c), "smaller request fits");
-        assert_eq!(ot.copy(0xffff_8880_0000_1000, 64, 200), None, "cannot grow in place");
+        assert_eq!(
+            ot.copy(0xffff_8880_0000_1000, 64, 96),
+            Some(c),
+            "same copy again"
+        );
+        assert_eq!(
+            ot.copy(0xffff_8880_0000_1000, 64, 32),
+            Some(c),
+            "smaller request fits"
+        );
+        assert_eq!(
+            ot.copy(0xffff_8880_0000_1000, 64, 200),
+            None,
+            "cannot grow in place"
+        );
         assert_eq!(ot.find(0xffff_8880_0000_1000), Some(c));
         assert_eq!(ot.orig(c), Some(0xffff_8880_0000_1000));
         assert_eq!(ot.find(0xffff_8880_0000_1008), None, "find is exact");
@@ -27,7 +39,11 @@ fn copy_find_orig_and_sizes() {
         assert_eq!(ot.to_orig(c + 64), None, "past the kernel object's size");
         assert_eq!(ot.to_copy(0xffff_8880_0000_1000 + 64), None);
         assert_eq!(ot.copy(0, 8, 8), None, "NULL is never tracked");
-        assert_eq!(mem_live() - base, 1 + 3, "one copy, the objects array and two indexes");
+        assert_eq!(
+            mem_live() - base,
+            1 + 3,
+            "one copy, the objects array and two indexes"
+        );
         ot.reset();
         assert_eq!(ot.find(0xffff_8880_0000_1000), None);
         assert_eq!(mem_live() - base, 3, "copies freed at reset");

@@ -38,9 +38,16 @@ fn last_hit_is_invalidated_by_revoke() {
     assert!(t.check(0x1008, 8, W));
     let slow = t.slow_lookups();
     assert!(t.check(0x1010, 8, W));
-    assert_eq!(t.slow_lookups(), slow, "second access hits the last-hit window");
+    assert_eq!(
+        t.slow_lookups(),
+        slow,
+        "second access hits the last-hit window"
+    );
     assert_eq!(t.unmap(0x1000, 8), Ok(1));
-    assert!(!t.check(0x1010, 8, W), "a revoked grant must not stay cached");
+    assert!(
+        !t.check(0x1010, 8, W),
+        "a revoked grant must not stay cached"
+    );
 }
 
 #[test]
@@ -64,7 +71,10 @@ fn piecewise_cover_and_overlap() {
     for i in 1..100 {
         t.map(i * 0x10, 4, RW).unwrap();
     }
-    assert!(t.check(0xfff0, 8, R), "found behind 99 later-starting grants");
+    assert!(
+        t.check(0xfff0, 8, R),
+        "found behind 99 later-starting grants"
+    );
     assert!(!t.check(0xfff0, 8, W));
     assert_eq!(t.validate(), 0);
 }
@@ -79,9 +89,16 @@ fn derived_rights_and_recursive_revoke() {
     assert_eq!(t.grant(b).unwrap().parent, Some(a));
     assert_eq!(t.grant(c).unwrap().parent, Some(b));
     assert_eq!(t.grant(d).unwrap().parent, Some(a));
-    assert!(!t.check(0x3000, 1, W), "derived rights are cut to the request");
+    assert!(
+        !t.check(0x3000, 1, W),
+        "derived rights are cut to the request"
+    );
     let e = t.map(0x5000, 0x10, R).unwrap();
-    assert_eq!(t.map_derived(0x5000, 0x6000, 0x10, RW).map(|i| t.grant(i).unwrap().rights), Ok(R));
+    assert_eq!(
+        t.map_derived(0x5000, 0x6000, 0x10, RW)
+            .map(|i| t.grant(i).unwrap().rights),
+        Ok(R)
+    );
     assert_eq!(t.unmap(0x2000, 4), Ok(2), "b and c");
     assert!(!t.check(0x3000, 1, R));
     assert!(t.check(0x4000, 1, W));
@@ -157,7 +174,11 @@ fn unmap_takes_preemption_points_between_batches() {
     }
     let p0 = preempt_points();
     assert_eq!(t.unmap(0, 64), Ok(1001));
-    assert_eq!(preempt_points() - p0, 1001 / 64, "one point between batches");
+    assert_eq!(
+        preempt_points() - p0,
+        1001 / 64,
+        "one point between batches"
+    );
     assert_eq!(t.validate(), 0);
     assert_eq!(t.nlive(), 0);
 }
@@ -247,16 +268,31 @@ struct Model {
 }
 
 impl Model {
-    fn add(&mut self, start: usize, len: usize, rights: u32, parent: Option<usize>) -> Result<(), DsError> {
+    fn add(
+        &mut self,
+        start: usize,
+        len: usize,
+        rights: u32,
+        parent: Option<usize>,
+    ) -> Result<(), DsError> {
         if len == 0 || rights == 0 || rights & !RW != 0 {
             return Err(DsError::Inval);
         }
         self.seq += 1;
-        self.g.push(MGrant { start, end: start + len, rights, seq: self.seq, parent, live: true });
+        self.g.push(MGrant {
+            start,
+            end: start + len,
+            rights,
+            seq: self.seq,
+            parent,
+            live: true,
+        });
         Ok(())
     }
     fn latest(&self, f: impl Fn(&MGrant) -> bool) -> Option<usize> {
-        (0..self.g.len()).filter(|&i| self.g[i].live && f(&self.g[i])).max_by_key(|&i| self.g[i].seq)
+        (0..self.g.len())
+            .filter(|&i| self.g[i].live && f(&self.g[i]))
+            .max_by_key(|&i| self.g[i].seq)
     }
     fn derive(&mut self, p: usize, start: usize, len: usize, rights: u32) -> Result<(), DsError> {
         if rights == 0 || rights & !RW != 0 {
@@ -289,7 +325,11 @@ impl Model {
         Ok(n)
     }
     fn check(&self, a: usize, len: usize, r: u32) -> bool {
-        (a..a + len).all(|b| self.g.iter().any(|g| g.live && g.start <= b && b < g.end && g.rights & r == r))
+        (a..a + len).all(|b| {
+            self.g
+                .iter()
+                .any(|g| g.live && g.start <= b && b < g.end && g.rights & r == r)
+        })
     }
     fn live(&self) -> u32 {
         self.g.iter().filter(|g| g.live).count() as u32

@@ -48,7 +48,10 @@ fn bench() -> Result<(), VmError> {
             reason: "no st-bench markers".into(),
         });
     }
-    println!("fgft runtime benchmark (QEMU TCG, {} s boot)", out.duration.as_secs());
+    println!(
+        "fgft runtime benchmark (QEMU TCG, {} s boot)",
+        out.duration.as_secs()
+    );
     println!(
         "{:<22} {:>12} {:>16} {:>8}",
         "operation", "ns/op", "uninstrumented", "ratio"

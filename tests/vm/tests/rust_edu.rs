@@ -35,6 +35,7 @@ fn build_guest(env: &Env) -> PathBuf {
         .arg("--target-dir")
         .arg(&target_dir)
         .env("RUSTFLAGS", "-C target-feature=+crt-static")
+        .env_remove("CARGO_ENCODED_RUSTFLAGS")
         .output()
         .expect("run cargo");
     assert!(

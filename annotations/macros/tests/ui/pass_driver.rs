@@ -20,13 +20,19 @@ fn save_custom(c: &NotClone) -> NotClone {
     NotClone(c.0)
 }
 
+// Shaped like a kernel `#[vtable]` trait: associated consts next to the
+// entry points, and other attributes on the impl block.
 trait Ops {
+    const NAME: &'static str;
     fn op(&mut self, x: u8) -> Result<u8, E>;
     fn raw(&mut self) -> i32;
 }
 
+#[allow(clippy::needless_return)]
 #[fgft::driver]
 impl Ops for Dev {
+    const NAME: &'static str = "dev";
+
     #[fgft::isolate(err = ENODEV, snapshot(custom = "save_custom"))]
     fn op(&mut self, x: u8) -> Result<u8, E> {
         self.n += 1;

@@ -28,9 +28,6 @@
 static int failed;
 
 static void report(const char *op, long ret, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void report(const char *op, long ret, const char *fmt, ...)
 {
 	int err = ret < 0 ? errno : 0;
 	va_list ap;

@@ -558,3 +558,43 @@ impl Edu {
         self.buf.bus()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn factorial_wraps_like_the_device() {
+        assert_eq!(expected_factorial(0), 1);
+        assert_eq!(expected_factorial(5), 120);
+        assert_eq!(expected_factorial(12), 479_001_600);
+        // 13! does not fit in 32 bits; the device keeps the low bits.
+        assert_eq!(expected_factorial(13), 6_227_020_800u64 as u32);
+    }
+
+    #[test]
+    fn register_table_follows_the_edu_spec() {
+        for r in REGS {
+            // 4-byte accesses only below 0x80; 4 or 8 from there on.
+            if r.off < 0x80 {
+                assert_eq!(r.widths, W4, "{}", r.name);
+            } else {
+                assert_eq!(r.widths, W4 | W8, "{}", r.name);
+            }
+            assert!(r.off + u64::from(r.max_width()) <= 1 << 20, "{}", r.name);
+        }
+        let mut offs: Vec<u64> = REGS.iter().map(|r| r.off).collect();
+        offs.sort_unstable();
+        offs.dedup();
+        assert_eq!(offs.len(), REGS.len());
+    }
+
+    #[test]
+    fn memo_check_notices_corruption() {
+        let memo = vec![(3, 6), (4, 24)];
+        let sum = memo_sum(&memo);
+        check_memo(&memo, sum);
+        let bad = vec![(3, 6), (4, 25)];
+        assert!(std::panic::catch_unwind(|| check_memo(&bad, sum)).is_err());
+    }
+}

@@ -1,0 +1,769 @@
+//! The SFI module's boundary with the kernel: the wrapper for every kernel
+//! function SFI code calls (compiled without the sanitizer), the redirect
+//! macros that send SFI calls to them, and the SFI module's own runtime file
+//! (table of main-module addresses, object translation, init/exit).
+
+use crate::plan::table::{ApiEntry, ArgSpec, Table};
+use crate::plan::Plan;
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+
+/// C identifier tokens of `s` with their byte ranges (outside literals).
+fn tokens(s: &str) -> Vec<(usize, usize)> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\'' {
+            i += 1;
+            while i < b.len() && b[i] != c {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+        } else if c == b'_' || c.is_ascii_alphabetic() {
+            let st = i;
+            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                i += 1;
+            }
+            out.push((st, i));
+        } else if c.is_ascii_digit() {
+            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Replaces identifier tokens of `s` by `f(name)` where it returns Some.
+fn subst(s: &str, f: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::new();
+    let mut pos = 0;
+    for (a, b) in tokens(s) {
+        if let Some(r) = f(&s[a..b]) {
+            out.push_str(&s[pos..a]);
+            out.push_str(&r);
+            pos = b;
+        }
+    }
+    out.push_str(&s[pos..]);
+    out
+}
+
+/// One value a compensation captures at call time.
+struct Capture {
+    /// The expression in the undo text (`ret`, `dev`, `*dma_handle`).
+    expr: String,
+    /// Its C type.
+    ty: String,
+}
+
+fn deref_type(t: &str) -> String {
+    let t = t.trim();
+    match t.rfind('*') {
+        Some(i) => t[..i].trim().trim_start_matches("const ").to_string(),
+        None => t.to_string(),
+    }
+}
+
+/// The values the undo statement of `e` uses (params, `ret`, `saved`,
+/// `*param`), in order.
+fn captures(e: &ApiEntry, text: &str) -> Vec<Capture> {
+    let mut out: Vec<Capture> = Vec::new();
+    let b = text.as_bytes();
+    for (a, z) in tokens(text) {
+        let id = &text[a..z];
+        let ty = if id == "ret" {
+            Some(e.ret.clone())
+        } else if id == "saved" {
+            Some("long".to_string())
+        } else {
+            e.params.iter().find(|p| p.name == id).map(|p| p.ty.clone())
+        };
+        let Some(ty) = ty else { continue };
+        // `*p` (a unary dereference): capture the pointed-to value.
+        let mut k = a;
+        while k > 0 && b[k - 1] == b' ' {
+            k -= 1;
+        }
+        let star = k > 0 && b[k - 1] == b'*' && {
+            let mut j = k - 1;
+            while j > 0 && b[j - 1] == b' ' {
+                j -= 1;
+            }
+            j == 0 || matches!(b[j - 1], b'(' | b',' | b'=')
+        };
+        let (expr, ty) = if star {
+            (format!("*{id}"), deref_type(&ty))
+        } else {
+            (id.to_string(), ty)
+        };
+        if !out.iter().any(|c| c.expr == expr) {
+            out.push(Capture { expr, ty });
+        }
+    }
+    out
+}
+
+/// Replaces captured expressions in `text` by casts of `a0..a3`.
+fn with_args(text: &str, caps: &[Capture]) -> String {
+    // Star captures first (they contain the plain identifier).
+    let mut t = text.to_string();
+    for (i, c) in caps.iter().enumerate() {
+        if let Some(id) = c.expr.strip_prefix('*') {
+            let re_from = [format!("*{id}"), format!("* {id}")];
+            for f in re_from {
+                t = t.replace(&f, &format!("(({})a{i})", c.ty));
+            }
+        }
+    }
+    subst(&t, |id| {
+        caps.iter()
+            .position(|c| c.expr == id)
+            .map(|i| format!("(({})a{i})", caps[i].ty))
+    })
+}
+
+fn sep(ty: &str) -> &'static str {
+    if ty.ends_with('*') {
+        ""
+    } else {
+        " "
+    }
+}
+
+/// Parameters the wrapper takes (lvalue arguments are not passed).
+fn wparams(e: &ApiEntry) -> Vec<&crate::plan::table::WParam> {
+    e.params
+        .iter()
+        .filter(|p| p.kind != ArgSpec::Lvalue)
+        .collect()
+}
+
+fn proto(e: &ApiEntry) -> String {
+    let ps: Vec<String> = wparams(e).iter().map(|p| p.decl.clone()).collect();
+    let plist = if ps.is_empty() {
+        "void".into()
+    } else {
+        ps.join(", ")
+    };
+    format!("{}{}fgft_w_{}({})", e.ret, sep(&e.ret), e.name, plist)
+}
+
+/// The common SFI header: wrapper prototypes and redirect macros.
+pub fn sfi_header(plan: &Plan, table: &Table) -> String {
+    let d = &plan.driver;
+    let mut s = String::new();
+    let _ = writeln!(s, "/* SPDX-License-Identifier: GPL-2.0 */");
+    let _ = writeln!(
+        s,
+        "/*\n * fgft SFI module of {}: calls from SFI code into the kernel go through\n * the wrappers of fgft_{d}_sfi_rt.c (compiled without the sanitizer).\n * Generated by fgft-cc split: do not edit.\n */",
+        plan.module
+    );
+    let _ = writeln!(s, "#ifndef _FGFT_{}_SFI_H", d.to_uppercase());
+    let _ = writeln!(s, "#define _FGFT_{}_SFI_H\n", d.to_uppercase());
+    s.push_str("#include <fgft/runtime.h>\n\n");
+    // Struct tags named by wrapper prototypes.
+    let mut tags = BTreeSet::new();
+    for n in plan.wrapped.iter().chain(variadics(plan, table).iter()) {
+        if let Some(e) = table.apis.get(n) {
+            for p in &e.params {
+                collect_tags(&p.ty, &mut tags);
+            }
+            collect_tags(&e.ret, &mut tags);
+        }
+    }
+    for t in &tags {
+        let _ = writeln!(s, "{t};");
+    }
+    if !tags.is_empty() {
+        s.push('\n');
+    }
+    let _ = writeln!(s, "void *fgft_sfi_{d}_gref(unsigned int i);");
+    let _ = writeln!(s, "void *fgft_sfi_{d}_kobj(const void *p);");
+    let _ = writeln!(
+        s,
+        "void *fgft_sfi_{d}_checked(const void *p, size_t len, unsigned int rights);\n"
+    );
+    for n in &plan.wrapped {
+        let Some(e) = table.apis.get(n) else { continue };
+        let _ = writeln!(
+            s,
+            "/* {}: {} (compensations.toml) */",
+            e.name,
+            describe(e)
+        );
+        let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &proto(e), ";"));
+        let _ = writeln!(s, "#undef {}", e.name);
+        let names: Vec<&str> = e.params.iter().map(|p| p.name.as_str()).collect();
+        if e.params.iter().any(|p| p.kind == ArgSpec::Lvalue) {
+            let sets: Vec<String> = e
+                .params
+                .iter()
+                .filter(|p| p.kind == ArgSpec::Lvalue)
+                .map(|p| format!("({}) = 0", p.name))
+                .collect();
+            let args: Vec<String> = wparams(e).iter().map(|p| format!("({})", p.name)).collect();
+            let _ = writeln!(
+                s,
+                "#define {}({}) \\\n\t({}, fgft_w_{}({}))\n",
+                e.name,
+                names.join(", "),
+                sets.join(", "),
+                e.name,
+                args.join(", ")
+            );
+        } else {
+            let _ = writeln!(
+                s,
+                "#define {}(...) fgft_w_{}(__VA_ARGS__)\n",
+                e.name, e.name
+            );
+        }
+    }
+    for n in variadics(plan, table) {
+        let Some(e) = table.apis.get(&n) else { continue };
+        let names: Vec<String> = e.params.iter().map(|p| p.name.clone()).collect();
+        let args: Vec<String> = e
+            .params
+            .iter()
+            .map(|p| match &p.kind {
+                ArgSpec::Kobj => format!("fgft_sfi_{d}_kobj({})", p.name),
+                ArgSpec::Out(l) => format!("fgft_sfi_{d}_checked({}, {}, FGFT_W)", p.name, l),
+                ArgSpec::In(l) => format!("fgft_sfi_{d}_checked({}, {}, FGFT_R)", p.name, l),
+                ArgSpec::InOut(l) => format!("fgft_sfi_{d}_checked({}, {}, FGFT_RW)", p.name, l),
+                _ => format!("({})", p.name),
+            })
+            .collect();
+        let _ = writeln!(
+            s,
+            "/* {}: {}, called directly with checked arguments */",
+            e.name,
+            describe(e)
+        );
+        let _ = writeln!(s, "#undef {}", e.name);
+        let _ = writeln!(
+            s,
+            "#define {}({}, ...) \\\n\t{}({}, ##__VA_ARGS__)\n",
+            e.name,
+            names.join(", "),
+            e.name,
+            args.join(", ")
+        );
+    }
+    let _ = writeln!(s, "#endif /* _FGFT_{}_SFI_H */", d.to_uppercase());
+    s
+}
+
+/// Variadic table functions the SFI code calls.
+pub fn variadics(plan: &Plan, table: &Table) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for e in &plan.entries {
+        for a in &e.apis {
+            if let Some(t) = table.apis.get(a) {
+                if t.variadic && !t.inline {
+                    out.insert(a.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+fn collect_tags(ty: &str, out: &mut BTreeSet<String>) {
+    let toks: Vec<&str> = ty.split_whitespace().collect();
+    for w in toks.windows(2) {
+        if w[0] == "struct" || w[0] == "union" {
+            let name: String = w[1]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect();
+            if !name.is_empty() {
+                out.insert(format!("{} {name}", w[0]));
+            }
+        }
+    }
+}
+
+fn describe(e: &ApiEntry) -> String {
+    let mut parts = vec![e.effect.clone()];
+    if e.commit {
+        parts.push("deferred to commit".into());
+    }
+    if let Some(u) = &e.undo {
+        parts.push(format!("undo `{u}`"));
+    }
+    if e.lock.is_some() {
+        parts.push("held to the end of the transaction".into());
+    }
+    if e.unlock.is_some() {
+        parts.push("released at the end of the transaction".into());
+    }
+    if e.grant.is_some() {
+        parts.push("result granted".into());
+    }
+    parts.join(", ")
+}
+
+/// The SFI module's unsanitized runtime file: address table, translation
+/// helpers, wrappers, init and exit.
+pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
+    let d = &plan.driver;
+    let n = plan.gtab.len().max(1);
+    let mut s = String::new();
+    let _ = writeln!(s, "// SPDX-License-Identifier: GPL-2.0");
+    let _ = writeln!(
+        s,
+        "/*\n * fgft SFI module of {}: the part compiled without the sanitizer.\n * Generated by fgft-cc split: do not edit.\n */",
+        plan.module
+    );
+    let mut headers: BTreeSet<String> = BTreeSet::new();
+    headers.insert("linux/module.h".into());
+    headers.insert("linux/kernel.h".into());
+    headers.insert("linux/string.h".into());
+    for w in &plan.wrapped {
+        if let Some(e) = table.apis.get(w) {
+            if let Some(h) = &e.header {
+                headers.insert(h.clone());
+            }
+        }
+    }
+    for h in &headers {
+        let _ = writeln!(s, "#include <{h}>");
+    }
+    s.push_str("#include <fgft/runtime.h>\n");
+    let _ = writeln!(s, "#include \"fgft_{d}_sfi.h\"\n");
+    // Address table.
+    let _ = writeln!(
+        s,
+        "/* Main-module addresses SFI code uses, filled by the main module at init. */"
+    );
+    let _ = writeln!(s, "void *fgft_sfi_{d}_gtab[{n}];");
+    let _ = writeln!(s, "EXPORT_SYMBOL_GPL(fgft_sfi_{d}_gtab);\n");
+    let _ = writeln!(
+        s,
+        "/* fgft: the transaction's copy of main-module object @i, or the object. */"
+    );
+    let _ = writeln!(s, "void *fgft_sfi_{d}_gref(unsigned int i)");
+    s.push_str("{\n\tstruct fgft_txn *txn = fgft_current();\n");
+    let _ = writeln!(s, "\tvoid *o = fgft_sfi_{d}_gtab[i];");
+    s.push_str("\tvoid *c;\n\n\tif (!txn || !o)\n\t\treturn o;\n");
+    s.push_str("\tc = fgft_obj_find(txn, o);\n\treturn c ? c : o;\n}\n\n");
+    let _ = writeln!(
+        s,
+        "/* fgft: the kernel object behind @p (the original of an SFI copy). */"
+    );
+    let _ = writeln!(s, "void *fgft_sfi_{d}_kobj(const void *p)");
+    s.push_str("{\n\tstruct fgft_txn *txn = fgft_current();\n\tvoid *o;\n\n");
+    s.push_str("\tif (!txn || !p)\n\t\treturn (void *)p;\n");
+    s.push_str("\to = fgft_obj_to_orig(txn, p);\n\treturn o ? o : (void *)p;\n}\n\n");
+    let _ = writeln!(
+        s,
+        "/* fgft: checks @len bytes at @p against the range table; returns @p. */"
+    );
+    let _ = writeln!(
+        s,
+        "void *fgft_sfi_{d}_checked(const void *p, size_t len, unsigned int rights)"
+    );
+    s.push_str("{\n\tif (p && len)\n\t\tfgft_check_or_fail(p, len, rights);\n");
+    s.push_str("\treturn (void *)p;\n}\n\n");
+    let _ = writeln!(
+        s,
+        "/* fgft: checks a string byte by byte before the kernel reads it. */"
+    );
+    let _ = writeln!(s, "static const char *fgft_sfi_{d}_str(const char *p)");
+    s.push_str("{\n\tconst char *q = p;\n\n\tif (!p)\n\t\treturn p;\n");
+    s.push_str("\tdo {\n\t\tfgft_check_or_fail(q, 1, FGFT_R);\n\t} while (*q++);\n");
+    s.push_str("\treturn p;\n}\n\n");
+    let uses_str = plan.wrapped.iter().any(|w| {
+        table
+            .apis
+            .get(w)
+            .is_some_and(|e| e.params.iter().any(|p| p.kind == ArgSpec::Str))
+    });
+    let uses_commit = plan
+        .wrapped
+        .iter()
+        .any(|w| table.apis.get(w).is_some_and(|e| e.commit));
+    if !uses_str {
+        let _ = writeln!(s, "static const char *(*const fgft_sfi_{d}_str_unused)(const char *) __maybe_unused = fgft_sfi_{d}_str;\n");
+    }
+    if uses_commit {
+        s.push_str(COMMIT_CELL);
+    }
+    for w in &plan.wrapped {
+        if let Some(e) = table.apis.get(w) {
+            wrapper(&mut s, d, e);
+        }
+    }
+    // Init and exit.
+    let _ = writeln!(
+        s,
+        "/* fgft: grants every transaction this module's own data. */"
+    );
+    let _ = writeln!(s, "static int __init fgft_sfi_{d}_init(void)");
+    s.push_str("{\n\treturn fgft_map_module(THIS_MODULE);\n}\n\n");
+    let _ = writeln!(s, "/* fgft: revokes the grant of this module's data. */");
+    let _ = writeln!(s, "static void __exit fgft_sfi_{d}_exit(void)");
+    s.push_str("{\n\tfgft_unmap_module(THIS_MODULE);\n}\n\n");
+    let _ = writeln!(s, "module_init(fgft_sfi_{d}_init);");
+    let _ = writeln!(s, "module_exit(fgft_sfi_{d}_exit);");
+    s.push_str("MODULE_LICENSE(\"GPL\");\n");
+    let _ = writeln!(
+        s,
+        "MODULE_DESCRIPTION(\"fgft SFI copy of {} (generated)\");",
+        plan.module
+    );
+    s
+}
+
+const COMMIT_CELL: &str = r#"/*
+ * A call deferred to commit: the cell holds its arguments; an undo record
+ * pushed after the deferred one cancels it, so an abort (which runs the log
+ * last-in first-out) skips the call and a commit makes it.
+ */
+struct fgft_commit_cell {
+	unsigned long cancelled;
+	unsigned long a[4];
+	void (*fn)(unsigned long *a);
+};
+
+static void fgft_commit_run(unsigned long cell, unsigned long a1,
+			    unsigned long a2, unsigned long a3)
+{
+	struct fgft_commit_cell *c = (struct fgft_commit_cell *)cell;
+
+	if (!c->cancelled)
+		c->fn(c->a);
+	kfree(c);
+}
+
+static void fgft_commit_cancel(unsigned long cell, unsigned long a1,
+			       unsigned long a2, unsigned long a3)
+{
+	((struct fgft_commit_cell *)cell)->cancelled = 1;
+}
+
+static void fgft_commit_push(struct fgft_txn *txn,
+			     void (*fn)(unsigned long *a), unsigned long a0,
+			     unsigned long a1, unsigned long a2, unsigned long a3)
+{
+	struct fgft_commit_cell *c = kzalloc(sizeof(*c), GFP_ATOMIC);
+
+	if (!c || fgft_defer_push(txn, fgft_commit_run, (unsigned long)c,
+				  0, 0, 0)) {
+		kfree(c);
+		fgft_txn_fail(txn, FGFT_CAUSE_EXPLICIT);
+	}
+	c->fn = fn;
+	c->a[0] = a0;
+	c->a[1] = a1;
+	c->a[2] = a2;
+	c->a[3] = a3;
+	if (fgft_undo_push(txn, fgft_commit_cancel, (unsigned long)c, 0, 0, 0))
+		fgft_txn_fail(txn, FGFT_CAUSE_EXPLICIT);
+}
+
+"#;
+
+fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
+    let void = e.is_void();
+    let params = wparams(e);
+    // Compensation / deferred call function.
+    if let Some(u) = &e.undo {
+        let caps = captures(e, u);
+        let _ = writeln!(s, "/* fgft: undoes {} on abort: {u} */", e.name);
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(
+                0,
+                &format!(
+                    "static void fgft_undo_{}(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3)",
+                    e.name
+                ),
+                ""
+            )
+        );
+        let _ = writeln!(s, "{{\n\t{};\n}}\n", with_args(u, &caps).trim_end_matches(';'));
+    }
+    if e.commit {
+        let caps: Vec<Capture> = params
+            .iter()
+            .map(|p| Capture {
+                expr: p.name.clone(),
+                ty: p.ty.clone(),
+            })
+            .collect();
+        let args: Vec<String> = caps
+            .iter()
+            .enumerate()
+            .map(|(i, c)| format!("({})a[{i}]", c.ty))
+            .collect();
+        let _ = writeln!(s, "/* fgft: makes the deferred {} at commit */", e.name);
+        let _ = writeln!(s, "static void fgft_commit_{}(unsigned long *a)", e.name);
+        let call = format!("{}({})", e.name, args.join(", "));
+        let _ = writeln!(s, "{{\n{}\n}}\n", fgft_stubs::wrap_call(1, &call, ";"));
+    }
+    let _ = writeln!(
+        s,
+        "/* fgft: wrapper of {} ({}; compensations.toml) */",
+        e.name,
+        describe(e)
+    );
+    let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &proto(e), ""));
+    s.push_str("{\n\tstruct fgft_txn *txn = fgft_current();\n");
+    if e.save.is_some() {
+        s.push_str("\tlong saved;\n");
+    }
+    if !void && !e.commit {
+        let _ = writeln!(s, "\t{}{}ret;", e.ret, sep(&e.ret));
+    }
+    s.push('\n');
+    // Kernel objects: the originals.
+    for p in &params {
+        match &p.kind {
+            ArgSpec::Kobj => {
+                let _ = writeln!(s, "\t{} = fgft_sfi_{d}_kobj({});", p.name, p.name);
+            }
+            ArgSpec::Out(l) => {
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    fgft_stubs::wrap_call(
+                        1,
+                        &format!("fgft_sfi_{d}_checked({}, {l}, FGFT_W)", p.name),
+                        ";"
+                    )
+                );
+            }
+            ArgSpec::In(l) => {
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    fgft_stubs::wrap_call(
+                        1,
+                        &format!("fgft_sfi_{d}_checked({}, {l}, FGFT_R)", p.name),
+                        ";"
+                    )
+                );
+            }
+            ArgSpec::InOut(l) => {
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    fgft_stubs::wrap_call(
+                        1,
+                        &format!("fgft_sfi_{d}_checked({}, {l}, FGFT_RW)", p.name),
+                        ";"
+                    )
+                );
+            }
+            ArgSpec::Str => {
+                let _ = writeln!(s, "\tfgft_sfi_{d}_str({});", p.name);
+            }
+            _ => {}
+        }
+    }
+    let args: Vec<String> = e
+        .params
+        .iter()
+        .map(|p| {
+            if p.kind == ArgSpec::Lvalue {
+                "0".to_string()
+            } else {
+                p.name.clone()
+            }
+        })
+        .collect();
+    let lock_arg = params
+        .iter()
+        .find(|p| p.kind == ArgSpec::Kobj)
+        .map(|p| p.name.clone())
+        .unwrap_or_default();
+    if let Some(k) = e.lock {
+        s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
+        let _ = writeln!(s, "\t{}(txn, {lock_arg});", k.runtime_fn(false));
+        s.push_str("}\n\n");
+        return;
+    }
+    if let Some(k) = e.unlock {
+        s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
+        let extra = if k == crate::plan::table::LockKind::SpinIrqsave {
+            let f = params
+                .iter()
+                .find(|p| p.kind != ArgSpec::Kobj)
+                .map(|p| p.name.clone())
+                .unwrap_or_else(|| "0".into());
+            format!(", {f}")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "\t{}(txn, {lock_arg}{extra});", k.runtime_fn(true));
+        s.push_str("}\n\n");
+        return;
+    }
+    if e.commit {
+        let mut a: Vec<String> = params
+            .iter()
+            .map(|p| format!("(unsigned long){}", p.name))
+            .collect();
+        while a.len() < 4 {
+            a.push("0".into());
+        }
+        s.push_str("\tif (!txn) {\n");
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(2, &format!("{}({})", e.name, args.join(", ")), ";")
+        );
+        s.push_str("\t\treturn;\n\t}\n");
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(
+                1,
+                &format!("fgft_commit_push(txn, fgft_commit_{}, {})", e.name, a.join(", ")),
+                ";"
+            )
+        );
+        s.push_str("}\n\n");
+        return;
+    }
+    if let Some(sv) = &e.save {
+        let _ = writeln!(s, "\tsaved = (long)({sv});");
+    }
+    let call = format!("{}({})", e.name, args.join(", "));
+    if void {
+        let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &call, ";"));
+    } else {
+        let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &format!("ret = {call}"), ";"));
+    }
+    if let Some((len, rights)) = &e.grant {
+        let r = if rights == "r" { "FGFT_R" } else { "FGFT_RW" };
+        s.push_str("\tif (txn && ret)\n");
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(2, &format!("fgft_map(txn, ret, {len}, {r})"), ";")
+        );
+    }
+    if let Some(u) = &e.undo {
+        let caps = captures(e, u);
+        let mut a: Vec<String> = caps
+            .iter()
+            .map(|c| format!("(unsigned long){}", c.expr))
+            .collect();
+        while a.len() < 4 {
+            a.push("0".into());
+        }
+        let cond = e.undo_if.clone().unwrap_or_else(|| "1".into());
+        if cond == "1" {
+            s.push_str("\tif (txn)\n");
+        } else {
+            let _ = writeln!(s, "\tif (txn && ({cond}))");
+        }
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(
+                2,
+                &format!("fgft_undo_push(txn, fgft_undo_{}, {})", e.name, a.join(", ")),
+                ";"
+            )
+        );
+    } else if e.save.is_some() {
+        s.push_str("\t(void)saved;\n");
+    }
+    if !void {
+        s.push_str("\treturn ret;\n");
+    } else if e.undo.is_none() && e.grant.is_none() {
+        s.push_str("\t(void)txn;\n");
+    }
+    s.push_str("}\n\n");
+}
+
+/// Checks that the undo texts of the table capture at most four values.
+pub fn check_captures(table: &Table) -> Vec<String> {
+    let mut out = Vec::new();
+    for e in table.apis.values() {
+        if let Some(u) = &e.undo {
+            let n = captures(e, u).len();
+            if n > 4 {
+                out.push(format!(
+                    "api `{}`: undo `{u}` uses {n} values; the runtime's undo records hold 4",
+                    e.name
+                ));
+            }
+        }
+        if e.commit && wparams(e).len() > 4 {
+            out.push(format!(
+                "api `{}`: a call deferred to commit has at most 4 arguments",
+                e.name
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::table::parse_proto;
+
+    fn entry(proto: &str, undo: &str) -> ApiEntry {
+        let name = proto[..proto.find('(').unwrap()]
+            .split(|c: char| c == ' ' || c == '*')
+            .last()
+            .unwrap()
+            .to_string();
+        let (ret, params, variadic) = parse_proto(&name, proto).unwrap();
+        ApiEntry {
+            name,
+            effect: "alloc".into(),
+            inline: false,
+            ret,
+            params,
+            variadic,
+            header: None,
+            model: None,
+            returns: fgft_facts::apicalls::Returns::Plain,
+            grant: None,
+            save: None,
+            undo: Some(undo.into()),
+            undo_if: None,
+            commit: false,
+            lock: None,
+            unlock: None,
+            note: None,
+            source: "t".into(),
+        }
+    }
+
+    #[test]
+    fn undo_captures_values_at_call_time() {
+        let e = entry(
+            "void *dma_alloc_coherent(struct device *dev, size_t size, dma_addr_t *dma_handle, gfp_t gfp)",
+            "dma_free_coherent(dev, size, ret, *dma_handle)",
+        );
+        let caps = captures(&e, e.undo.as_deref().unwrap());
+        let exprs: Vec<&str> = caps.iter().map(|c| c.expr.as_str()).collect();
+        assert_eq!(exprs, vec!["dev", "size", "ret", "*dma_handle"]);
+        assert_eq!(caps[3].ty, "dma_addr_t");
+        assert_eq!(
+            with_args(e.undo.as_deref().unwrap(), &caps),
+            "dma_free_coherent(((struct device *)a0), ((size_t)a1), ((void *)a2), ((dma_addr_t)a3))"
+        );
+    }
+
+    #[test]
+    fn substitution_respects_tokens() {
+        assert_eq!(subst("dev + device", |i| (i == "dev").then(|| "X".into())), "X + device");
+    }
+}
