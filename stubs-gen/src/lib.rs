@@ -59,8 +59,9 @@ pub enum FieldHow {
     /// [`EntrySpec::types`]).
     Ptr { target: usize },
     /// A pointer to `len` bytes (`len` is a C expression over `o`, the
-    /// original object), from a blob hint.
-    Blob { len: String },
+    /// original object), from a blob hint.  When the target is an array of
+    /// a marshaled type (`elem`), each element is copied member by member.
+    Blob { len: String, elem: Option<usize> },
     /// A pointer to a NUL-terminated string (nullterm hint).
     Str,
 }
@@ -349,7 +350,7 @@ static inline bool fgft_visited(const struct fgft_visit *v, const void *obj)
 /* The original of a pointer that may point into an SFI copy. */
 static inline void *fgft_orig_or_self(struct fgft_txn *txn, const void *p)
 {
-	void *o = p ? fgft_obj_orig(txn, p) : NULL;
+	void *o = p ? fgft_obj_to_orig(txn, p) : NULL;
 
 	return o ? o : (void *)p;
 }
@@ -368,7 +369,7 @@ static inline int fgft_copy_obj(struct fgft_txn *txn, const void *o,
 	*cp = NULL;
 	if (!o)
 		return 0;
-	c = fgft_obj_find(txn, o);
+	c = fgft_obj_to_copy(txn, o);
 	if (c) {
 		*cp = c;
 		return 0;
@@ -405,7 +406,7 @@ static inline int fgft_copy_str(struct fgft_txn *txn, const char *o,
 /* Writes a blob copy back. */
 static inline void fgft_blob_out(struct fgft_txn *txn, void *o, size_t len)
 {
-	void *c = o ? fgft_obj_find(txn, o) : NULL;
+	void *c = o ? fgft_obj_to_copy(txn, o) : NULL;
 
 	if (c && c != o)
 		memcpy(o, c, len);
@@ -565,7 +566,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                 );
                 s.push_str("\tif (ret)\n\t\treturn ret;\n");
             }
-            FieldHow::Blob { len } => {
+            FieldHow::Blob { len, elem: None } => {
                 let rights = if f.copy_out { "FGFT_RW" } else { "FGFT_R" };
                 let _ = writeln!(
                     s,
@@ -577,6 +578,34 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                     )
                 );
                 s.push_str("\tif (ret)\n\t\treturn ret;\n");
+            }
+            FieldHow::Blob {
+                len,
+                elem: Some(t2),
+            } => {
+                let et = &e.types[*t2];
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    wrap_call(
+                        1,
+                        &format!(
+                            "ret = fgft_copy_obj(txn, o->{p}, {len}, {len}, {}, (void **)&c->{p})",
+                            et.rights.c()
+                        ),
+                        ";"
+                    )
+                );
+                s.push_str("\tif (ret < 0)\n\t\treturn ret;\n");
+                s.push_str("\tif (ret == 1) {\n");
+                let _ = writeln!(s, "\t\tsize_t i, n = ({len}) / sizeof(*o->{p});\n");
+                s.push_str("\t\tfor (i = 0; i < n; i++) {\n");
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    wrap_call(3, &format!("ret = {}(txn, &o->{p}[i], &c->{p}[i])", e.fn_inf(*t2)), ";")
+                );
+                s.push_str("\t\t\tif (ret)\n\t\t\t\treturn ret;\n\t\t}\n\t}\n");
             }
             FieldHow::Str => {
                 let _ = writeln!(
@@ -656,7 +685,13 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     let outs: Vec<&FieldSpec> = t
         .fields
         .iter()
-        .filter(|f| f.copy_out || matches!(f.how, FieldHow::Ptr { .. }))
+        .filter(|f| {
+            f.copy_out
+                || matches!(
+                    f.how,
+                    FieldHow::Ptr { .. } | FieldHow::Blob { elem: Some(_), .. }
+                )
+        })
         .collect();
     let uses = !outs.is_empty() || t.priv_area.is_some();
     if uses {
@@ -670,7 +705,10 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
             let _ = writeln!(s, "\t{}(txn, o->{}, &me);", e.fn_out(target), f.path);
         }
     }
-    for f in outs.iter().filter(|f| f.copy_out) {
+    for f in outs
+        .iter()
+        .filter(|f| f.copy_out || matches!(f.how, FieldHow::Blob { elem: Some(_), .. }))
+    {
         let p = &f.path;
         if p.is_empty() {
             s.push_str("\tmemcpy(o, c, sizeof(*o));\n");
@@ -686,8 +724,28 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
             FieldHow::Ptr { .. } => {
                 let _ = writeln!(s, "\to->{p} = fgft_orig_or_self(txn, c->{p});");
             }
-            FieldHow::Blob { len } => {
+            FieldHow::Blob { len, elem: None } => {
                 let _ = writeln!(s, "\tfgft_blob_out(txn, o->{p}, {len});");
+            }
+            FieldHow::Blob {
+                len,
+                elem: Some(t2),
+            } => {
+                s.push_str("\tif (o->");
+                let _ = writeln!(s, "{p}) {{");
+                let _ = writeln!(
+                    s,
+                    "\t\ttypeof(o->{p}) ce = fgft_obj_to_copy(txn, o->{p});"
+                );
+                let _ = writeln!(s, "\t\tsize_t i, n = ({len}) / sizeof(*o->{p});\n");
+                s.push_str("\t\tfor (i = 0; ce && ce != o->");
+                let _ = writeln!(s, "{p} && i < n; i++)");
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    wrap_call(3, &format!("{}(txn, &o->{p}[i], &ce[i], &me)", e.fn_outf(*t2)), ";")
+                );
+                s.push_str("\t}\n");
             }
             FieldHow::Str => {}
         }
@@ -701,8 +759,12 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     }
     if !uses {
         s.push_str("\t(void)txn;\n\t(void)ov;\n\t(void)cv;\n\t(void)up;\n");
-    } else if !outs.iter().any(|f| matches!(f.how, FieldHow::Ptr { .. }))
-        && t.priv_area.is_none()
+    } else if !outs.iter().any(|f| {
+        matches!(
+            f.how,
+            FieldHow::Ptr { .. } | FieldHow::Blob { elem: Some(_), .. }
+        )
+    }) && t.priv_area.is_none()
     {
         s.push_str("\t(void)me;\n");
     }
@@ -724,7 +786,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
         );
         s.push_str("{\n\tvoid *c;\n\n");
         s.push_str("\tif (!ov || fgft_visited(up, ov))\n\t\treturn;\n");
-        s.push_str("\tc = fgft_obj_find(txn, ov);\n");
+        s.push_str("\tc = fgft_obj_to_copy(txn, ov);\n");
         s.push_str("\tif (!c || c == ov)\n\t\treturn;\n");
         let _ = writeln!(s, "\t{}(txn, ov, c, up);", e.fn_outf(i));
         s.push_str("}\n\n");

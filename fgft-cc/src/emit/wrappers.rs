@@ -305,7 +305,7 @@ fn describe(e: &ApiEntry) -> String {
     if e.unlock.is_some() {
         parts.push("released at the end of the transaction".into());
     }
-    if e.grant.is_some() {
+    if e.grant.is_some() || !e.grant_more.is_empty() {
         parts.push("result granted".into());
     }
     parts.join(", ")
@@ -654,6 +654,15 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             fgft_stubs::wrap_call(2, &format!("fgft_map(txn, ret, {len}, {r})"), ";")
         );
     }
+    for (addr, len, rights) in &e.grant_more {
+        let r = if rights == "r" { "FGFT_R" } else { "FGFT_RW" };
+        s.push_str("\tif (txn && ret)\n");
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(2, &format!("fgft_map(txn, {addr}, {len}, {r})"), ";")
+        );
+    }
     if let Some(u) = &e.undo {
         let caps = captures(e, u);
         let mut a: Vec<String> = caps
@@ -683,7 +692,7 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
     }
     if !void {
         s.push_str("\treturn ret;\n");
-    } else if e.undo.is_none() && e.grant.is_none() {
+    } else if e.undo.is_none() && e.grant.is_none() && e.grant_more.is_empty() {
         s.push_str("\t(void)txn;\n");
     }
     s.push_str("}\n\n");
@@ -735,6 +744,7 @@ mod tests {
             model: None,
             returns: fgft_facts::apicalls::Returns::Plain,
             grant: None,
+            grant_more: vec![],
             save: None,
             undo: Some(undo.into()),
             undo_if: None,

@@ -60,6 +60,8 @@ struct EntryRaw {
     args: BTreeMap<String, String>,
     grant: Option<String>,
     grant_rights: Option<String>,
+    #[serde(default)]
+    grant_more: Vec<GrantRaw>,
     save: Option<String>,
     undo: Option<String>,
     undo_if: Option<String>,
@@ -68,6 +70,15 @@ struct EntryRaw {
     lock: Option<String>,
     unlock: Option<String>,
     note: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct GrantRaw {
+    addr: String,
+    len: String,
+    #[serde(default)]
+    rights: Option<String>,
 }
 
 /// A parameter of a wrapped function.
@@ -153,6 +164,8 @@ pub struct ApiEntry {
     pub model: Option<String>,
     pub returns: Returns,
     pub grant: Option<(String, String)>,
+    /// Further ranges to grant after the call: (address, length, rights).
+    pub grant_more: Vec<(String, String, String)>,
     pub save: Option<String>,
     pub undo: Option<String>,
     pub undo_if: Option<String>,
@@ -387,6 +400,26 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
             raw.grant_rights.clone().unwrap_or_else(|| "rw".to_string()),
         )
     });
+    let grant_more: Vec<(String, String, String)> = raw
+        .grant_more
+        .iter()
+        .map(|g| {
+            (
+                g.addr.clone(),
+                g.len.clone(),
+                g.rights.clone().unwrap_or_else(|| "rw".into()),
+            )
+        })
+        .collect();
+    for (_, _, r) in &grant_more {
+        if r != "r" && r != "rw" {
+            return Err(located(
+                src,
+                r,
+                format!("api `{name}`: grant rights are `r` or `rw`"),
+            ));
+        }
+    }
     if let Some((_, r)) = &grant {
         if r != "r" && r != "rw" {
             return Err(located(
@@ -430,6 +463,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
         model: raw.model,
         returns,
         grant,
+        grant_more,
         save: raw.save,
         undo: raw.undo,
         undo_if: raw.undo_if,
