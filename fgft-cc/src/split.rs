@@ -34,9 +34,10 @@ pub struct Args {
     /// Kernel source tree the sidecar's file names are relative to.
     #[arg(long)]
     pub tree: Option<PathBuf>,
-    /// Sidecar annotation file (TOML).
+    /// Sidecar annotation file (TOML); repeatable: later files add hints,
+    /// entry points and pure APIs to the first.
     #[arg(long)]
-    pub annotations: Option<PathBuf>,
+    pub annotations: Vec<PathBuf>,
     /// Entry point to isolate: a function name or a glob (repeatable).
     #[arg(long = "isolate")]
     pub isolate: Vec<String>,
@@ -354,10 +355,11 @@ pub struct Split {
 /// Runs the pipeline without writing OUT.
 pub fn compute(args: &Args) -> Result<Split, CliError> {
     // Annotations.
-    let mut ann = match &args.annotations {
-        Some(p) => Annotations::from_sidecar(p).map_err(annot_err)?,
-        None => Annotations::default(),
-    };
+    let mut ann = Annotations::default();
+    for p in &args.annotations {
+        let a = Annotations::from_sidecar(p).map_err(annot_err)?;
+        ann = ann.merge(a).map_err(annot_err)?;
+    }
     let mut cli = Annotations::default();
     for i in &args.isolate {
         cli.isolate.push(Pattern::from_cli(i).map_err(annot_err)?);
@@ -404,7 +406,7 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
     if plan.has_errors() {
         return Err(CliError::Located(plan.diags));
     }
-    let origin = match (&args.annotations, args.sources.is_empty()) {
+    let origin = match (args.annotations.first(), args.sources.is_empty()) {
         (Some(a), true) => format!(
             "{} (sidecar {})",
             fl.files
@@ -476,9 +478,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     if let Some(t) = &args.tree {
         inputs.push(t.clone());
     }
-    if let Some(a) = &args.annotations {
-        inputs.push(a.clone());
-    }
+    inputs.extend(args.annotations.iter().cloned());
     crate::outdir::prepare(&args.out, &inputs, args.force)?;
     write(&args.out, &split.out)?;
     if let Some(k) = &args.kdir {

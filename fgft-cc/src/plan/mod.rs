@@ -1129,11 +1129,26 @@ impl TypeBuilder<'_, '_> {
             let how = if let Some(h) = &hint {
                 match &h.kind {
                     HintKind::NullTerm => FieldHow::Str,
-                    HintKind::Blob { len } => FieldHow::Blob {
-                        len: field_len_expr(prog, t, len),
-                    },
+                    HintKind::Blob { len } => {
+                        let elem = match &fty {
+                            CType::Ptr(target) => {
+                                let target = prog.resolve(target);
+                                if target.is_recordish() && self.uses.touches(prog, &target, 0) {
+                                    Some(self.ty(&target, format!("elements of member {m} of {}", t.c_spelling())))
+                                } else {
+                                    None
+                                }
+                            }
+                            _ => None,
+                        };
+                        FieldHow::Blob {
+                            len: field_len_expr(prog, t, len),
+                            elem,
+                        }
+                    }
                     HintKind::Opaque { ty } => FieldHow::Blob {
                         len: format!("sizeof({ty})"),
+                        elem: None,
                     },
                     HintKind::NoDeref => FieldHow::Assign,
                     HintKind::Recursive | HintKind::Container { .. } => self.ptr_how(&fty, t, m, u),

@@ -257,4 +257,9 @@ struct fgft_stats {
 
 void fgft_stats_read(struct fgft_stats *st);
 
+/* ---- fault injection (fgft-cc inject) ---- */
+
+/* True when variant @id is armed (module parameter fgft_inject_id). */
+bool fgft_inject_hit(int id);
+
 #endif /* _FGFT_RUNTIME_H */

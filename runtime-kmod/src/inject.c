@@ -1,0 +1,30 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fgft fault-injection switch.
+ *
+ * Drivers injected by `fgft-cc inject` guard every planted fault with
+ * fgft_inject_hit(id).  Under fgft the runtime provides that function, so the
+ * main module and the SFI module share one switch; a native build links its
+ * own copy (generated fgft_inject.c).  Write a variant id to
+ * /sys/module/fgft_rt/parameters/fgft_inject_id to arm that variant, 0 to
+ * disarm all.
+ *
+ * The function lives in the runtime (not in SFI code), so reading the switch
+ * is not a range-checked access of the SFI module.
+ */
+#include <linux/export.h>
+#include <linux/moduleparam.h>
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+#include <fgft/runtime.h>
+
+static int fgft_inject_id;
+module_param(fgft_inject_id, int, 0644);
+MODULE_PARM_DESC(fgft_inject_id, "fault-injection variant to switch on (0: none)");
+
+bool fgft_inject_hit(int id)
+{
+	return unlikely(READ_ONCE(fgft_inject_id) == id);
+}
+EXPORT_SYMBOL_GPL(fgft_inject_hit);
