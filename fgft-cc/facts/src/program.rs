@@ -655,7 +655,7 @@ fn type_definition(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collecte
             // Register the anonymous body under the typedef name.
             let tag = name.clone();
             if let Some(body) = ty.child_by_field_name("body") {
-                let fl = fields(pf, fid, body, out);
+                let fl = fields(pf, fid, body, &tag, out);
                 out.records.push(RecordDef {
                     tag: tag.clone(),
                     file: fid,
@@ -694,23 +694,30 @@ fn record_specifier(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collect
     } else {
         "union"
     };
-    let f = fields(pf, fid, body, out);
+    let tag = format!("{kw} {}", pf.node_text(name));
+    let f = fields(pf, fid, body, &tag, out);
     out.records.push(RecordDef {
-        tag: format!("{kw} {}", pf.node_text(name)),
+        tag,
         file: fid,
         line: n.start_position().row + 1,
         fields: f,
     });
 }
 
-fn fields(pf: &ParsedFile, fid: FileId, body: Node<'_>, out: &mut Collected) -> Vec<Field> {
+fn fields(
+    pf: &ParsedFile,
+    fid: FileId,
+    body: Node<'_>,
+    outer: &str,
+    out: &mut Collected,
+) -> Vec<Field> {
     let mut res = Vec::new();
     let mut c = body.walk();
     for fd in body.named_children(&mut c) {
         match fd.kind() {
             "field_declaration" => {}
             "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" => {
-                res.extend(fields(pf, fid, fd, out));
+                res.extend(fields(pf, fid, fd, outer, out));
                 continue;
             }
             _ => continue,
@@ -736,7 +743,7 @@ fn fields(pf: &ParsedFile, fid: FileId, body: Node<'_>, out: &mut Collected) -> 
         if decls.is_empty() {
             // Anonymous struct/union member: its fields are reachable directly.
             if let Some(b) = ty.child_by_field_name("body") {
-                res.extend(fields(pf, fid, b, out));
+                res.extend(fields(pf, fid, b, outer, out));
             }
             continue;
         }
@@ -744,21 +751,13 @@ fn fields(pf: &ParsedFile, fid: FileId, body: Node<'_>, out: &mut Collected) -> 
             let (name, t) = ctype::apply_declarator(pf, base.clone(), d);
             if let Some(name) = name {
                 // Anonymous-tag members declared inline (`struct { } x;`)
-                // have an unknown base: register their body as a record.
-                let t = if base == CType::Unknown {
-                    if let Some(b) = ty.child_by_field_name("body") {
-                        let tag = format!("__anon_{}_{}", fid, ty.start_byte());
-                        let f = fields(pf, fid, b, out);
-                        out.records.push(RecordDef {
-                            tag: tag.clone(),
-                            file: fid,
-                            line: ty.start_position().row + 1,
-                            fields: f,
-                        });
-                        rewrap(&t, CType::Record(tag))
-                    } else {
-                        t
-                    }
+                // have no name C can spell: their type is the member's type,
+                // `typeof(((struct outer *)0)->x)`.
+                let t = if base == CType::Unknown && ty.child_by_field_name("body").is_some() {
+                    rewrap(
+                        &t,
+                        CType::FieldOf(Box::new(CType::Record(outer.to_string())), name.clone()),
+                    )
                 } else {
                     t
                 };

@@ -152,8 +152,12 @@ pub fn preprocess(kdir: &Path, file: &Path) -> Result<String, ParseError> {
             tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
         )));
     }
-    std::fs::read_to_string(scratch.path().join(format!("{stem}.i")))
-        .map_err(|e| err(format!("read {stem}.i: {e}")))
+    let text = std::fs::read_to_string(scratch.path().join(format!("{stem}.i")))
+        .map_err(|e| err(format!("read {stem}.i: {e}")))?;
+    // Name the driver's own files by their real place, not the scratch copy.
+    let from = format!("{}/", scratch.path().display());
+    let to = format!("{}/", dir.display());
+    Ok(text.replace(&from, &to))
 }
 
 // ------------------------------------------------------------- fix-up ---
@@ -414,13 +418,13 @@ pub fn from_preprocessed(path: &Path, text: &str) -> Result<Types, ParseError> {
     let cfg = lang_c::driver::Config::with_gcc();
     let parse = lang_c::driver::parse_preprocessed(&cfg, fixed).map_err(|e| {
         let line_text = e.source.lines().nth(e.line.saturating_sub(1)).unwrap_or("");
-        let (loc, _) = lang_c::loc::get_location_for_offset(&e.source, e.offset);
+        let (file, line) = LineIndex::new(&e.source).locate(e.offset);
         ParseError::Kbuild {
             path: path.to_path_buf(),
             message: format!(
                 "lang-c: syntax error at {}:{} (line {} of the .i): `{}`",
-                loc.file,
-                loc.line,
+                file,
+                line,
                 e.line,
                 line_text.trim().chars().take(120).collect::<String>()
             ),
@@ -433,7 +437,12 @@ pub fn from_preprocessed(path: &Path, text: &str) -> Result<Types, ParseError> {
         prototypes: BTreeMap::new(),
     };
     let src = parse.source.as_str();
-    let mut rd = Reader { src, types: &mut t, anon: 0 };
+    let mut rd = Reader {
+        src,
+        types: &mut t,
+        anon: 0,
+        lines: LineIndex::new(src),
+    };
     for ext in &parse.unit.0 {
         if let ast::ExternalDeclaration::Declaration(d) = &ext.node {
             rd.declaration(d);
@@ -451,6 +460,50 @@ struct Reader<'a> {
     src: &'a str,
     types: &'a mut Types,
     anon: usize,
+    lines: LineIndex<'a>,
+}
+
+/// Maps offsets of a `.i` to the original file and line through its line
+/// markers (`# 12 "file.h"`), indexed once.
+struct LineIndex<'a> {
+    src: &'a str,
+    /// (offset of the line after the marker, line number, file)
+    marks: Vec<(usize, usize, &'a str)>,
+}
+
+impl<'a> LineIndex<'a> {
+    fn new(src: &'a str) -> LineIndex<'a> {
+        let mut marks = Vec::new();
+        let mut off = 0;
+        for line in src.split_inclusive('\n') {
+            let next = off + line.len();
+            if let Some(rest) = line.strip_prefix("# ") {
+                let mut it = rest.splitn(2, ' ');
+                if let (Some(n), Some(f)) = (it.next(), it.next()) {
+                    if let (Ok(n), Some(f)) = (n.parse::<usize>(), f.trim_end().strip_prefix('"')) {
+                        let f = f.split('"').next().unwrap_or(f);
+                        marks.push((next, n, f));
+                    }
+                }
+            }
+            off = next;
+        }
+        LineIndex { src, marks }
+    }
+
+    fn locate(&self, offset: usize) -> (&'a str, usize) {
+        let i = self.marks.partition_point(|m| m.0 <= offset);
+        match i.checked_sub(1).map(|k| self.marks[k]) {
+            Some((start, n, f)) => {
+                let nl = self.src.as_bytes()[start..offset.min(self.src.len())]
+                    .iter()
+                    .filter(|&&c| c == b'\n')
+                    .count();
+                (f, n + nl)
+            }
+            None => ("", 0),
+        }
+    }
 }
 
 impl Reader<'_> {
@@ -549,13 +602,13 @@ impl Reader<'_> {
                 }
             }
         }
-        let (loc, _) = lang_c::loc::get_location_for_offset(self.src, st.span.start);
+        let (file, line) = self.lines.locate(st.span.start);
         let def = StructDef {
             name: name.clone(),
             union: matches!(st.node.kind.node, ast::StructKind::Union),
             fields,
-            file: loc.file.to_string(),
-            line: loc.line,
+            file: file.to_string(),
+            line,
         };
         // Keep the first full definition of a name.
         self.types.structs.entry(name.clone()).or_insert(def);

@@ -15,6 +15,7 @@
 //! seed and the kernel tree; results are written in variant order.
 
 pub mod config;
+pub mod fgft;
 pub mod native;
 pub mod prepare;
 pub mod report;

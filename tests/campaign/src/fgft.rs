@@ -1,0 +1,183 @@
+//! fgft runs: the injected driver split by fgft-cc, every variant in as few
+//! boots as possible.
+//!
+//! One boot loads the runtime, the SFI module and the main module, then for
+//! each variant: arm it, trigger its entry point, disarm, check the device,
+//! and read the runtime's recovery counters. If a boot goes down the
+//! remaining variants continue in a new boot, so one bad variant costs one
+//! boot, not the campaign.
+
+use crate::config::Config;
+use crate::CampaignError;
+use fgft_inject::Variant;
+use fgft_vm::{Env, Outcome, VmSpec};
+use serde::Serialize;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Modules of an fgft build, in load order (runtime first, main last).
+#[derive(Debug, Clone)]
+pub struct FgftModules {
+    pub modules: Vec<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FgftOutcome {
+    /// The call failed, fgft recovered, the caller got an error and the
+    /// device works afterwards.
+    Recovered,
+    /// The fault never fired or did no harm: the call succeeded.
+    NoFault,
+    /// Recovered, but the device check failed afterwards.
+    DeviceBroken,
+    /// The kernel oopsed outside a recovered transaction, hung or panicked.
+    Crash,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct FgftResult {
+    pub id: u32,
+    pub label: String,
+    pub outcome: FgftOutcome,
+    pub trigger_rc: Option<i32>,
+    /// Recoveries the runtime counted for this variant.
+    pub recoveries: u64,
+    /// Time the runtime spent recovering (fault to end of abort), ns.
+    pub recovery_ns: u64,
+    pub device_ok: Option<bool>,
+}
+
+/// Shell helpers the fgft script uses: read a counter from the runtime.
+const PRELUDE: &str = "stat() { awk -v k=\"$1\" '$1 == k { print $2 }' /sys/kernel/debug/fgft/stats; }\n";
+
+/// The guest script for a batch of variants.
+pub fn script(cfg: &Config, mods: &FgftModules, batch: &[&Variant]) -> String {
+    let d = &cfg.driver;
+    let mut s = String::from(PRELUDE);
+    for m in &mods.modules {
+        let f = m
+            .file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        s.push_str(&format!("insmod /lib/fgft/{f} || exit 3\n"));
+    }
+    s.push_str(&format!("sleep 1\n{}\nsleep 1\n{}\n", d.setup, d.check));
+    s.push_str("echo FGFT-MARK ready\n");
+    for v in batch {
+        let trig = cfg
+            .trigger_cmd(&v.entry)
+            .unwrap_or_else(|| "false".to_string());
+        s.push_str(&format!(
+            "r0=$(stat recoveries); n0=$(stat recovery_ns_sum)\n\
+             echo {id} > /sys/module/fgft_rt/parameters/fgft_inject_id\n\
+             {trig}\n\
+             rc=$?\n\
+             echo 0 > /sys/module/fgft_rt/parameters/fgft_inject_id\n\
+             r1=$(stat recoveries); n1=$(stat recovery_ns_sum)\n\
+             echo FGFT-MARK fgft id={id} rc=$rc rec=$((r1 - r0)) rec_ns=$((n1 - n0))\n\
+             {check}\n\
+             echo FGFT-MARK checked id={id}\n",
+            id = v.id,
+            check = d.check,
+        ));
+    }
+    s.push_str("cat /sys/kernel/debug/fgft/stats\necho FGFT-MARK all-done\n");
+    s
+}
+
+/// Results for the variants of a batch that this boot got through. The
+/// first variant whose `checked` marker is missing is where the boot went
+/// down; it is a crash and the caller resumes after it.
+pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResult> {
+    let mut res = Vec::new();
+    let checks = out.markers_named(&cfg.driver.check_marker);
+    // The first check is the baseline before any variant.
+    let mut check_iter = checks.iter().skip(1);
+    for v in batch {
+        let id = v.id.to_string();
+        let m = out
+            .markers_named("fgft")
+            .into_iter()
+            .find(|m| m.get("id") == Some(id.as_str()));
+        let checked = out
+            .markers_named("checked")
+            .into_iter()
+            .any(|m| m.get("id") == Some(id.as_str()));
+        let Some(m) = m.filter(|_| checked) else {
+            res.push(FgftResult {
+                id: v.id,
+                label: v.label.clone(),
+                outcome: FgftOutcome::Crash,
+                trigger_rc: None,
+                recoveries: 0,
+                recovery_ns: 0,
+                device_ok: None,
+            });
+            break;
+        };
+        let rc = m.parse::<i32>("rc");
+        let rec = m.parse::<u64>("rec").unwrap_or(0);
+        let rec_ns = m.parse::<u64>("rec_ns").unwrap_or(0);
+        let device_ok = check_iter
+            .next()
+            .and_then(|c| c.parse::<u64>(&cfg.driver.check_field))
+            .map(|n| n > 0);
+        let outcome = if rec == 0 {
+            FgftOutcome::NoFault
+        } else if device_ok == Some(true) && rc != Some(0) {
+            FgftOutcome::Recovered
+        } else {
+            FgftOutcome::DeviceBroken
+        };
+        res.push(FgftResult {
+            id: v.id,
+            label: v.label.clone(),
+            outcome,
+            trigger_rc: rc,
+            recoveries: rec,
+            recovery_ns: rec_ns,
+            device_ok,
+        });
+    }
+    res
+}
+
+/// Runs every variant, resuming in a new boot after a crash.
+pub fn run_all(
+    env: &Env,
+    cfg: &Config,
+    mods: &FgftModules,
+    variants: &[Variant],
+    timeout: Duration,
+) -> Result<(Vec<FgftResult>, usize), CampaignError> {
+    let mut results = Vec::new();
+    let mut boots = 0;
+    let mut rest: Vec<&Variant> = variants.iter().collect();
+    while !rest.is_empty() {
+        boots += 1;
+        let mut spec = VmSpec::new(&format!("campaign-{}-fgft-{boots}", cfg.driver.name));
+        spec.modules = mods.modules.clone();
+        spec.qemu_args = cfg.driver.qemu.clone();
+        spec.timeout = timeout + Duration::from_secs(3 * rest.len() as u64);
+        spec.script = script(cfg, mods, &rest);
+        spec.add_tool(env, "fgft-ethtool")?;
+        spec.add_tool(env, "fgft-pkt")?;
+        let out = fgft_vm::run(env, &spec)?;
+        if out.marker("ready").is_none() {
+            return Err(CampaignError::Msg(format!(
+                "fgft boot {boots} of {} never got ready\n{}",
+                cfg.driver.name,
+                out.summary()
+            )));
+        }
+        let got = classify(cfg, &rest, &out);
+        let n = got.len();
+        for r in &got {
+            eprintln!("fgft   {:3} {:<13} {}", r.id, format!("{:?}", r.outcome), r.label);
+        }
+        results.extend(got);
+        rest.drain(..n.min(rest.len()));
+    }
+    Ok((results, boots))
+}
