@@ -112,6 +112,8 @@ pub enum LineOrigin {
         added: usize,
     },
     Import(usize),
+    /// The closing brace of a trampoline: the end of the body.
+    BodyEnd { advice: usize, body: usize },
 }
 
 /// Generated C line (1-based, index + 1) -> origin.
@@ -597,7 +599,8 @@ static void {p}_record(const struct fgft_aspect_jp *jp, u64 value)\n{{\n\
                 );
             }
         }
-        c.text("}\n\n");
+        c.line("}", Some(LineOrigin::BodyEnd { advice: t.advice, body: t.body }));
+        c.text("\n");
     }
 
     fn debugfs_code(&self) -> String {

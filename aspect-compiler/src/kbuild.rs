@@ -85,7 +85,16 @@ pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<Pars
     std::fs::write(&file, &src).map_err(|e| format!("{}: {e}", file.display()))?;
     // fgft-parse runs Kbuild (`make -C KDIR M=scratch fgft_types.i`).
     let raw = fgft_parse::types::preprocess(kdir, &file).map_err(|e| {
-        format!("preprocessing the kernel headers the driver includes failed: {e}")
+        let msg = e.to_string();
+        // Keep gcc's own complaint, not the scratch paths around it.
+        let why: Vec<&str> = msg
+            .split(" | ")
+            .filter(|p| p.contains("error:") || p.contains("No such file"))
+            .collect();
+        format!(
+            "preprocessing the kernel headers the driver and the aspect include failed{}",
+            if why.is_empty() { String::new() } else { format!(": {}", why.join("; ")) }
+        )
     })?;
     let text = prepare_unit(&raw);
     let opts = fgft_parse::Options {
@@ -137,6 +146,67 @@ pub fn prepare_unit(raw: &str) -> String {
             start = at + from.len();
         }
     }
+    // Attributes and asm labels carry no type facts and trip tree-sitter-c
+    // (an attribute before `=` swallows what follows into an ERROR node).
+    for word in ["__attribute__", "__attribute", "__asm__", "__asm", "asm", "_Static_assert"] {
+        let mut start = 0;
+        while let Some(k) = find(&b[start..], word.as_bytes()) {
+            let at = start + k;
+            start = at + word.len();
+            let before = at.checked_sub(1).map(|i| b[i]).unwrap_or(b' ');
+            let after = b.get(at + word.len()).copied().unwrap_or(b' ');
+            if is_word(before) || is_word(after) {
+                continue;
+            }
+            // Skip qualifiers (asm volatile goto) to the parenthesis.
+            let mut j = at + word.len();
+            loop {
+                while j < b.len() && b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                let w0 = j;
+                while j < b.len() && is_word(b[j]) {
+                    j += 1;
+                }
+                if j == w0 {
+                    break;
+                }
+            }
+            if b.get(j) != Some(&b'(') {
+                continue;
+            }
+            let mut depth = 0usize;
+            let mut e = j;
+            while e < b.len() {
+                match b[e] {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                e += 1;
+            }
+            let end = (e + 1).min(b.len());
+            blank(&mut b, at..end);
+            start = end;
+        }
+    }
+    for word in ["__extension__", "__inline__", "__inline", "__volatile__", "__restrict__", "__restrict"] {
+        let mut start = 0;
+        while let Some(k) = find(&b[start..], word.as_bytes()) {
+            let at = start + k;
+            start = at + word.len();
+            let before = at.checked_sub(1).map(|i| b[i]).unwrap_or(b' ');
+            let after = b.get(at + word.len()).copied().unwrap_or(b' ');
+            if !is_word(before) && !is_word(after) {
+                blank(&mut b, at..at + word.len());
+            }
+        }
+    }
     // Function bodies: a `{` at depth 0 right after a parameter list.
     let mut depth = 0usize;
     let mut i = 0;
@@ -171,8 +241,53 @@ pub fn prepare_unit(raw: &str) -> String {
         }
         i += 1;
     }
+    // Inside struct bodies: stray `;` (from macros that expand to nothing
+    // but a `;`) and anonymous bit-fields (`unsigned :0;`), which
+    // tree-sitter-c rejects, become blank and a named field `_0`.
+    let mut depth = 0usize;
+    for i in 0..b.len() {
+        match b[i] {
+            b'{' => depth += 1,
+            b'}' => depth = depth.saturating_sub(1),
+            b';' if depth > 0 => {
+                let prev = b[..i].iter().rposition(|c| !c.is_ascii_whitespace());
+                if prev.is_some_and(|p| b[p] == b';' || b[p] == b'{') {
+                    b[i] = b' ';
+                }
+            }
+            b':' if depth > 0 && b.get(i + 1) != Some(&b':') => {
+                let Some(p) = b[..i].iter().rposition(|c| !c.is_ascii_whitespace()) else {
+                    continue;
+                };
+                let anon = if is_word(b[p]) {
+                    let mut k = p + 1;
+                    while k > 0 && is_word(b[k - 1]) {
+                        k -= 1;
+                    }
+                    TYPE_WORDS.contains(&&raw[k..=p])
+                } else {
+                    matches!(b[p], b',' | b';' | b'{')
+                };
+                if anon {
+                    b[i] = b'_';
+                    let mut j = i + 1;
+                    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                        b[j] = b'_';
+                        j += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
     String::from_utf8(b).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
+
+const TYPE_WORDS: &[&str] = &[
+    "int", "long", "short", "char", "unsigned", "signed", "_Bool", "bool", "u8", "u16", "u32",
+    "u64", "s8", "s16", "s32", "s64", "__u8", "__u16", "__u32", "__u64", "__s8", "__s16", "__s32",
+    "__s64", "__le16", "__le32", "__le64", "__be16", "__be32", "__be64",
+];
 
 fn is_word(c: u8) -> bool {
     c == b'_' || c.is_ascii_alphanumeric()
@@ -329,13 +444,28 @@ pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
                     if warning { "gcc warns here" } else { "gcc rejects this" },
                 )
             }
+            Some(LineOrigin::BodyEnd { advice, body }) => {
+                let a = &aspect.advices[advice];
+                let b = &a.bodies[body];
+                let end = b.code.text.trim_end().len();
+                let raw = b.code.raw(end.saturating_sub(1));
+                let mk = if warning { Diag::warning } else { Diag::error };
+                mk(
+                    &aspect.path,
+                    &aspect.text,
+                    raw..raw + 1,
+                    format!("advice `{}` <{}>: {msg}", a.name, b.kind.tag()),
+                    "at the end of this advice",
+                )
+            }
             Some(LineOrigin::Import(i)) => {
                 let imp = &aspect.imports[i];
                 let mk = if warning { Diag::warning } else { Diag::error };
                 mk(&aspect.path, &aspect.text, imp.range.clone(), format!("import `{}`: {msg}", imp.header), "from this import")
             }
             None => {
-                let where_ = format!("{file}:{l}");
+                let base = file.rsplit('/').next().unwrap_or(&file);
+                let where_ = format!("{base}:{l}");
                 Diag::error(&aspect.path, &aspect.text, 0..0, format!("the generated C does not compile cleanly: {msg}"), "")
                     .note(format!("at {where_} (generated code)"))
             }

@@ -506,18 +506,24 @@ impl<'a> Scanner<'a> {
             }
             "call_expression" => {
                 let callee = n.child_by_field_name("function");
+                let mut only: Option<&Vec<usize>> = None;
                 if let Some(c) = callee.filter(|c| c.kind() == "identifier") {
                     let name = self.t(c);
                     if self.table.unevaluated.contains(name) {
                         return;
                     }
+                    only = self.table.evaluated_args.get(name);
                     self.call(n, c, func, v);
                 } else if let Some(c) = callee {
                     self.expr(c, func, v);
                 }
                 if let Some(args) = n.child_by_field_name("arguments") {
-                    for k in 0..args.named_child_count() {
-                        if let Some(a) = args.named_child(k as u32) {
+                    let list: Vec<Node<'_>> = (0..args.named_child_count())
+                        .filter_map(|k| args.named_child(k as u32))
+                        .filter(|a| a.kind() != "comment")
+                        .collect();
+                    for (k, a) in list.into_iter().enumerate() {
+                        if only.is_none_or(|o| o.contains(&k)) {
                             self.expr(a, func, v);
                         }
                     }

@@ -15,6 +15,8 @@ struct File {
     #[serde(default)]
     unevaluated: Vec<String>,
     #[serde(default)]
+    evaluated_args: BTreeMap<String, Vec<usize>>,
+    #[serde(default)]
     writes: BTreeMap<String, usize>,
     #[serde(default)]
     type_arg_pointer: BTreeMap<String, usize>,
@@ -30,6 +32,7 @@ struct File {
 #[derive(Debug, Default, Clone)]
 pub struct Table {
     pub unevaluated: HashSet<String>,
+    pub evaluated_args: HashMap<String, Vec<usize>>,
     pub writes: HashMap<String, usize>,
     pub type_arg_pointer: HashMap<String, usize>,
     pub same_type_arg: HashMap<String, usize>,
@@ -45,6 +48,7 @@ impl Table {
         for src in tables::extension_files(BUILTIN, TABLE_NAME, &dirs)? {
             let f: File = tables::parse_toml(&src, TABLE_NAME)?;
             t.unevaluated.extend(f.unevaluated);
+            t.evaluated_args.extend(f.evaluated_args);
             t.writes.extend(f.writes);
             t.type_arg_pointer.extend(f.type_arg_pointer);
             t.same_type_arg.extend(f.same_type_arg);

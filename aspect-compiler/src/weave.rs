@@ -1076,6 +1076,22 @@ pub fn check_aspect(aspect: &Aspect, env: &TypeEnv, driver: &Driver) -> Vec<Diag
     for a in &aspect.advices {
         let kinds = a.pointcut.kinds();
         for b in &a.bodies {
+            for (off, name) in codegen::unknown_context_vars(&b.code.text) {
+                let r = b.code.raw_range(off..off + name.len());
+                out.push(
+                    Diag::error(
+                        &aspect.path,
+                        &aspect.text,
+                        r,
+                        format!("unknown context variable `{name}` in advice `{}`", a.name),
+                        "not a context variable",
+                    )
+                    .note(format!(
+                        "known: {}",
+                        codegen::CONTEXT_VARS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                    )),
+                );
+            }
             if b.kind != BodyKind::Before && kinds == [pointcut::Kind::Access] {
                 out.push(
                     Diag::error(

@@ -448,14 +448,14 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
     );
     // Forward declarations of copy functions (types may refer to each other).
     for (i, t) in e.types.iter().enumerate() {
-        if !t.priv_only {
+        {
             let _ = writeln!(
                 s,
                 "{}",
                 wrap_call(
                     0,
                     &format!(
-                        "static int {}(struct fgft_txn *txn, const void *ov, void **cp)",
+                        "static int __maybe_unused {}(struct fgft_txn *txn, const void *ov, void **cp)",
                         e.fn_in(i)
                     ),
                     ";"
@@ -467,7 +467,7 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
                 wrap_call(
                     0,
                     &format!(
-                        "static void {}(struct fgft_txn *txn, void *ov, const struct fgft_visit *up)",
+                        "static void __maybe_unused {}(struct fgft_txn *txn, void *ov, const struct fgft_visit *up)",
                         e.fn_out(i)
                     ),
                     ";"
@@ -480,7 +480,7 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
             wrap_call(
                 0,
                 &format!(
-                    "static int {}(struct fgft_txn *txn, const void *ov, void *cv)",
+                    "static int __maybe_unused {}(struct fgft_txn *txn, const void *ov, void *cv)",
                     e.fn_inf(i)
                 ),
                 ";"
@@ -492,7 +492,7 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
             wrap_call(
                 0,
                 &format!(
-                    "static void {}(struct fgft_txn *txn, void *ov, void *cv, const struct fgft_visit *up)",
+                    "static void __maybe_unused {}(struct fgft_txn *txn, void *ov, void *cv, const struct fgft_visit *up)",
                     e.fn_outf(i)
                 ),
                 ";"
@@ -521,7 +521,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     );
     let _ = writeln!(
         s,
-        "static int {}(struct fgft_txn *txn, const void *ov, void *cv)",
+        "static int __maybe_unused {}(struct fgft_txn *txn, const void *ov, void *cv)",
         e.fn_inf(i)
     );
     s.push_str("{\n");
@@ -631,11 +631,11 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     s.push_str("\treturn 0;\n}\n\n");
 
     // Allocation + copy-in.
-    if !t.priv_only {
+    {
         let _ = writeln!(s, "/* fgft: find or make the copy of a {ty} ({}) */", e.name);
         let _ = writeln!(
             s,
-            "static int {}(struct fgft_txn *txn, const void *ov, void **cp)",
+            "static int __maybe_unused {}(struct fgft_txn *txn, const void *ov, void **cp)",
             e.fn_in(i)
         );
         s.push_str("{\n");
@@ -675,7 +675,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
         wrap_call(
             0,
             &format!(
-                "static void {}(struct fgft_txn *txn, void *ov, void *cv, const struct fgft_visit *up)",
+                "static void __maybe_unused {}(struct fgft_txn *txn, void *ov, void *cv, const struct fgft_visit *up)",
                 e.fn_outf(i)
             ),
             ""
@@ -757,20 +757,30 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
             e.fn_outf(p)
         );
     }
+    let uses_c = t.priv_area.is_some()
+        || outs.iter().any(|f| {
+            f.copy_out && !matches!(f.how, FieldHow::Blob { elem: Some(_), .. } | FieldHow::Str)
+        });
+    let uses_me = t.priv_area.is_some()
+        || outs.iter().any(|f| {
+            matches!(
+                f.how,
+                FieldHow::Ptr { .. } | FieldHow::Blob { elem: Some(_), .. }
+            )
+        });
     if !uses {
         s.push_str("\t(void)txn;\n\t(void)ov;\n\t(void)cv;\n\t(void)up;\n");
-    } else if !outs.iter().any(|f| {
-        matches!(
-            f.how,
-            FieldHow::Ptr { .. } | FieldHow::Blob { elem: Some(_), .. }
-        )
-    }) && t.priv_area.is_none()
-    {
-        s.push_str("\t(void)me;\n");
+    } else {
+        if !uses_c {
+            s.push_str("\t(void)c;\n");
+        }
+        if !uses_me {
+            s.push_str("\t(void)me;\n");
+        }
     }
     s.push_str("}\n\n");
 
-    if !t.priv_only {
+    {
         let _ = writeln!(s, "/* fgft: copy-out of a {ty} ({}) */", e.name);
         let _ = writeln!(
             s,
@@ -778,7 +788,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
             wrap_call(
                 0,
                 &format!(
-                    "static void {}(struct fgft_txn *txn, void *ov, const struct fgft_visit *up)",
+                    "static void __maybe_unused {}(struct fgft_txn *txn, void *ov, const struct fgft_visit *up)",
                     e.fn_out(i)
                 ),
                 ""

@@ -1276,6 +1276,7 @@ impl Walker<'_, '_> {
             return Info::default();
         };
         // Walk the model for its field accesses.
+        let mut model_info = Info::default();
         if let Some(model_text) = &m.model {
             if !self.expanding.contains(&name) && self.expanding.len() < MAX_EXPANSION_DEPTH {
                 let params = MacroParams {
@@ -1287,7 +1288,7 @@ impl Walker<'_, '_> {
                     .map(|a| format!("({})", pf.node_text(*a)))
                     .collect();
                 let text = macros::expand(&params, model_text, &args);
-                self.walk_expansion(pf, n, &name, &text, false);
+                model_info = self.walk_expansion(pf, n, &name, &text, false);
             }
         }
         match m.returns {
@@ -1301,7 +1302,9 @@ impl Walker<'_, '_> {
                 origins: vec![Origin::Fresh],
                 ..Default::default()
             },
-            _ => Info::default(),
+            // A helper modeled by an expression yields that expression
+            // (`snd_kcontrol_chip(k)` is `k->private_data`).
+            _ => model_info,
         }
     }
 

@@ -86,11 +86,14 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
     let entry_names: BTreeSet<&str> = plan.entries.iter().map(|e| e.spec.name.as_str()).collect();
     let file_refs = crate::plan::file_scope_fn_refs(prog);
 
-    // Slots: every value use of an entry point takes the stub instead.
+    // Slots: every value use of an entry point takes the stub instead
+    // (initializers, assignments, and the bodies of the driver's macros
+    // that build ops tables).
     for e in &plan.entries {
         let name = &e.spec.name;
         let stub = e.spec.stub_name();
-        let is_static = prog.fns[e.def].is_static;
+        let d = &prog.fns[e.def];
+        let is_static = d.is_static;
         let mut refs: Vec<(FileId, std::ops::Range<usize>)> =
             file_refs.get(name).cloned().unwrap_or_default();
         for ff in inp.facts.per_fn.values() {
@@ -100,28 +103,56 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
                 }
             }
         }
+        let in_macros = crate::plan::macro_body_refs(prog, name);
+        refs.extend(in_macros.iter().cloned());
         refs.sort_by_key(|(f, r)| (*f, r.start));
         refs.dedup();
         let mut declared: BTreeSet<FileId> = BTreeSet::new();
         for (fid, r) in refs {
             let text = &prog.files[fid].text;
             if text.get(r.clone()) != Some(name.as_str()) {
-                diags.push(inp_diag(
-                    inp,
-                    fid,
-                    r.clone(),
-                    format!("`{name}` is stored in a slot inside a macro use: fgft cannot point that slot at the stub"),
-                ));
+                if in_macros.is_empty() {
+                    diags.push(inp_diag(
+                        inp,
+                        fid,
+                        r.clone(),
+                        format!("`{name}` is stored in a slot inside a macro use: fgft cannot point that slot at the stub"),
+                    ));
+                }
+                continue;
+            }
+            if medits[fid].touches(&r) {
                 continue;
             }
             medits[fid].replace(r.clone(), stub.clone());
             if declared.insert(fid) {
-                if let Some(item) = item_at(prog, fid, r.start) {
-                    let st = if is_static { "static " } else { "" };
-                    medits[fid].insert(
-                        item.start,
-                        format!("/* fgft: stub of {name}, defined at the end of its file */\n{st}typeof({name}) {stub};\n\n"),
-                    );
+                let st = if is_static { "static " } else { "" };
+                let decl = format!(
+                    "/* fgft: stub of {name}, defined at the end of its file */\n{st}typeof({name}) {stub};\n"
+                );
+                // Right after the entry's first declaration in its own file
+                // (so every use, macro bodies included, sees it); before the
+                // first use elsewhere.
+                let first_decl = if fid == d.file {
+                    prog.protos
+                        .iter()
+                        .filter(|p| p.file == fid && p.name == *name && p.alone)
+                        .map(|p| p.range.clone())
+                        .chain(std::iter::once(d.range.clone()))
+                        .min_by_key(|r| r.start)
+                } else {
+                    None
+                };
+                match first_decl {
+                    Some(dr) if dr.start <= r.start || in_macros.iter().any(|(f, _)| *f == fid) => {
+                        let at = whole_lines(text, dr.end..dr.end).end;
+                        medits[fid].insert(at, format!("\n{decl}"));
+                    }
+                    _ => {
+                        if let Some(item) = item_at(prog, fid, r.start) {
+                            medits[fid].insert(item.start, format!("{decl}\n"));
+                        }
+                    }
                 }
             }
         }
@@ -410,6 +441,23 @@ fn sfi_units(inp: &Inputs<'_>, plan: &Plan) -> Vec<(FileId, Vec<FileId>)> {
     out
 }
 
+/// A deletion of a top-level item, extended back over the storage class and
+/// qualifiers the macro hints blanked in front of it (`static` before
+/// `DEFINE_SIMPLE_DEV_PM_OPS(...)`) and forward over the rest of its line.
+fn item_deletion(pf: &fgft_parse::ParsedFile, r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let t = pf.text.as_bytes();
+    let h = pf.hinted.as_bytes();
+    let mut st = r.start;
+    let mut k = st;
+    while k > 0 && t[k - 1] != b'\n' && h[k - 1].is_ascii_whitespace() {
+        k -= 1;
+        if !t[k].is_ascii_whitespace() {
+            st = k;
+        }
+    }
+    whole_lines(&pf.text, st..r.end)
+}
+
 /// Deletions, shadows and the header include of one SFI file.
 fn sfi_file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mut Edits) {
     let prog = inp.prog;
@@ -429,7 +477,7 @@ fn sfi_file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: 
                     first_code = Some(it.range.start);
                 }
                 if !plan.sfi_fns.contains(name) {
-                    ed.delete(whole_lines(text, it.range.clone()));
+                    ed.delete(item_deletion(pf, it.range.clone()));
                 }
             }
             TopKind::Prototype(names) => {
@@ -437,7 +485,7 @@ fn sfi_file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: 
                     first_code = Some(it.range.start);
                 }
                 if !names.iter().any(|n| plan.sfi_fns.contains(n)) {
-                    ed.delete(whole_lines(text, it.range.clone()));
+                    ed.delete(item_deletion(pf, it.range.clone()));
                 }
             }
             TopKind::Variables(names) => {
@@ -448,9 +496,9 @@ fn sfi_file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: 
                     shadow_decl(prog, fid, n, it.range.clone(), ed);
                     continue;
                 }
-                ed.delete(whole_lines(text, it.range.clone()));
+                ed.delete(item_deletion(pf, it.range.clone()));
             }
-            TopKind::MacroStmt(_) => ed.delete(whole_lines(text, it.range.clone())),
+            TopKind::MacroStmt(_) => ed.delete(item_deletion(pf, it.range.clone())),
             _ => {}
         }
     }
@@ -488,6 +536,11 @@ fn shadow_decl(prog: &Program, fid: FileId, name: &str, item: std::ops::Range<us
         return;
     }
     if !g.alone {
+        return;
+    }
+    // An initializer that names no driver function or global can stay (the
+    // shadow then keeps a complete type for sizeof).
+    if crate::plan::global_init_refs(prog, name).is_empty() {
         return;
     }
     let mut c = node.walk();

@@ -200,6 +200,11 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
             describe(e)
         );
         let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &proto(e), ";"));
+    }
+    // The wrappers themselves (fgft_<m>_sfi_rt.c) call the real functions.
+    s.push_str("\n#ifndef FGFT_SFI_RT\n\n");
+    for n in &plan.wrapped {
+        let Some(e) = table.apis.get(n) else { continue };
         let _ = writeln!(s, "#undef {}", e.name);
         let names: Vec<&str> = e.params.iter().map(|p| p.name.as_str()).collect();
         if e.params.iter().any(|p| p.kind == ArgSpec::Lvalue) {
@@ -257,6 +262,7 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
             args.join(", ")
         );
     }
+    s.push_str("#endif /* FGFT_SFI_RT */\n\n");
     let _ = writeln!(s, "#endif /* _FGFT_{}_SFI_H */", d.to_uppercase());
     s
 }
@@ -338,6 +344,7 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
         let _ = writeln!(s, "#include <{h}>");
     }
     s.push_str("#include <fgft/runtime.h>\n");
+    s.push_str("#define FGFT_SFI_RT\n");
     let _ = writeln!(s, "#include \"fgft_{d}_sfi.h\"\n");
     // Address table.
     let _ = writeln!(
@@ -450,24 +457,40 @@ static void fgft_commit_cancel(unsigned long cell, unsigned long a1,
 	((struct fgft_commit_cell *)cell)->cancelled = 1;
 }
 
+/*
+ * Fails the transaction when it cannot record what it must (no memory): a
+ * refused range check aborts it like any other (the null page is never
+ * granted).  Not fgft_txn_fail(): objtool cannot see that a function of
+ * another module does not return.
+ */
+static void fgft_commit_fail(void)
+{
+	fgft_check_or_fail(NULL, 1, FGFT_W);
+}
+
 static void fgft_commit_push(struct fgft_txn *txn,
 			     void (*fn)(unsigned long *a), unsigned long a0,
 			     unsigned long a1, unsigned long a2, unsigned long a3)
 {
 	struct fgft_commit_cell *c = kzalloc(sizeof(*c), GFP_ATOMIC);
 
-	if (!c || fgft_defer_push(txn, fgft_commit_run, (unsigned long)c,
-				  0, 0, 0)) {
-		kfree(c);
-		fgft_txn_fail(txn, FGFT_CAUSE_EXPLICIT);
+	if (!c) {
+		fgft_commit_fail();
+		return;
 	}
 	c->fn = fn;
 	c->a[0] = a0;
 	c->a[1] = a1;
 	c->a[2] = a2;
 	c->a[3] = a3;
+	if (fgft_defer_push(txn, fgft_commit_run, (unsigned long)c, 0, 0, 0)) {
+		kfree(c);
+		fgft_commit_fail();
+		return;
+	}
 	if (fgft_undo_push(txn, fgft_commit_cancel, (unsigned long)c, 0, 0, 0))
-		fgft_txn_fail(txn, FGFT_CAUSE_EXPLICIT);
+		c->cancelled = 1;
+	/* (then the deferred call is skipped on commit too: leak over corruption) */
 }
 
 "#;
@@ -518,19 +541,38 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
         describe(e)
     );
     let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &proto(e), ""));
-    s.push_str("{\n\tstruct fgft_txn *txn = fgft_current();\n");
+    let needs_txn = e.lock.is_some()
+        || e.unlock.is_some()
+        || e.commit
+        || e.undo.is_some()
+        || e.grant.is_some()
+        || !e.grant_more.is_empty();
+    s.push_str("{\n");
+    if needs_txn {
+        s.push_str("\tstruct fgft_txn *txn = fgft_current();\n");
+    }
     if e.save.is_some() {
         s.push_str("\tlong saved;\n");
     }
     if !void && !e.commit {
         let _ = writeln!(s, "\t{}{}ret;", e.ret, sep(&e.ret));
     }
-    s.push('\n');
+    if needs_txn || e.save.is_some() || (!void && !e.commit) {
+        s.push('\n');
+    }
     // Kernel objects: the originals.
     for p in &params {
         match &p.kind {
             ArgSpec::Kobj => {
-                let _ = writeln!(s, "\t{} = fgft_sfi_{d}_kobj({});", p.name, p.name);
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    fgft_stubs::wrap_call(
+                        1,
+                        &format!("{} = fgft_sfi_{d}_kobj((const void *){})", p.name, p.name),
+                        ";"
+                    )
+                );
             }
             ArgSpec::Out(l) => {
                 let _ = writeln!(
@@ -582,11 +624,20 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             }
         })
         .collect();
-    let lock_arg = params
-        .iter()
-        .find(|p| p.kind == ArgSpec::Kobj)
-        .map(|p| p.name.clone())
-        .unwrap_or_default();
+    let mut lock_arg = e.lock_arg.clone().unwrap_or_else(|| {
+        params
+            .iter()
+            .find(|p| p.kind == ArgSpec::Kobj)
+            .map(|p| p.name.clone())
+            .unwrap_or_default()
+    });
+    if e.raw {
+        lock_arg = format!("(spinlock_t *)({lock_arg})");
+        if e.lock.is_some() || e.unlock.is_some() {
+            s.push_str("\t/* a raw_spinlock_t is laid out as the spinlock_t that wraps it */\n");
+            s.push_str("\tBUILD_BUG_ON(sizeof(spinlock_t) != sizeof(raw_spinlock_t));\n");
+        }
+    }
     if let Some(k) = e.lock {
         s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
         let _ = writeln!(s, "\t{}(txn, {lock_arg});", k.runtime_fn(false));
@@ -692,8 +743,6 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
     }
     if !void {
         s.push_str("\treturn ret;\n");
-    } else if e.undo.is_none() && e.grant.is_none() && e.grant_more.is_empty() {
-        s.push_str("\t(void)txn;\n");
     }
     s.push_str("}\n\n");
 }
@@ -751,6 +800,8 @@ mod tests {
             commit: false,
             lock: None,
             unlock: None,
+            lock_arg: None,
+            raw: false,
             note: None,
             source: "t".into(),
         }

@@ -179,6 +179,10 @@ struct Use {
 struct Uses {
     /// (base type, member) -> use
     fields: BTreeMap<(CType, String), Use>,
+    /// Record types some object of which a kernel call reads or writes as
+    /// a whole (`memset(p, 0, sizeof(*p))`, a struct the kernel fills): copied
+    /// whole, in and out.
+    whole: BTreeSet<CType>,
     priv_of: BTreeMap<CType, CType>,
     conv: BTreeMap<(CType, String), CType>,
 }
@@ -212,7 +216,7 @@ impl Uses {
         if depth > 8 {
             return false;
         }
-        if self.fields.keys().any(|(b, _)| b == ty) {
+        if self.fields.keys().any(|(b, _)| b == ty) || self.whole.contains(ty) {
             return true;
         }
         if self.priv_of.contains_key(ty) {
@@ -454,6 +458,50 @@ pub fn file_scope_fn_refs(prog: &Program) -> BTreeMap<String, Vec<(FileId, Range
     out
 }
 
+/// Uses of `name` inside the bodies of the driver's `#define`s (ops-table
+/// macros such as `AK4531_SINGLE(...)` name the functions they store).
+pub fn macro_body_refs(prog: &Program, name: &str) -> Vec<(FileId, std::ops::Range<usize>)> {
+    let mut out = Vec::new();
+    for (fid, pf) in prog.files.iter().enumerate() {
+        if !pf.text.contains(name) {
+            continue;
+        }
+        let mut stack = vec![pf.tree.root_node()];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "preproc_def" | "preproc_function_def" => {
+                    if let Some(v) = n.child_by_field_name("value") {
+                        let body = &pf.text[v.byte_range()];
+                        let mut k = 0;
+                        while let Some(i) = body[k..].find(name) {
+                            let a = k + i;
+                            let b = a + name.len();
+                            let ok_before = a == 0 || {
+                                let c = body.as_bytes()[a - 1];
+                                !(c == b'_' || c.is_ascii_alphanumeric())
+                            };
+                            let ok_after = b >= body.len() || {
+                                let c = body.as_bytes()[b];
+                                !(c == b'_' || c.is_ascii_alphanumeric() || c == b'(')
+                            };
+                            if ok_before && ok_after {
+                                out.push((fid, v.start_byte() + a..v.start_byte() + b));
+                            }
+                            k = b;
+                        }
+                    }
+                }
+                "function_definition" => {}
+                _ => {
+                    let mut c = n.walk();
+                    stack.extend(n.named_children(&mut c));
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Value references to a driver function from inside function bodies.
 fn body_fn_refs(inp: &Inputs<'_>, name: &str) -> Vec<Site> {
     let mut out = Vec::new();
@@ -508,7 +556,9 @@ fn plan_entry(
     let mut diags = Vec::new();
 
     // The entry must sit in a slot, or its stub is unreachable.
-    let nrefs = file_refs.get(&name).map(Vec::len).unwrap_or(0) + body_fn_refs(inp, &name).len();
+    let nrefs = file_refs.get(&name).map(Vec::len).unwrap_or(0)
+        + body_fn_refs(inp, &name).len()
+        + macro_body_refs(prog, &name).len();
     if nrefs == 0 {
         diags.push(inp.diag_at(
             d.file,
@@ -686,6 +736,14 @@ fn plan_entry(
                     uses_t.mark(&b, &f, k);
                 }
                 Root::FieldVal(b, f) => {
+                    if let (PtrUseKind::Sized(_), CType::Ptr(t)) = (&u.kind, prog.field_type(&b, &f)) {
+                        let t = prog.resolve(&t);
+                        if t.is_recordish() {
+                            uses_t.whole.insert(t);
+                            uses_t.mark(&b, &f, AccessKind::Read);
+                            continue;
+                        }
+                    }
                     let known_array = matches!(prog.field_type(&b, &f), CType::Array(..));
                     let unknown = matches!(prog.field_type(&b, &f), CType::FieldOf(..) | CType::Unknown);
                     match &u.kind {
@@ -711,6 +769,14 @@ fn plan_entry(
                     }
                 }
                 Root::EntryParam(k) => {
+                    if let (PtrUseKind::Sized(_), Some(CType::Ptr(t))) =
+                        (&u.kind, prog.fns[def].params.get(k).map(|p| prog.resolve(&p.ty)))
+                    {
+                        if t.is_recordish() {
+                            uses_t.whole.insert((*t).clone());
+                            continue;
+                        }
+                    }
                     param_uses.entry(k).or_default().push((
                         u.at.clone(),
                         u.kind.clone(),
@@ -1044,6 +1110,15 @@ impl TypeBuilder<'_, '_> {
         });
         let mut fields = Vec::new();
         let mut writes = false;
+        if self.uses.whole.contains(t) {
+            fields.push(FieldSpec {
+                path: String::new(),
+                copy_in: true,
+                copy_out: true,
+                how: FieldHow::Bytes,
+            });
+            writes = true;
+        }
         self.collect_fields(t, t, "", 0, &mut fields, &mut writes);
         fields.sort_by(|a, b| a.path.cmp(&b.path));
         fields.dedup_by(|a, b| a.path == b.path);
@@ -1142,7 +1217,7 @@ impl TypeBuilder<'_, '_> {
                             _ => None,
                         };
                         FieldHow::Blob {
-                            len: field_len_expr(prog, t, len),
+                            len: field_len_expr(prog, t, len, prefix),
                             elem,
                         }
                     }
@@ -1154,6 +1229,16 @@ impl TypeBuilder<'_, '_> {
                     HintKind::Recursive | HintKind::Container { .. } => self.ptr_how(&fty, t, m, u),
                 }
             } else if let Some((site, kind)) = &u.array_use {
+                if !matches!(fty, CType::Ptr(_)) {
+                    // A member of unknown type used as an array: an array.
+                    out.push(FieldSpec {
+                        path,
+                        copy_in: true,
+                        copy_out: u.write,
+                        how: FieldHow::Bytes,
+                    });
+                    continue;
+                }
                 if matches!(fty, CType::Ptr(_)) {
                     let tag = bare_tag(t).unwrap_or_else(|| t.c_spelling());
                     let (what, hint) = if matches!(kind, PtrUseKind::Str) {
@@ -1222,10 +1307,10 @@ impl TypeBuilder<'_, '_> {
                 if self.uses.touches(prog, &pointee, 0) {
                     let i = self.ty(&pointee, format!("target of member {m} of {}", base.c_spelling()));
                     FieldHow::Ptr { target: i }
-                } else if matches!(fty, CType::Record(_)) {
-                    FieldHow::Assign
                 } else {
-                    FieldHow::Bytes
+                    // Unknown type with no sign of an array: plain assignment
+                    // (right for scalars, bit-fields, structs and pointers).
+                    FieldHow::Assign
                 }
             }
             CType::Scalar(_) | CType::Void | CType::Func => FieldHow::Assign,
@@ -1239,7 +1324,7 @@ fn is_const_ptr(decl: &str) -> bool {
 
 /// A field hint's length over `o` (the original object): bare member names
 /// and `x->member` spellings become `o->member`.
-fn field_len_expr(prog: &Program, t: &CType, len: &str) -> String {
+fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String {
     let members: BTreeSet<String> = t
         .record()
         .and_then(|tag| prog.records.get(tag))
@@ -1266,13 +1351,24 @@ fn field_len_expr(prog: &Program, t: &CType, len: &str) -> String {
                     .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
                     .collect();
                 if members.contains(&next) || members.is_empty() {
-                    out.push('o');
-                    prev_sig = "o".into();
+                    // `x->member`: the member of the object being copied.
+                    out.push_str("o->");
+                    out.push_str(prefix);
+                    // Skip the `->` (and blanks) that follow.
+                    while i < b.len() && b[i] != b'>' {
+                        i += 1;
+                    }
+                    i += 1;
+                    while i < b.len() && b[i].is_ascii_whitespace() {
+                        i += 1;
+                    }
+                    prev_sig = "->".into();
                     continue;
                 }
             }
             if members.contains(id) && !after_arrow {
                 out.push_str("o->");
+                out.push_str(prefix);
             }
             out.push_str(id);
             prev_sig = id.to_string();
@@ -1307,9 +1403,11 @@ mod tests {
         let pf = fgft_parse::parse_text(Path::new("a.h"), src.into()).unwrap();
         let prog = Program::new(vec![pf]);
         let t = CType::Record("struct a".into());
-        assert_eq!(field_len_expr(&prog, &t, "n * 4"), "o->n * 4");
-        assert_eq!(field_len_expr(&prog, &t, "adapter->n"), "o->n");
-        assert_eq!(field_len_expr(&prog, &t, "sizeof(int) * n"), "sizeof(int) * o->n");
+        assert_eq!(field_len_expr(&prog, &t, "n * 4", ""), "o->n * 4");
+        assert_eq!(field_len_expr(&prog, &t, "adapter->n", ""), "o->n");
+        assert_eq!(field_len_expr(&prog, &t, "sizeof(int) * n", ""), "sizeof(int) * o->n");
+        assert_eq!(field_len_expr(&prog, &t, "n * 4", "in."), "o->in.n * 4");
+        assert_eq!(field_len_expr(&prog, &t, "a->n", "in."), "o->in.n");
     }
 
     #[test]

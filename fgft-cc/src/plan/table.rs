@@ -69,6 +69,9 @@ struct EntryRaw {
     commit: bool,
     lock: Option<String>,
     unlock: Option<String>,
+    lock_arg: Option<String>,
+    #[serde(default)]
+    raw: bool,
     note: Option<String>,
 }
 
@@ -172,6 +175,11 @@ pub struct ApiEntry {
     pub commit: bool,
     pub lock: Option<LockKind>,
     pub unlock: Option<LockKind>,
+    /// The lock, as a C expression over the parameters (default: the first
+    /// kernel-object parameter).
+    pub lock_arg: Option<String>,
+    /// A raw_spinlock_t: tracked as the spinlock_t it is laid out like.
+    pub raw: bool,
     pub note: Option<String>,
     /// Which table file it came from (for messages).
     pub source: PathBuf,
@@ -387,7 +395,10 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
     };
     let lock = lock_of(&raw.lock)?;
     let unlock = lock_of(&raw.unlock)?;
-    if (lock.is_some() || unlock.is_some()) && !params.iter().any(|p| p.kind == ArgSpec::Kobj) {
+    if (lock.is_some() || unlock.is_some())
+        && raw.lock_arg.is_none()
+        && !params.iter().any(|p| p.kind == ArgSpec::Kobj)
+    {
         return Err(located(
             src,
             &format!("[api.{name}]"),
@@ -470,6 +481,8 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
         commit: raw.commit,
         lock,
         unlock,
+        lock_arg: raw.lock_arg,
+        raw: raw.raw,
         note: raw.note,
         source: src.display(TABLE_NAME),
     })

@@ -27,10 +27,15 @@ const HEADER_DEPTH: usize = 4;
 
 /// What one local header contributes.
 #[derive(Default)]
-struct HeaderInfo {
-    facts: Facts,
-    fields: Vec<FieldDecl>,
-    includes: Vec<PathBuf>,
+pub struct HeaderInfo {
+    /// Type facts for the slot finder.
+    pub facts: Facts,
+    /// Struct members it declares.
+    pub fields: Vec<FieldDecl>,
+    /// Its static inline functions and function-like macros: driver code.
+    pub functions: Vec<FnSum>,
+    /// Local headers it includes.
+    pub includes: Vec<PathBuf>,
 }
 
 /// Shared, read-mostly state of a C survey: options, the slot table and the
@@ -61,11 +66,16 @@ impl CContext {
         }
         // A header that does not parse contributes nothing.
         let info = match fgft_parse::parse_file_with(path, &self.opts) {
-            Ok(pf) => HeaderInfo {
-                facts: slots::facts_of(&pf),
-                fields: field_decls(&pf),
-                includes: slots::local_includes(&pf),
-            },
+            Ok(pf) => {
+                let broken: HashSet<usize> = pf.health().broken().map(|f| f.range.start).collect();
+                let (functions, fields) = walk(&pf, &broken);
+                HeaderInfo {
+                    facts: slots::facts_of(&pf),
+                    fields,
+                    functions,
+                    includes: slots::local_includes(&pf),
+                }
+            }
             Err(_) => HeaderInfo::default(),
         };
         let info = Arc::new(info);
@@ -75,13 +85,9 @@ impl CContext {
         info
     }
 
-    /// Struct members declared by a header the survey has read.
-    pub fn header_fields(&self, path: &Path) -> Vec<FieldDecl> {
-        self.headers
-            .lock()
-            .ok()
-            .and_then(|m| m.get(path).map(|h| h.fields.clone()))
-            .unwrap_or_default()
+    /// What a header the survey has read contributes.
+    pub fn header_info(&self, path: &Path) -> Option<Arc<HeaderInfo>> {
+        self.headers.lock().ok().and_then(|m| m.get(path).cloned())
     }
 }
 
@@ -163,8 +169,9 @@ pub fn summarize_text(ctx: &CContext, path: &Path, text: String, mut out: FileSu
     let health = pf.health();
     let broken: HashSet<usize> = health.broken().map(|f| f.range.start).collect();
     out.stray_errors = health.stray.len();
-    out.functions = functions(&pf, &broken);
-    out.fields = field_decls(&pf);
+    let (functions, fields) = walk(&pf, &broken);
+    out.functions = functions;
+    out.fields = fields;
     out
 }
 
@@ -205,16 +212,39 @@ pub fn failure_of(e: &ParseError, text: Option<&str>) -> Failure {
     }
 }
 
-/// Functions and function-like macros of the file, with their calls and
-/// sized member uses.
-fn functions(pf: &ParsedFile, broken: &HashSet<usize>) -> Vec<FnSum> {
+/// Node kinds the walk looks at, as tree-sitter ids (comparing numbers is
+/// much cheaper than comparing kind names on every node).
+struct Kinds {
+    function_definition: u16,
+    preproc_function_def: u16,
+    call_expression: u16,
+    subscript_expression: u16,
+    binary_expression: u16,
+    struct_specifier: u16,
+    union_specifier: u16,
+}
+
+fn kinds(lang: &tree_sitter::Language) -> Kinds {
+    let id = |k: &str| lang.id_for_node_kind(k, true);
+    Kinds {
+        function_definition: id("function_definition"),
+        preproc_function_def: id("preproc_function_def"),
+        call_expression: id("call_expression"),
+        subscript_expression: id("subscript_expression"),
+        binary_expression: id("binary_expression"),
+        struct_specifier: id("struct_specifier"),
+        union_specifier: id("union_specifier"),
+    }
+}
+
+/// Functions and function-like macros of the file with their calls and
+/// sized member uses, and the struct members it declares: one walk.
+pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldDecl>) {
     struct Cur {
         sum: FnSum,
         end: usize,
         calls: BTreeMap<String, usize>,
     }
-    let mut out: Vec<FnSum> = Vec::new();
-    let mut cur: Option<Cur> = None;
     let finish = |c: Cur, out: &mut Vec<FnSum>| {
         let mut s = c.sum;
         s.calls = c.calls.into_iter().collect();
@@ -222,18 +252,23 @@ fn functions(pf: &ParsedFile, broken: &HashSet<usize>) -> Vec<FnSum> {
         s.field_uses.dedup();
         out.push(s);
     };
+    let k = kinds(&pf.tree.language());
+    let mut out: Vec<FnSum> = Vec::new();
+    let mut fields: Vec<FieldDecl> = Vec::new();
+    let mut cur: Option<Cur> = None;
     let root = pf.tree.root_node();
     let mut cursor = root.walk();
     'walk: loop {
         let n = cursor.node();
+        let id = n.kind_id();
         if cur.as_ref().is_some_and(|c| n.start_byte() >= c.end) {
             if let Some(c) = cur.take() {
                 finish(c, &mut out);
             }
         }
         let mut descend = true;
-        match n.kind() {
-            "function_definition" if cur.is_none() => {
+        if id == k.function_definition {
+            if cur.is_none() {
                 if let Some(name) = fgft_parse::function_name(pf, n) {
                     cur = Some(Cur {
                         sum: FnSum {
@@ -249,56 +284,52 @@ fn functions(pf: &ParsedFile, broken: &HashSet<usize>) -> Vec<FnSum> {
                     });
                 }
             }
-            "preproc_function_def" => {
-                if let Some(m) = macro_sum(pf, n) {
-                    out.push(m);
-                }
-                descend = false;
+        } else if id == k.preproc_function_def {
+            if let Some(m) = macro_sum(pf, n) {
+                out.push(m);
             }
-            "call_expression" => {
-                if let Some(c) = cur.as_mut() {
-                    call(pf, n, &mut c.calls, &mut c.sum.field_uses);
-                }
+            descend = false;
+        } else if id == k.call_expression {
+            if let Some(c) = cur.as_mut() {
+                call(pf, n, &mut c.calls, &mut c.sum.field_uses);
             }
-            "subscript_expression" => {
-                if let Some(c) = cur.as_mut() {
-                    if let Some(f) = n
-                        .child_by_field_name("argument")
-                        .and_then(|a| member_name(pf, a))
-                    {
-                        c.sum.field_uses.push(FieldUse {
-                            field: f.to_string(),
-                            kind: UseKind::Index,
-                            line: n.start_position().row + 1,
-                        });
-                    }
+        } else if id == k.subscript_expression {
+            if let Some(c) = cur.as_mut() {
+                if let Some(f) = n
+                    .child_by_field_name("argument")
+                    .and_then(|a| member_name(pf, a))
+                {
+                    c.sum.field_uses.push(FieldUse {
+                        field: f.to_string(),
+                        kind: UseKind::Index,
+                        line: n.start_position().row + 1,
+                    });
                 }
             }
-            "binary_expression" => {
-                if let Some(c) = cur.as_mut() {
-                    let op = n
-                        .child_by_field_name("operator")
-                        .map(|o| pf.node_text(o))
-                        .unwrap_or("");
-                    if op == "+" || op == "-" {
-                        // Only the pointer side of `p + n` (the left one, or
-                        // the right one of `n + p`).
-                        for side in ["left", "right"] {
-                            if let Some(f) = n
-                                .child_by_field_name(side)
-                                .and_then(|a| member_name(pf, a))
-                            {
-                                c.sum.field_uses.push(FieldUse {
-                                    field: f.to_string(),
-                                    kind: UseKind::Arith,
-                                    line: n.start_position().row + 1,
-                                });
-                            }
+        } else if id == k.binary_expression {
+            if let Some(c) = cur.as_mut() {
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| pf.node_text(o))
+                    .unwrap_or("");
+                if op == "+" || op == "-" {
+                    // Either side may be the pointer of `p + n` / `n + p`.
+                    for side in ["left", "right"] {
+                        if let Some(f) = n
+                            .child_by_field_name(side)
+                            .and_then(|a| member_name(pf, a))
+                        {
+                            c.sum.field_uses.push(FieldUse {
+                                field: f.to_string(),
+                                kind: UseKind::Arith,
+                                line: n.start_position().row + 1,
+                            });
                         }
                     }
                 }
             }
-            _ => {}
+        } else if id == k.struct_specifier || id == k.union_specifier {
+            struct_members(pf, n, &mut fields);
         }
         if descend && cursor.goto_first_child() {
             continue;
@@ -316,7 +347,9 @@ fn functions(pf: &ParsedFile, broken: &HashSet<usize>) -> Vec<FnSum> {
         finish(c, &mut out);
     }
     out.sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
-    out
+    fields.sort();
+    fields.dedup();
+    (out, fields)
 }
 
 /// Records a direct call and member arguments of string functions.
@@ -423,44 +456,27 @@ fn macro_sum(pf: &ParsedFile, n: Node<'_>) -> Option<FnSum> {
 /// Struct and union members declared in the file, with how they are
 /// declared.
 pub fn field_decls(pf: &ParsedFile) -> Vec<FieldDecl> {
-    let mut out = Vec::new();
-    let root = pf.tree.root_node();
-    let mut cursor = root.walk();
-    'walk: loop {
-        let n = cursor.node();
-        if matches!(n.kind(), "struct_specifier" | "union_specifier") {
-            if let (Some(name), Some(body)) =
-                (n.child_by_field_name("name"), n.child_by_field_name("body"))
-            {
-                let rec = pf.node_text(name).to_string();
-                record_fields(pf, &rec, body, &mut out);
-            } else if let Some(body) = n.child_by_field_name("body") {
-                // typedef struct { ... } name;
-                if let Some(td) = n.parent().filter(|p| p.kind() == "type_definition") {
-                    if let Some(d) = td.child_by_field_name("declarator") {
-                        let rec = pf.node_text(d).to_string();
-                        if is_ident(&rec) {
-                            record_fields(pf, &rec, body, &mut out);
-                        }
-                    }
-                }
-            }
-        }
-        if cursor.goto_first_child() {
-            continue;
-        }
-        loop {
-            if cursor.goto_next_sibling() {
-                break;
-            }
-            if !cursor.goto_parent() {
-                break 'walk;
+    walk(pf, &HashSet::new()).1
+}
+
+/// Members of a struct/union specifier with a body (named, or named by the
+/// typedef around it).
+fn struct_members(pf: &ParsedFile, n: Node<'_>, out: &mut Vec<FieldDecl>) {
+    let Some(body) = n.child_by_field_name("body") else {
+        return;
+    };
+    if let Some(name) = n.child_by_field_name("name") {
+        let rec = pf.node_text(name).to_string();
+        record_fields(pf, &rec, body, out);
+    } else if let Some(td) = n.parent().filter(|p| p.kind() == "type_definition") {
+        // typedef struct { ... } name;
+        if let Some(d) = td.child_by_field_name("declarator") {
+            let rec = pf.node_text(d).to_string();
+            if is_ident(&rec) {
+                record_fields(pf, &rec, body, out);
             }
         }
     }
-    out.sort();
-    out.dedup();
-    out
 }
 
 fn is_ident(s: &str) -> bool {
@@ -472,15 +488,14 @@ fn is_ident(s: &str) -> bool {
 fn record_fields(pf: &ParsedFile, rec: &str, body: Node<'_>, out: &mut Vec<FieldDecl>) {
     let mut stack = vec![body];
     let mut guard = 0;
+    let mut cursor = body.walk();
     while let Some(b) = stack.pop() {
         guard += 1;
         if guard > 4096 {
             break;
         }
-        for k in 0..b.named_child_count() {
-            let Some(fd) = b.named_child(k as u32) else {
-                continue;
-            };
+        let children: Vec<Node<'_>> = b.named_children(&mut cursor).collect();
+        for fd in children {
             match fd.kind() {
                 "field_declaration" => {
                     let ty = fd.child_by_field_name("type");

@@ -286,11 +286,11 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
             u
         })
         .collect();
-    let header_fields = |p: &Path| ctx.c.header_fields(p);
+    let header_info = |p: &Path| ctx.c.header_info(p);
     let modules: Vec<report::ModuleReport> = pool.install(|| {
         units
             .par_iter()
-            .map(|u| report::module_report(u, &files, &header_fields, &ctx.apis))
+            .map(|u| report::module_report(tree, u, &files, &header_info, &ctx.apis))
             .collect()
     });
     let diagnostics = files

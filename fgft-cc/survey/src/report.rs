@@ -6,9 +6,12 @@
 //! (the `survey_json_schema` test holds the shape).
 
 use crate::apis::KnownApis;
+use crate::csum::HeaderInfo;
 use crate::model::{FailKind, FieldDecl, FieldKind, FileSummary, FnSum, Lang, UseKind};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
 
 /// Version of the JSON report's shape.
 pub const SCHEMA: &str = "fgft-survey/1";
@@ -190,6 +193,12 @@ fn rel(s: &FileSummary) -> String {
     s.path.to_string_lossy().replace('\\', "/")
 }
 
+/// A header's name in the report: relative to the tree when under it.
+fn header_name(tree: &Path, p: &Path) -> String {
+    let shown = p.strip_prefix(tree).unwrap_or(p);
+    crate::kbuild::normalize(&shown.to_string_lossy().replace('\\', "/"))
+}
+
 fn is_save(field: &str) -> bool {
     ["suspend", "freeze", "poweroff"]
         .iter()
@@ -202,17 +211,33 @@ fn is_restore(field: &str) -> bool {
 
 /// Builds the report of one unit from the summaries of its files.
 pub fn module_report(
+    tree: &Path,
     unit: &Unit,
     files: &[FileSummary],
-    header_fields: &dyn Fn(&std::path::Path) -> Vec<FieldDecl>,
+    header_info: &dyn Fn(&Path) -> Option<Arc<HeaderInfo>>,
     apis: &KnownApis,
 ) -> ModuleReport {
     let sums: Vec<&FileSummary> = unit.files.iter().filter_map(|&i| files.get(i)).collect();
-    // Functions (and macros) by name: first definition's file, merged calls.
-    let mut fns: BTreeMap<&str, Vec<(&FileSummary, &FnSum)>> = BTreeMap::new();
+    // Local headers of the module's files, with what they define.
+    let mut header_set: BTreeSet<&Path> = BTreeSet::new();
+    for s in &sums {
+        header_set.extend(s.headers.iter().map(|p| p.as_path()));
+    }
+    let headers: Vec<(String, Arc<HeaderInfo>)> = header_set
+        .iter()
+        .filter_map(|p| header_info(p).map(|h| (header_name(tree, p), h)))
+        .collect();
+    // Functions (and macros) by name, with where they are defined: the
+    // module's files, then its headers' inline functions and macros.
+    let mut fns: BTreeMap<&str, Vec<(String, &FnSum)>> = BTreeMap::new();
     for s in &sums {
         for f in &s.functions {
-            fns.entry(f.name.as_str()).or_default().push((s, f));
+            fns.entry(f.name.as_str()).or_default().push((rel(s), f));
+        }
+    }
+    for (name, h) in &headers {
+        for f in &h.functions {
+            fns.entry(f.name.as_str()).or_default().push((name.clone(), f));
         }
     }
     // Entry points.
@@ -221,7 +246,10 @@ pub fn module_report(
     let mut seen = BTreeSet::new();
     for s in &sums {
         for r in &s.roots {
-            let driver_fn = s.lang == Lang::Rust || fns.contains_key(r.function.as_str());
+            let driver_fn = s.lang == Lang::Rust
+                || sums
+                    .iter()
+                    .any(|x| x.functions.iter().any(|f| !f.is_macro && f.name == r.function));
             if !driver_fn {
                 library_slots += 1;
                 continue;
@@ -287,9 +315,9 @@ pub fn module_report(
                     } else if !apis.contains(callee) {
                         let e = api_reach
                             .entry(callee.clone())
-                            .or_insert_with(|| (BTreeSet::new(), format!("{}:{line}", rel(s))));
+                            .or_insert_with(|| (BTreeSet::new(), format!("{s}:{line}")));
                         e.0.insert(ep);
-                        let here = format!("{}:{line}", rel(s));
+                        let here = format!("{s}:{line}");
                         if here < e.1 {
                             e.1 = here;
                         }
@@ -310,12 +338,8 @@ pub fn module_report(
 
     // Member declarations the module sees: its files and their headers.
     let mut decls: BTreeMap<&str, Vec<FieldDecl>> = BTreeMap::new();
-    let mut header_set: BTreeSet<&std::path::Path> = BTreeSet::new();
-    for s in &sums {
-        header_set.extend(s.headers.iter().map(|p| p.as_path()));
-    }
-    let hdr: Vec<FieldDecl> = header_set.iter().flat_map(|p| header_fields(p)).collect();
-    for d in sums.iter().flat_map(|s| s.fields.iter()).chain(hdr.iter()) {
+    let hdr = headers.iter().flat_map(|(_, h)| h.fields.iter());
+    for d in sums.iter().flat_map(|s| s.fields.iter()).chain(hdr) {
         let v = decls.entry(d.field.as_str()).or_default();
         if !v.contains(d) {
             v.push(d.clone());
@@ -331,7 +355,7 @@ pub fn module_report(
                         continue;
                     };
                     let key = format!("{}.{}", decl.record, decl.field);
-                    let at = format!("{}:{}", rel(s), u.line);
+                    let at = format!("{s}:{}", u.line);
                     let charish = pointee.contains("char");
                     let e = hints
                         .entry(key)

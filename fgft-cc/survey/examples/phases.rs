@@ -1,0 +1,72 @@
+//! Where the survey's time goes, phase by phase, over the `.c` files of a
+//! tree (one thread): raw parse, hinted parse, slot facts with headers,
+//! roots, health, the survey's own walks.
+//!
+//! `cargo run --release -p fgft-survey --example phases -- TREE`
+
+use fgft_facts::slots::{self, SlotTable};
+use fgft_parse::Options;
+use std::collections::HashSet;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+fn main() {
+    let Some(tree) = std::env::args().nth(1) else {
+        eprintln!("usage: phases TREE");
+        std::process::exit(2);
+    };
+    let tree = Path::new(&tree);
+    let (d, opts, table) = match (
+        fgft_survey::discover(tree),
+        Options::with_default_hints(),
+        SlotTable::load(&[]),
+    ) {
+        (Ok(d), Ok(o), Ok(t)) => (d, o, t),
+        _ => {
+            eprintln!("phases: cannot start");
+            std::process::exit(1);
+        }
+    };
+    let raw = Options::raw();
+    let mut t = [Duration::ZERO; 7];
+    let names = [
+        "raw parse", "hinted parse", "facts_of", "headers", "roots", "health", "survey walk",
+    ];
+    let mut hdr_seen = HashSet::new();
+    for rel in d.sources.iter().filter(|p| p.extension().is_some_and(|x| x == "c")) {
+        let p = tree.join(rel);
+        let Ok(bytes) = std::fs::read(&p) else { continue };
+        let Ok((text, _)) = fgft_parse::decode(&p, bytes) else { continue };
+        let s = Instant::now();
+        let _ = fgft_parse::parse_text_with(&p, text.clone(), &raw);
+        t[0] += s.elapsed();
+        let s = Instant::now();
+        let Ok(pf) = fgft_parse::parse_text_with(&p, text, &opts) else { continue };
+        t[1] += s.elapsed();
+        let s = Instant::now();
+        let mut facts = slots::facts_of(&pf);
+        t[2] += s.elapsed();
+        let s = Instant::now();
+        for h in slots::local_includes(&pf) {
+            if hdr_seen.insert(h.clone()) {
+                if let Ok(hp) = fgft_parse::parse_file_with(&h, &opts) {
+                    facts.merge(&slots::facts_of(&hp));
+                }
+            }
+        }
+        t[3] += s.elapsed();
+        let s = Instant::now();
+        let _ = slots::roots(&pf, &facts, &table);
+        t[4] += s.elapsed();
+        let s = Instant::now();
+        let h = pf.health();
+        t[5] += s.elapsed();
+        let broken: HashSet<usize> = h.broken().map(|f| f.range.start).collect();
+        let s = Instant::now();
+        let _ = fgft_survey::csum::walk(&pf, &broken);
+        t[6] += s.elapsed();
+    }
+    for (n, d) in names.iter().zip(t) {
+        println!("{n:>14}: {:.2}s", d.as_secs_f64());
+    }
+}
