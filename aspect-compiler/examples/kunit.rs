@@ -28,7 +28,7 @@ fn main() {
     let mut env = driver.type_env();
     let t = std::time::Instant::now();
     match fgft_aspect::kbuild::kernel_unit(&kdir, &driver, &aspect) {
-        Ok(pf) => {
+        Ok((pf, _)) => {
             println!("kernel unit: {} bytes, parsed in {:?}, errors: {}", pf.text.len(), t.elapsed(), pf.tree.root_node().has_error());
             let mut stack = vec![pf.tree.root_node()];
             let mut shown = 0;

@@ -697,6 +697,16 @@ impl TypeEnv {
         }
     }
 
+    /// Rewrites where records were defined (a unit line to its header line).
+    pub fn relocate(&mut self, f: impl Fn(&Path, usize) -> Option<(PathBuf, usize)>) {
+        for def in self.records.values_mut() {
+            if let Some((file, line)) = f(&def.file, def.line) {
+                def.file = file;
+                def.line = line;
+            }
+        }
+    }
+
     /// Follows typedef names.
     pub fn resolve(&self, t: &Ty) -> Ty {
         let mut t = t.clone();

@@ -64,9 +64,60 @@ pub fn system_includes(driver: &Driver) -> Vec<String> {
     out
 }
 
+/// Line markers of a preprocessed unit: (unit line, header, header line).
+#[derive(Debug, Clone, Default)]
+pub struct Markers(Vec<(usize, String, usize)>);
+
+impl Markers {
+    fn read(raw: &str) -> Markers {
+        let mut v = Vec::new();
+        for (i, line) in raw.lines().enumerate() {
+            let Some(rest) = line.strip_prefix("# ") else {
+                continue;
+            };
+            let mut parts = rest.splitn(2, ' ');
+            let (Some(num), Some(file)) = (parts.next(), parts.next()) else {
+                continue;
+            };
+            let Ok(n) = num.parse::<usize>() else {
+                continue;
+            };
+            let file = file.split('"').nth(1).unwrap_or("").to_string();
+            v.push((i + 2, short_header(&file), n));
+        }
+        Markers(v)
+    }
+
+    /// Header and line of 1-based unit line `line`.
+    pub fn origin(&self, line: usize) -> Option<(String, usize)> {
+        let k = self.0.partition_point(|m| m.0 <= line);
+        let (at, file, n) = self.0.get(k.checked_sub(1)?)?;
+        Some((file.clone(), n + (line - at)))
+    }
+}
+
+/// `/usr/src/linux-headers-X/include/linux/skbuff.h` -> `include/linux/skbuff.h`.
+fn short_header(path: &str) -> String {
+    for key in ["/arch/", "/include/"] {
+        if let Some(k) = path.find(key) {
+            return path[k + 1..].to_string();
+        }
+    }
+    path.to_string()
+}
+
 /// Kernel type facts: a unit including the kernel headers of the driver and
-/// the aspect's imports, preprocessed by Kbuild and parsed.
-pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<ParsedFile, String> {
+/// the aspect's imports, preprocessed by Kbuild and parsed.  When an import
+/// breaks the unit, the unit is made without the imports (the compile check
+/// then reports the import).
+pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<(ParsedFile, Markers), String> {
+    match unit(kdir, driver, aspect, true) {
+        Ok(x) => Ok(x),
+        Err(first) => unit(kdir, driver, aspect, false).map_err(|_| first),
+    }
+}
+
+fn unit(kdir: &Path, driver: &Driver, aspect: &Aspect, imports: bool) -> Result<(ParsedFile, Markers), String> {
     let tmp = tempfile::Builder::new()
         .prefix("fgft-aspect-types")
         .tempdir()
@@ -76,9 +127,11 @@ pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<Pars
     for h in system_includes(driver) {
         src.push_str(&format!("#include <{h}>\n"));
     }
-    for imp in &aspect.imports {
-        if !local.contains(&imp.header.as_str()) && !imp.header.starts_with('"') {
-            src.push_str(&format!("{}\n", Aspect::include_line(&imp.header, false)));
+    if imports {
+        for imp in &aspect.imports {
+            if !local.contains(&imp.header.as_str()) && !imp.header.starts_with('"') {
+                src.push_str(&format!("{}\n", Aspect::include_line(&imp.header, false)));
+            }
         }
     }
     let file = tmp.path().join("fgft_types.c");
@@ -96,6 +149,7 @@ pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<Pars
             if why.is_empty() { String::new() } else { format!(": {}", why.join("; ")) }
         )
     })?;
+    let markers = Markers::read(&raw);
     let text = prepare_unit(&raw);
     let opts = fgft_parse::Options {
         hints: None,
@@ -104,9 +158,13 @@ pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<Pars
             max_bytes: 256 << 20,
         },
     };
-    let name = kdir.join("include/fgft-aspect-kernel-unit.i");
-    fgft_parse::parse_text_with(&name, text, &opts).map_err(|e| e.to_string())
+    let name = Path::new(KERNEL_UNIT);
+    let pf = fgft_parse::parse_text_with(name, text, &opts).map_err(|e| e.to_string())?;
+    Ok((pf, markers))
 }
+
+/// The path the kernel unit's facts are recorded under.
+pub const KERNEL_UNIT: &str = "<kernel unit>";
 
 /// Readies a preprocessed unit for tree-sitter without moving a byte: line
 /// markers and function bodies are blanked (types are all that is read), and

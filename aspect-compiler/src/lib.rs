@@ -151,7 +151,12 @@ pub(crate) fn distance(a: &str, b: &str) -> usize {
 /// The closest candidate to `name`, when close enough to suggest.
 pub(crate) fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
     candidates
-        .map(|c| (distance(name, c), c))
+        .map(|c| {
+            let d = distance(name, c);
+            // A prefix (`proto` for `protocol`) is as good as one typo.
+            let d = if c.starts_with(name) && name.len() >= 3 { d.min(1) } else { d };
+            (d, c)
+        })
         .filter(|(d, c)| *d <= 2.max(name.len() / 3) && *d < c.len())
         .min()
         .map(|(_, c)| c.to_string())

@@ -711,7 +711,16 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
     let mut warnings = Vec::new();
     if let Some(kdir) = &opts.kdir {
         match crate::kbuild::kernel_unit(kdir, driver, aspect) {
-            Ok(pf) => env.add_file(&pf, true),
+            Ok((pf, markers)) => {
+                env.add_file(&pf, true);
+                env.relocate(|file, line| {
+                    if file == Path::new(crate::kbuild::KERNEL_UNIT) {
+                        markers.origin(line).map(|(f, l)| (PathBuf::from(f), l))
+                    } else {
+                        None
+                    }
+                });
+            }
             Err(msg) => warnings.push(
                 Diag::warning(&aspect.path, &aspect.text, 0..0, "kernel types are not available", "")
                     .note(msg)

@@ -50,9 +50,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .diagnostics
         .iter()
         .map(|d| {
-            let text = std::fs::read(&d.path)
+            // Control bytes (a binary file) are shown as `?`, one for one,
+            // so offsets still match.
+            let text: String = std::fs::read(&d.path)
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
+                .unwrap_or_default()
+                .chars()
+                .map(|c| {
+                    if c.is_control() && c != '\n' && c != '\t' {
+                        '?'
+                    } else {
+                        c
+                    }
+                })
+                .collect();
             Located {
                 path: d.path.clone(),
                 range: d.offset..d.offset + 1,

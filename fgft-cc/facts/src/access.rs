@@ -85,8 +85,10 @@ pub enum Origin {
 /// How a pointer is used.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum PtrUseKind {
-    /// `*p` or `p[0]`.
+    /// `*p`.
     Deref,
+    /// `p[0]` (a pointer or an array of unknown type).
+    Subscript0,
     /// `p[i]` with a non-constant or non-zero index.
     Index,
     /// `p + n`.
@@ -705,7 +707,7 @@ impl Walker<'_, '_> {
                 } else {
                     let a = self.expr(pf, arg, Ctx::Read);
                     let kind = if zero {
-                        PtrUseKind::Deref
+                        PtrUseKind::Subscript0
                     } else {
                         PtrUseKind::Index
                     };

@@ -80,6 +80,9 @@ pub struct Global {
     pub is_extern: bool,
     /// Whether it has an initializer.
     pub init: Option<Range<usize>>,
+    /// The initializer's text when it does not stand in the file as such
+    /// (a global declared by a driver macro).
+    pub init_text: Option<String>,
     pub line: usize,
     /// Whether the declaration declares only this variable.
     pub alone: bool,
@@ -210,6 +213,28 @@ impl Program {
             }
             p.enumerators.extend(out.enumerators);
         }
+        // Functions (and the globals beside them) defined through the
+        // driver's own macros: `DECLARE_RTL_COND(name) { body }`.
+        for fid in 0..p.files.len() {
+            for k in 0..p.top[fid].len() {
+                if p.top[fid][k].kind != TopKind::Other {
+                    continue;
+                }
+                let range = p.top[fid][k].range.clone();
+                if let Some((f, globals)) = macro_defined_fn(&p, fid, range) {
+                    p.top[fid][k].kind = TopKind::Function(f.name.clone());
+                    p.fn_index.entry(f.name.clone()).or_default().push(p.fns.len());
+                    p.fns.push(f);
+                    for g in globals {
+                        p.global_index
+                            .entry(g.name.clone())
+                            .or_default()
+                            .push(p.globals.len());
+                        p.globals.push(g);
+                    }
+                }
+            }
+        }
         // Resolve typedef'd records in field types and globals.
         let tds = p.typedefs.clone();
         for r in p.records.values_mut() {
@@ -313,6 +338,61 @@ impl Program {
     pub fn line(&self, file: FileId, byte: usize) -> usize {
         self.files[file].line_of(byte)
     }
+}
+
+/// A function whose head is a use of one of the driver's function-like
+/// macros: the macro is expanded to find the function's name and parameters
+/// (and the globals it declares); the body stays the one in the file.
+fn macro_defined_fn(p: &Program, fid: FileId, range: Range<usize>) -> Option<(FnDef, Vec<Global>)> {
+    let pf = &p.files[fid];
+    let node = pf.tree.root_node().descendant_for_byte_range(range.start, range.end)?;
+    if node.kind() != "function_definition" || node.byte_range() != range {
+        return None;
+    }
+    let ty = node.child_by_field_name("type")?;
+    let decl = node.child_by_field_name("declarator")?;
+    let body = node.child_by_field_name("body")?;
+    let mname = pf.node_text(ty);
+    let m = p.macros.get(mname)?;
+    let list = m.params.as_ref()?;
+    let params = crate::macros::MacroParams::from_list(list, &m.params_raw);
+    let arg = pf.node_text(decl).trim().trim_start_matches('(').trim_end_matches(')');
+    let exp = crate::macros::expand(&params, &m.body, &[arg.to_string()]);
+    let snippet = format!("{exp}\n{{\n}}\n");
+    let sp = fgft_parse::parse_text(std::path::Path::new("<macro>"), snippet).ok()?;
+    let mut found: Option<FnDef> = None;
+    let mut globals = Vec::new();
+    let root = sp.tree.root_node();
+    let mut c = root.walk();
+    for ch in root.named_children(&mut c) {
+        match ch.kind() {
+            "function_definition" => {
+                if let Some(mut f) = fn_def(&sp, fid, ch, false) {
+                    f.file = fid;
+                    f.range = range.clone();
+                    f.name_range = decl.byte_range();
+                    f.body = body.byte_range();
+                    f.line = decl.start_position().row + 1;
+                    found = Some(f);
+                }
+            }
+            "declaration" => {
+                let mut col = Collected::default();
+                declaration(&sp, fid, ch, &mut col);
+                for mut g in col.globals {
+                    g.init_text = g.init.as_ref().map(|r| sp.text[r.clone()].to_string());
+                    g.init = None;
+                    g.range = range.clone();
+                    g.name_range = decl.byte_range();
+                    g.line = decl.start_position().row + 1;
+                    g.alone = false;
+                    globals.push(g);
+                }
+            }
+            _ => {}
+        }
+    }
+    found.map(|f| (f, globals))
 }
 
 fn resolve_typedefs(tds: &BTreeMap<String, CType>, ty: &CType) -> CType {
@@ -597,6 +677,7 @@ fn declaration(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collected) -
                 is_const: really_const,
                 is_extern,
                 init,
+                init_text: None,
                 line: pf.line_of(name_range.start),
                 alone,
             });

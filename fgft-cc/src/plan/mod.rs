@@ -405,10 +405,11 @@ pub fn global_init_refs(prog: &Program, name: &str) -> Vec<String> {
     let Some(g) = prog.global_def(name) else {
         return vec![];
     };
-    let Some(init) = &g.init else {
-        return vec![];
+    let text: &str = match (&g.init, &g.init_text) {
+        (_, Some(t)) => t,
+        (Some(init), None) => &prog.files[g.file].text[init.clone()],
+        (None, None) => return vec![],
     };
-    let text = &prog.files[g.file].text[init.clone()];
     let mut out: Vec<String> = fgft_facts::macros::identifiers(text)
         .into_iter()
         .filter(|i| prog.is_fn(i) || (prog.global_def(i).is_some() && *i != name))
@@ -747,12 +748,26 @@ fn plan_entry(
                     let known_array = matches!(prog.field_type(&b, &f), CType::Array(..));
                     let unknown = matches!(prog.field_type(&b, &f), CType::FieldOf(..) | CType::Unknown);
                     match &u.kind {
-                        PtrUseKind::Sized(_) | PtrUseKind::Str if known_array || unknown => {
+                        PtrUseKind::Sized(_) | PtrUseKind::Str | PtrUseKind::Subscript0
+                            if known_array || unknown =>
+                        {
                             uses_t.mark(&b, &f, u.access);
+                            if unknown {
+                                let e = uses_t.fields.entry((b.clone(), f.clone())).or_default();
+                                if e.array_use.is_none() {
+                                    e.array_use = Some((u.at.clone(), u.kind.clone()));
+                                }
+                            }
                         }
                         PtrUseKind::Index | PtrUseKind::Arith | PtrUseKind::Sized(_) | PtrUseKind::Str => {
                             if known_array {
                                 uses_t.mark(&b, &f, u.access);
+                            } else if unknown {
+                                uses_t.mark(&b, &f, u.access);
+                                let e = uses_t.fields.entry((b.clone(), f.clone())).or_default();
+                                if e.array_use.is_none() {
+                                    e.array_use = Some((u.at.clone(), u.kind.clone()));
+                                }
                             } else {
                                 let e = uses_t.fields.entry((b.clone(), f.clone())).or_default();
                                 e.read = true;
@@ -761,7 +776,7 @@ fn plan_entry(
                                 }
                             }
                         }
-                        PtrUseKind::Deref => {
+                        PtrUseKind::Deref | PtrUseKind::Subscript0 => {
                             if known_array {
                                 uses_t.mark(&b, &f, u.access);
                             }

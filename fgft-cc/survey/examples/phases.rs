@@ -28,9 +28,13 @@ fn main() {
         }
     };
     let raw = Options::raw();
-    let mut t = [Duration::ZERO; 7];
+    let Some(hints) = opts.hints.clone() else {
+        eprintln!("phases: no hint table");
+        std::process::exit(1);
+    };
+    let mut t = [Duration::ZERO; 9];
     let names = [
-        "raw parse", "hinted parse", "facts_of", "headers", "roots", "health", "survey walk",
+        "raw parse", "hinted parse", "(hint rewrite)", "(parse of rewritten, no fallback)", "facts_of", "headers", "roots", "health", "survey walk",
     ];
     let mut hdr_seen = HashSet::new();
     for rel in d.sources.iter().filter(|p| p.extension().is_some_and(|x| x == "c")) {
@@ -41,11 +45,17 @@ fn main() {
         let _ = fgft_parse::parse_text_with(&p, text.clone(), &raw);
         t[0] += s.elapsed();
         let s = Instant::now();
-        let Ok(pf) = fgft_parse::parse_text_with(&p, text, &opts) else { continue };
+        let Ok(pf) = fgft_parse::parse_text_with(&p, text.clone(), &opts) else { continue };
         t[1] += s.elapsed();
         let s = Instant::now();
-        let mut facts = slots::facts_of(&pf);
+        let rewritten = hints.rewrite(&text);
         t[2] += s.elapsed();
+        let s = Instant::now();
+        let _ = fgft_parse::parse_text_with(&p, rewritten, &raw);
+        t[3] += s.elapsed();
+        let s = Instant::now();
+        let mut facts = slots::facts_of(&pf);
+        t[4] += s.elapsed();
         let s = Instant::now();
         for h in slots::local_includes(&pf) {
             if hdr_seen.insert(h.clone()) {
@@ -54,17 +64,17 @@ fn main() {
                 }
             }
         }
-        t[3] += s.elapsed();
+        t[5] += s.elapsed();
         let s = Instant::now();
         let _ = slots::roots(&pf, &facts, &table);
-        t[4] += s.elapsed();
+        t[6] += s.elapsed();
         let s = Instant::now();
         let h = pf.health();
-        t[5] += s.elapsed();
+        t[7] += s.elapsed();
         let broken: HashSet<usize> = h.broken().map(|f| f.range.start).collect();
         let s = Instant::now();
         let _ = fgft_survey::csum::walk(&pf, &broken);
-        t[6] += s.elapsed();
+        t[8] += s.elapsed();
     }
     for (n, d) in names.iter().zip(t) {
         println!("{n:>14}: {:.2}s", d.as_secs_f64());

@@ -596,7 +596,7 @@ pub fn render_table(s: &Survey) -> String {
     let t = &s.totals;
     out.push('\n');
     out.push_str(&format!(
-        "{} files ({} C, {} Rust, {:.1} MB): {} modules, {} built-in objects, {} files in no module\n",
+        "{} files ({} C, {} Rust, {:.1} MB): {} modules, {} built-in, {} files in no module\n",
         t.files,
         t.c_files,
         t.rust_files,

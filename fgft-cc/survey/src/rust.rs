@@ -23,7 +23,13 @@ pub fn summarize_file(path: &Path, rel: &Path) -> FileSummary {
     let mut out = FileSummary::empty(rel.to_path_buf(), Lang::Rust);
     match std::fs::read(path) {
         Ok(b) => match String::from_utf8(b) {
-            Ok(t) => summarize_text(&t, out),
+            Ok(t) => {
+                let mut s = summarize_text(&t, out);
+                if let Some(f) = s.failure.as_mut() {
+                    f.message = format!("{}: {}", path.display(), f.message);
+                }
+                s
+            }
             Err(e) => {
                 out.bytes = e.as_bytes().len();
                 let off = e.utf8_error().valid_up_to();
@@ -32,7 +38,7 @@ pub fn summarize_file(path: &Path, rel: &Path) -> FileSummary {
                     kind: FailKind::NotSource,
                     offset: off,
                     line,
-                    message: format!("{}: not UTF-8 text at byte {off}", rel.display()),
+                    message: format!("{}: not UTF-8 text at byte {off}", path.display()),
                 });
                 out
             }
@@ -42,7 +48,7 @@ pub fn summarize_file(path: &Path, rel: &Path) -> FileSummary {
                 kind: FailKind::Unreadable,
                 offset: 0,
                 line: 1,
-                message: format!("{}: cannot read: {e}", rel.display()),
+                message: format!("{}: cannot read: {e}", path.display()),
             });
             out
         }
@@ -60,7 +66,7 @@ pub fn summarize_text(text: &str, mut out: FileSummary) -> FileSummary {
                 kind: FailKind::Syntax,
                 offset: offset_of(text, lc.line, lc.column),
                 line: lc.line.max(1),
-                message: format!("{}: syn cannot parse it: {e}", out.path.display()),
+                message: format!("syn cannot parse it: {e}"),
             });
             return out;
         }

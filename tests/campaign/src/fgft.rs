@@ -24,8 +24,9 @@ pub struct FgftModules {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FgftOutcome {
-    /// The call failed, fgft recovered, the caller got an error and the
-    /// device works afterwards.
+    /// The call faulted, fgft recovered (the runtime counted the recovery),
+    /// nothing crashed and the device works afterwards. Whether the caller
+    /// saw an error depends on the slot: a void slot cannot return one.
     Recovered,
     /// The fault never fired or did no harm: the call succeeded.
     NoFault,
@@ -125,7 +126,7 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
             .map(|n| n > 0);
         let outcome = if rec == 0 {
             FgftOutcome::NoFault
-        } else if device_ok == Some(true) && rc != Some(0) {
+        } else if device_ok == Some(true) {
             FgftOutcome::Recovered
         } else {
             FgftOutcome::DeviceBroken

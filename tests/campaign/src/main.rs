@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use fgft_campaign::config::Config;
-use fgft_campaign::{native, prepare, report, restart, CampaignError};
+use fgft_campaign::{fgft, native, prepare, report, restart, CampaignError};
 use fgft_inject::FaultKind;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -30,6 +30,12 @@ struct Args {
     /// Timed driver restarts per driver (the recovery baseline).
     #[arg(long, default_value_t = 3)]
     restarts: usize,
+    /// Skip the native runs.
+    #[arg(long = "no-native")]
+    no_native: bool,
+    /// Skip the fgft runs.
+    #[arg(long = "no-fgft")]
+    no_fgft: bool,
     /// Markdown report to write.
     #[arg(long, default_value = "results/campaign.md")]
     report: PathBuf,
@@ -51,13 +57,32 @@ fn run(args: &Args) -> Result<(), CampaignError> {
         }
         eprintln!("{}: {} variants", cfg.driver.name, prep.variants.len());
         let ko = prepare::build_native(&env, &cfg, &prep)?;
-        let native = native::run_all(
-            &env,
-            &cfg,
-            &ko,
-            &prep.variants,
-            Duration::from_secs(args.timeout),
-        )?;
+        let native = if args.no_native {
+            Vec::new()
+        } else {
+            native::run_all(
+                &env,
+                &cfg,
+                &ko,
+                &prep.variants,
+                Duration::from_secs(args.timeout),
+            )?
+        };
+        let (fgft, fgft_boots) = if args.no_fgft {
+            (Vec::new(), 0)
+        } else {
+            let entries: std::collections::BTreeSet<String> =
+                prep.variants.iter().map(|v| v.entry.clone()).collect();
+            let entries: Vec<String> = entries.into_iter().collect();
+            let mods = prepare::build_fgft(&env, &cfg, &prep, &entries)?;
+            fgft::run_all(
+                &env,
+                &cfg,
+                &mods,
+                &prep.variants,
+                Duration::from_secs(args.timeout),
+            )?
+        };
         let restart_ns = if args.restarts > 0 {
             restart::measure(&env, &cfg, &ko, args.restarts)?
         } else {
@@ -67,6 +92,8 @@ fn run(args: &Args) -> Result<(), CampaignError> {
             driver: cfg.driver.name.clone(),
             seed: args.seed,
             native,
+            fgft,
+            fgft_boots,
             restart_ns,
         });
     }

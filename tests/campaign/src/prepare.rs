@@ -117,3 +117,84 @@ pub fn build_native(env: &Env, cfg: &Config, prep: &Prepared) -> Result<PathBuf,
     let built = fgft_vm::kbuild(env, &name, &dir, &env.kdir, &[])?;
     Ok(built.join(format!("{}.ko", cfg.driver.module)))
 }
+
+/// The fault-injection switch as the compensation table sees it: a pure
+/// runtime call (fgft_rt.ko exports it), so split wraps it like any other.
+const INJECT_TABLE: &str = r#"# Added by fgft-campaign: the fault-injection switch of fgft_rt.ko.
+[api.fgft_inject_hit]
+effect = "pure"
+proto = "bool fgft_inject_hit(int id)"
+header = "fgft/runtime.h"
+args.id = "val"
+"#;
+
+/// The fgft-cc binary next to this one (same profile), built if missing.
+fn fgft_cc() -> Result<PathBuf, CampaignError> {
+    let exe = std::env::current_exe().map_err(|e| CampaignError::Msg(e.to_string()))?;
+    let dir = exe.parent().unwrap_or(Path::new("."));
+    // Test binaries live in deps/; the binaries one level up.
+    let bin_dir = if dir.ends_with("deps") {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
+    let release = bin_dir.ends_with("release");
+    let mut cmd = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cmd.args(["build", "-q", "-p", "fgft-cc"]);
+    if release {
+        cmd.arg("--release");
+    }
+    let st = cmd
+        .status()
+        .map_err(|e| CampaignError::Msg(format!("cargo build -p fgft-cc: {e}")))?;
+    if !st.success() {
+        return Err(CampaignError::Msg("cargo build -p fgft-cc failed".into()));
+    }
+    Ok(bin_dir.join("fgft-cc"))
+}
+
+/// Splits the injected driver with fgft-cc (isolating `entries`), builds the
+/// runtime and both modules, and returns them in load order.
+pub fn build_fgft(
+    env: &Env,
+    cfg: &Config,
+    prep: &Prepared,
+    entries: &[String],
+) -> Result<crate::fgft::FgftModules, CampaignError> {
+    let rt = fgft_vm::kbuild(env, "campaign-fgft_rt", &env.repo_root.join("runtime-kmod"), &env.kdir, &[])?;
+    let work = prep.dir.parent().unwrap_or(Path::new(".")).to_path_buf();
+    let tables = work.join("tables");
+    std::fs::create_dir_all(&tables).map_err(io(&tables))?;
+    let t = tables.join("compensations.toml");
+    std::fs::write(&t, INJECT_TABLE).map_err(io(&t))?;
+    let out = work.join("split");
+    let mut cmd = std::process::Command::new(fgft_cc()?);
+    cmd.arg("split").arg(&prep.dir).arg("-o").arg(&out).arg("--force");
+    cmd.arg("--kdir").arg(&env.kdir);
+    cmd.arg("--module").arg(&cfg.driver.module);
+    cmd.arg("--tables").arg(&tables);
+    cmd.arg("--runtime-symvers").arg(rt.join("Module.symvers"));
+    for e in entries {
+        cmd.arg("--isolate").arg(e);
+    }
+    let o = cmd
+        .output()
+        .map_err(|e| CampaignError::Msg(format!("fgft-cc split: {e}")))?;
+    if !o.status.success() {
+        return Err(CampaignError::Msg(format!(
+            "fgft-cc split failed for {}:\n{}",
+            cfg.driver.name,
+            String::from_utf8_lossy(&o.stderr)
+        )));
+    }
+    let name = format!("campaign-{}-fgft", cfg.driver.name);
+    let built = fgft_vm::kbuild(env, &name, &out, &env.kdir, &[])?;
+    let m = &cfg.driver.module;
+    Ok(crate::fgft::FgftModules {
+        modules: vec![
+            rt.join("fgft_rt.ko"),
+            built.join(format!("{m}_sfi.ko")),
+            built.join(format!("{m}_fgft.ko")),
+        ],
+    })
+}

@@ -4,13 +4,13 @@
 //!   (so the outcome cannot be anything but an oops once the trigger reaches
 //!   it) is built natively, booted, triggered and classified `Oops`; then the
 //!   restart baseline (rmmod, insmod, device ready) is measured once.
-//! - `triggers_reach_entry_points` (ignored: about two minutes): for every
-//!   config in `corpus/campaign/`, one boot with the uninjected driver (the
-//!   stock Debian module, or ours built from the repository) and the
-//!   function tracer on the entry points of its `[trigger]` table; each
-//!   trigger runs alone and must enter every entry point mapped to it, and
-//!   the device check must pass after all of them. Run it after changing a
-//!   config: `cargo test -p fgft-campaign --test native_smoke -- --ignored`.
+//! - `triggers_reach_entry_points` (ignored: a few minutes): for every
+//!   config in `corpus/campaign/`, the driver built as the campaign builds
+//!   it, with no variant armed, booted once with the function tracer on the
+//!   entry points of its `[trigger]` table; each trigger runs alone and must
+//!   enter every entry point mapped to it, and the device check must pass
+//!   after all of them. Run it after changing a config:
+//!   `cargo test -p fgft-campaign --test native_smoke -- --ignored`.
 
 use fgft_campaign::config::Config;
 use fgft_campaign::native::NativeOutcome;
@@ -92,26 +92,15 @@ fn psmouse_entry_bug_oopses() {
     entry_bug_campaign("psmouse", &["psmouse_attr_show_protocol"]);
 }
 
-/// One config as the reachability check reads it (raw TOML, so the check
-/// does not depend on the runner's config type).
-struct Reach {
-    name: String,
-    module: String,
-    /// Stock modules to load first.
-    deps: Vec<String>,
-    /// `Some(dir)`: our driver, built from the repository.
-    repo_dir: Option<PathBuf>,
-    qemu: Vec<String>,
-    setup: String,
-    check: String,
-    check_marker: String,
-    check_field: String,
-    /// Guest command -> entry points it must reach, in config order.
-    triggers: Vec<(String, Vec<String>)>,
-}
-
-fn strs(v: Option<&toml::Value>) -> Vec<String> {
-    v.and_then(|v| v.as_array())
+/// Stock modules a config loads first (`[driver] deps`), read from the
+/// TOML itself.
+fn deps_of(path: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap();
+    let v: toml::Value =
+        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    v["driver"]
+        .get("deps")
+        .and_then(|x| x.as_array())
         .map(|a| {
             a.iter()
                 .filter_map(|x| x.as_str().map(str::to_string))
@@ -120,74 +109,45 @@ fn strs(v: Option<&toml::Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn read_reach(env: &Env, path: &Path) -> Reach {
-    let text = std::fs::read_to_string(path).unwrap();
-    let v: toml::Value =
-        toml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    let d = &v["driver"];
-    let s = |k: &str| {
-        d.get(k)
-            .and_then(|x| x.as_str())
-            .unwrap_or_default()
-            .to_string()
-    };
-    let iface = d.get("iface").and_then(|x| x.as_str()).unwrap_or("eth0");
-    let mut triggers: Vec<(String, Vec<String>)> = Vec::new();
-    for (entry, t) in v["trigger"].as_table().unwrap() {
-        let t = t.as_str().unwrap();
-        let cmd = match t.strip_prefix("sh:") {
-            Some(c) => c.trim().to_string(),
-            None => format!("fgft-ethtool {iface} {t}"),
-        };
-        match triggers.iter_mut().find(|(c, _)| *c == cmd) {
+/// Guest command -> the entry points it must reach, in config order.
+fn trigger_groups(cfg: &Config) -> Vec<(String, Vec<String>)> {
+    let mut groups: Vec<(String, Vec<String>)> = Vec::new();
+    for entry in cfg.trigger.keys() {
+        let cmd = cfg.trigger_cmd(entry).unwrap();
+        match groups.iter_mut().find(|(c, _)| *c == cmd) {
             Some((_, es)) => es.push(entry.clone()),
-            None => triggers.push((cmd, vec![entry.clone()])),
+            None => groups.push((cmd, vec![entry.clone()])),
         }
     }
-    let repo_dir = (d.get("tree").and_then(|x| x.as_str()) == Some("repo"))
-        .then(|| env.repo_root.join(s("dir")));
-    Reach {
-        name: s("name"),
-        module: s("module").replace('-', "_"),
-        deps: strs(d.get("deps")),
-        repo_dir,
-        qemu: strs(d.get("qemu")),
-        setup: s("setup"),
-        check: s("check"),
-        check_marker: s("check_marker"),
-        check_field: s("check_field"),
-        triggers,
-    }
+    groups
 }
 
 /// The guest script: load, set up, trace the entry points, run each
 /// trigger alone and report which entry points it entered, then check.
-fn reach_script(r: &Reach) -> String {
+fn reach_script(cfg: &Config, deps: &[String], module_file: &str) -> String {
+    let d = &cfg.driver;
+    let module = d.module.replace('-', "_");
     let mut s = String::new();
-    for d in &r.deps {
-        let _ = writeln!(s, "modprobe {d} || exit 3");
+    for dep in deps {
+        let _ = writeln!(s, "modprobe {dep} || exit 3");
     }
-    if r.repo_dir.is_some() {
-        let _ = writeln!(s, "insmod /lib/fgft/{}.ko || exit 3", r.module);
-    } else {
-        let _ = writeln!(s, "modprobe {} || exit 3", r.module);
-    }
-    let _ = writeln!(s, "sleep 1\n{}\nsleep 1", r.setup);
+    let _ = writeln!(
+        s,
+        "insmod /lib/fgft/{module_file} || exit 3\nsleep 1\n{}\nsleep 1",
+        d.setup
+    );
     s.push_str(
         "T=/sys/kernel/tracing\n\
          [ -e $T/trace ] || mount -t tracefs nodev $T || exit 4\n",
     );
-    for (_, entries) in &r.triggers {
-        for e in entries {
-            let _ = writeln!(
-                s,
-                "echo '{e}:mod:{m}' >> $T/set_ftrace_filter || echo FGFT-MARK notrace fn={e}",
-                m = r.module
-            );
-        }
+    for e in cfg.trigger.keys() {
+        let _ = writeln!(
+            s,
+            "echo '{e}:mod:{module}' >> $T/set_ftrace_filter || echo FGFT-MARK notrace fn={e}"
+        );
     }
     s.push_str("echo function > $T/current_tracer || exit 4\n");
-    for (i, (cmd, entries)) in r.triggers.iter().enumerate() {
+    for (i, (cmd, entries)) in trigger_groups(cfg).iter().enumerate() {
         let _ = writeln!(
             s,
             "echo > $T/trace\n{cmd}\necho FGFT-MARK reach-trigger i={i} rc=$?"
@@ -200,12 +160,12 @@ fn reach_script(r: &Reach) -> String {
             );
         }
     }
-    let _ = writeln!(s, "echo nop > $T/current_tracer\n{}", r.check);
+    let _ = writeln!(s, "echo nop > $T/current_tracer\n{}", d.check);
     s
 }
 
 #[test]
-#[ignore = "one boot per campaign config (about two minutes); run after changing a config"]
+#[ignore = "one build and one boot per campaign config (a few minutes); run after changing a config"]
 fn triggers_reach_entry_points() {
     let env = env();
     let dir = env.repo_root.join("corpus/campaign");
@@ -238,57 +198,52 @@ fn triggers_reach_entry_points() {
             format!("/bin/{stem}"),
         ));
     }
-    let reaches: Vec<Reach> = paths.iter().map(|p| read_reach(&env, p)).collect();
-    let results: Vec<(String, Result<String, String>)> = std::thread::scope(|sc| {
-        let handles: Vec<_> = reaches
+    let results: Vec<(PathBuf, Result<String, String>)> = std::thread::scope(|sc| {
+        let handles: Vec<_> = paths
             .iter()
-            .map(|r| {
+            .map(|p| {
                 let (env, tools) = (&env, &tools);
-                sc.spawn(move || (r.name.clone(), reach_one(env, r, tools)))
+                sc.spawn(move || (p.clone(), reach_one(env, p, tools)))
             })
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).collect()
     });
     let mut failed = String::new();
-    for (name, res) in &results {
+    for (path, res) in &results {
+        let name = path.file_stem().unwrap().to_string_lossy();
         match res {
             Ok(table) => eprintln!("{name}: every entry point reached\n{table}"),
             Err(e) => {
                 eprintln!("{name}: FAILED\n{e}");
-                let _ = writeln!(failed, "{name}: {e}");
+                let _ = writeln!(failed, "{name}: {}", e.lines().next().unwrap_or(""));
             }
         }
     }
     assert!(failed.is_empty(), "{failed}");
 }
 
-/// Boots once for `r`; Ok(per-entry table) or Err(what went wrong).
-fn reach_one(env: &Env, r: &Reach, tools: &[(PathBuf, String)]) -> Result<String, String> {
-    let mut spec = VmSpec::new(&format!("campaign-reach-{}", r.name));
-    spec.qemu_args = r.qemu.clone();
-    spec.stock_modules = r.deps.clone();
-    match &r.repo_dir {
-        Some(src) => {
-            let include = env.repo_root.join("annotations/include");
-            let built = fgft_vm::kbuild(
-                env,
-                &format!("campaign-reach-{}", r.name),
-                src,
-                &env.kdir,
-                &[&include],
-            )
-            .map_err(|e| e.to_string())?;
-            spec.modules.push(built.join(format!("{}.ko", r.module)));
-        }
-        None => spec.stock_modules.push(r.module.clone()),
-    }
+/// Builds the driver as the campaign does (every entry point carries an
+/// entry BUG variant, none armed: the driver behaves as upstream's) and
+/// boots once; Ok(per-entry table) or Err(what went wrong).
+fn reach_one(env: &Env, path: &Path, tools: &[(PathBuf, String)]) -> Result<String, String> {
+    let cfg = Config::load(path).map_err(|e| e.to_string())?;
+    let deps = deps_of(path);
+    let prep = prepare::inject(env, &cfg, 1, 1, &[FaultKind::Bug]).map_err(|e| e.to_string())?;
+    let armed: Vec<&str> = prep.variants.iter().map(|v| v.entry.as_str()).collect();
+    let ko = prepare::build_native(env, &cfg, &prep).map_err(|e| e.to_string())?;
+    let module_file = ko.file_name().unwrap().to_string_lossy().into_owned();
+    let groups = trigger_groups(&cfg);
+    let mut spec = VmSpec::new(&format!("campaign-reach-{}", cfg.driver.name));
+    spec.qemu_args = cfg.driver.qemu.clone();
+    spec.stock_modules = deps.clone();
+    spec.modules.push(ko);
     spec.files = tools.to_vec();
-    spec.timeout = Duration::from_secs(90 + 10 * r.triggers.len() as u64);
-    spec.script = reach_script(r);
+    spec.timeout = Duration::from_secs(90 + 10 * groups.len() as u64);
+    spec.script = reach_script(&cfg, &deps, &module_file);
     let out = fgft_vm::run(env, &spec).map_err(|e| e.to_string())?;
     let mut problems = String::new();
     let mut table = String::new();
-    if out.oopses > 0 || out.panicked || out.timed_out {
+    if out.oopses > 0 || out.panicked || out.timed_out || out.exit_status.is_none() {
         let _ = writeln!(
             problems,
             "the clean run did not stay clean: {}",
@@ -303,7 +258,7 @@ fn reach_one(env: &Env, r: &Reach, tools: &[(PathBuf, String)]) -> Result<String
         .iter()
         .filter_map(|m| Some((m.parse::<usize>("i")?, m.get("rc")?.to_string())))
         .collect();
-    for (i, (cmd, entries)) in r.triggers.iter().enumerate() {
+    for (i, (cmd, entries)) in groups.iter().enumerate() {
         for e in entries {
             let hit = out
                 .markers_named("reach")
@@ -312,9 +267,14 @@ fn reach_one(env: &Env, r: &Reach, tools: &[(PathBuf, String)]) -> Result<String
                 .and_then(|m| m.get("hit"))
                 .map(str::to_string);
             let rc = rcs.get(&i).map_or("-", String::as_str);
+            let sites = if armed.contains(&e.as_str()) {
+                ""
+            } else {
+                " (no BUG site)"
+            };
             let _ = writeln!(
                 table,
-                "  {e:<32} rc={rc:<3} hit={} via `{cmd}`",
+                "  {e:<32} rc={rc:<3} hit={} via `{cmd}`{sites}",
                 hit.as_deref().unwrap_or("-")
             );
             if hit.as_deref() != Some("1") {
@@ -322,16 +282,17 @@ fn reach_one(env: &Env, r: &Reach, tools: &[(PathBuf, String)]) -> Result<String
             }
         }
     }
+    let d = &cfg.driver;
     let ok = out
-        .markers_named(&r.check_marker)
+        .markers_named(&d.check_marker)
         .last()
-        .and_then(|m| m.parse::<u64>(&r.check_field))
+        .and_then(|m| m.parse::<u64>(&d.check_field))
         .is_some_and(|n| n > 0);
     if !ok {
         let _ = writeln!(
             problems,
             "device check `{}` failed after the triggers",
-            r.check
+            d.check
         );
     }
     if problems.is_empty() {
