@@ -392,7 +392,8 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
     let models = table.models(&ann.pure_apis);
     let kglobals: access::KernelGlobals = table.globals.keys().cloned().collect();
     let facts = access::analyze(&prog, &models, &kglobals);
-    let graph = CallGraph::new(&facts);
+    let mut graph = CallGraph::new(&facts);
+    graph.add_const_table_edges(&facts, &prog);
     let inputs = Inputs {
         prog: &prog,
         files: &fl.files,

@@ -78,6 +78,65 @@ void fgft_dev_unregister(void *dev)
 }
 EXPORT_SYMBOL_GPL(fgft_dev_unregister);
 
+/*
+ * Registers @ops for @dev unless the device already has callbacks: generated
+ * stubs call it before every transaction, so a device is registered the
+ * first time one of its entry points runs, whatever bus brought it.
+ */
+int fgft_dev_ensure(void *dev, const struct fgft_dev_ops *ops)
+{
+	struct fgft_devreg *r;
+	unsigned long flags;
+	bool found;
+
+	if (!dev || !ops)
+		return -EINVAL;
+	spin_lock_irqsave(&fgft_devs_lock, flags);
+	found = devreg_find(dev);
+	spin_unlock_irqrestore(&fgft_devs_lock, flags);
+	if (found)
+		return 0;
+	r = kzalloc(sizeof(*r), preemptible() ? GFP_KERNEL : GFP_ATOMIC);
+	if (!r)
+		return -ENOMEM;
+	r->dev = dev;
+	r->ops = ops;
+	refcount_set(&r->ref, 1);
+	spin_lock_irqsave(&fgft_devs_lock, flags);
+	found = devreg_find(dev);
+	if (!found)
+		hash_add(fgft_devs, &r->node, (unsigned long)dev);
+	spin_unlock_irqrestore(&fgft_devs_lock, flags);
+	if (found)
+		kfree(r);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(fgft_dev_ensure);
+
+/* Drops every registration that uses @ops (a driver module going away). */
+void fgft_dev_unregister_ops(const struct fgft_dev_ops *ops)
+{
+	struct fgft_devreg *r;
+	struct hlist_node *tmp;
+	unsigned long flags;
+	HLIST_HEAD(dead);
+	int bkt;
+
+	spin_lock_irqsave(&fgft_devs_lock, flags);
+	hash_for_each_safe(fgft_devs, bkt, tmp, r, node) {
+		if (r->ops == ops) {
+			hash_del(&r->node);
+			hlist_add_head(&r->node, &dead);
+		}
+	}
+	spin_unlock_irqrestore(&fgft_devs_lock, flags);
+	hlist_for_each_entry_safe(r, tmp, &dead, node) {
+		hlist_del(&r->node);
+		fgft_devreg_put(r);
+	}
+}
+EXPORT_SYMBOL_GPL(fgft_dev_unregister_ops);
+
 struct fgft_devreg *fgft_devreg_get(void *dev)
 {
 	struct fgft_devreg *r;

@@ -29,6 +29,36 @@ impl CallGraph {
         g
     }
 
+    /// Adds, for every const driver global a function names, edges to the
+    /// functions the global's initializer names (through nested const
+    /// globals too): SFI code that uses an ops table of its own calls them.
+    pub fn add_const_table_edges(&mut self, facts: &DriverFacts, prog: &crate::program::Program) {
+        for (f, ff) in &facts.per_fn {
+            let mut seen = BTreeSet::new();
+            let mut stack: Vec<String> = ff.globals.iter().map(|g| g.name.clone()).collect();
+            let mut targets = BTreeSet::new();
+            while let Some(g) = stack.pop() {
+                if !seen.insert(g.clone()) {
+                    continue;
+                }
+                let Some(gd) = prog.global_def(&g) else { continue };
+                if !gd.is_const {
+                    continue;
+                }
+                for r in prog.init_refs(&g) {
+                    if prog.is_fn(&r) {
+                        targets.insert(r);
+                    } else {
+                        stack.push(r);
+                    }
+                }
+            }
+            if !targets.is_empty() {
+                self.edges.entry(f.clone()).or_default().extend(targets);
+            }
+        }
+    }
+
     /// Functions reachable from `roots` (roots included), sorted.
     pub fn reach(&self, roots: &[String]) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();

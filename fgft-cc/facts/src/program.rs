@@ -283,6 +283,26 @@ impl Program {
         ids.iter().map(|&i| &self.globals[i]).find(|g| !g.is_extern)
     }
 
+    /// Driver functions and globals a global's initializer names, sorted.
+    pub fn init_refs(&self, name: &str) -> Vec<String> {
+        let Some(g) = self.global_def(name) else {
+            return vec![];
+        };
+        let text: &str = match (&g.init, &g.init_text) {
+            (_, Some(t)) => t,
+            (Some(init), None) => &self.files[g.file].text[init.clone()],
+            (None, None) => return vec![],
+        };
+        let mut out: Vec<String> = crate::macros::identifiers(text)
+            .into_iter()
+            .filter(|i| self.is_fn(i) || (self.global_def(i).is_some() && *i != name))
+            .map(str::to_string)
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Member `field` of record type `ty`, if the record is known.
     pub fn field(&self, ty: &CType, field: &str) -> Option<&Field> {
         let tag = ty.record()?;

@@ -304,6 +304,54 @@ impl Facts {
     }
 }
 
+/// The facts of a file and of its headers, looked up layer by layer (the
+/// file first), so headers shared by many files are never copied.
+#[derive(Debug, Clone, Default)]
+pub struct FactSet {
+    layers: Vec<Arc<Facts>>,
+}
+
+impl From<Facts> for FactSet {
+    fn from(f: Facts) -> FactSet {
+        FactSet {
+            layers: vec![Arc::new(f)],
+        }
+    }
+}
+
+impl FactSet {
+    /// Adds a lower-priority layer.
+    pub fn push(&mut self, f: Arc<Facts>) {
+        self.layers.push(f);
+    }
+
+    /// Whether any layer defines or declares function `n`.
+    pub fn is_function(&self, n: &str) -> bool {
+        self.layers.iter().any(|l| l.functions.contains(n))
+    }
+
+    /// The type of global variable `n`.
+    pub fn global(&self, n: &str) -> Option<&String> {
+        self.layers.iter().find_map(|l| l.globals.get(n))
+    }
+
+    /// The field types of struct `st`.
+    pub fn struct_fields(&self, st: &str) -> Option<&HashMap<String, String>> {
+        self.layers.iter().find_map(|l| l.struct_fields.get(st))
+    }
+
+    /// Resolves a type name through typedefs to a struct name.
+    pub fn resolve<'a>(&'a self, mut t: &'a str) -> &'a str {
+        for _ in 0..8 {
+            match self.layers.iter().find_map(|l| l.typedefs.get(t)) {
+                Some(n) if n != t => t = n,
+                _ => break,
+            }
+        }
+        t
+    }
+}
+
 /// The type name a type node names: `struct X` -> `X`, `foo_t` -> `foo_t`.
 fn type_name(pf: &ParsedFile, t: Node<'_>) -> Option<String> {
     match t.kind() {
@@ -469,7 +517,7 @@ pub fn local_includes(pf: &ParsedFile) -> Vec<PathBuf> {
 }
 
 /// A header's facts and its own local includes.
-type HeaderEntry = Arc<(Facts, Vec<PathBuf>)>;
+type HeaderEntry = Arc<(Arc<Facts>, Vec<PathBuf>)>;
 
 /// Facts of local headers, parsed once per path and shared between files
 /// (and threads).
@@ -490,17 +538,17 @@ impl HeaderCache {
         }
         // A header that does not parse just contributes nothing.
         let entry = match fgft_parse::parse_file_with(path, opts) {
-            Ok(pf) => Arc::new((facts_of(&pf), local_includes(&pf))),
-            Err(_) => Arc::new((Facts::default(), Vec::new())),
+            Ok(pf) => Arc::new((Arc::new(facts_of(&pf)), local_includes(&pf))),
+            Err(_) => Arc::new((Arc::new(Facts::default()), Vec::new())),
         };
         self.map.lock().ok()?.insert(key, entry.clone());
         Some(entry)
     }
 
-    /// Facts of `pf` merged with those of its local headers (transitively,
+    /// Facts of `pf` layered over those of its local headers (transitively,
     /// a few levels deep).
-    pub fn facts_with_headers(&self, pf: &ParsedFile, opts: &Options) -> Facts {
-        let mut facts = facts_of(pf);
+    pub fn facts_with_headers(&self, pf: &ParsedFile, opts: &Options) -> FactSet {
+        let mut facts = FactSet::from(facts_of(pf));
         let mut seen = HashSet::new();
         let mut todo: Vec<(PathBuf, usize)> =
             local_includes(pf).into_iter().map(|p| (p, 0)).collect();
@@ -509,7 +557,7 @@ impl HeaderCache {
                 continue;
             }
             if let Some(e) = self.get(&p, opts) {
-                facts.merge(&e.0);
+                facts.push(e.0.clone());
                 todo.extend(e.1.iter().cloned().map(|q| (q, depth + 1)));
             }
         }
@@ -520,8 +568,8 @@ impl HeaderCache {
 // ---------------------------------------------------------------- roots ---
 
 /// Finds every root in one parsed file.  `facts` should hold the file's facts
-/// merged with those of its headers ([`HeaderCache::facts_with_headers`]).
-pub fn roots(pf: &ParsedFile, facts: &Facts, table: &SlotTable) -> Vec<Root> {
+/// and those of its headers ([`HeaderCache::facts_with_headers`]).
+pub fn roots(pf: &ParsedFile, facts: &FactSet, table: &SlotTable) -> Vec<Root> {
     let mut f = Finder {
         pf,
         facts,
@@ -539,7 +587,7 @@ pub fn roots(pf: &ParsedFile, facts: &Facts, table: &SlotTable) -> Vec<Root> {
 
 struct Finder<'a> {
     pf: &'a ParsedFile,
-    facts: &'a Facts,
+    facts: &'a FactSet,
     table: &'a SlotTable,
     out: Vec<Root>,
     /// Variables whose slot type is known from `p->netdev_ops = &var`.
@@ -828,7 +876,7 @@ impl<'a> Finder<'a> {
             let name = self.text(f);
             // A field the table does not know holds a root only when the value
             // is a function of this driver.
-            if is_fn_field || self.facts.functions.contains(name) {
+            if is_fn_field || self.facts.is_function(name) {
                 self.emit(name, outer, &full, f, var);
             }
         }
@@ -980,7 +1028,7 @@ impl<'a> Finder<'a> {
             let name = self.text(f);
             // The stored value must be a function: one this file knows, or a
             // name that is not a variable.
-            if self.facts.functions.contains(name) || !self.facts.globals.contains_key(name) {
+            if self.facts.is_function(name) || self.facts.global(name).is_none() {
                 self.emit(name, &st, field, f, &var);
             }
         }
@@ -1056,7 +1104,7 @@ impl<'a> Finder<'a> {
                 if let Some(t) = self.inferred.get(name) {
                     return Some(t.clone());
                 }
-                self.facts.globals.get(name).cloned()
+                self.facts.global(name).cloned()
             }
             "field_expression" => {
                 let base = self.type_of(e.child_by_field_name("argument")?, depth + 1)?;
@@ -1064,8 +1112,7 @@ impl<'a> Finder<'a> {
                 let resolved = self.facts.resolve(&base).to_string();
                 if let Some(t) = self
                     .facts
-                    .struct_fields
-                    .get(&resolved)
+                    .struct_fields(&resolved)
                     .and_then(|m| m.get(field))
                 {
                     return Some(t.clone());
@@ -1197,7 +1244,7 @@ mod tests {
     fn roots_of(src: &str) -> Vec<String> {
         let pf = fgft_parse::parse_text(Path::new("t.c"), src.to_string()).unwrap();
         let t = SlotTable::builtin().unwrap();
-        roots(&pf, &facts_of(&pf), &t)
+        roots(&pf, &FactSet::from(facts_of(&pf)), &t)
             .iter()
             .map(|r| {
                 format!(

@@ -126,6 +126,10 @@ pub struct PmCallbacks {
     pub resume: String,
     /// The callbacks belong to a pci_driver (its dev_pm_ops or legacy hooks).
     pub pci_bus: bool,
+    /// C expression turning the transaction's device key `key` (a `void *`)
+    /// into the `struct device *` the PM code works on; `None` when the key
+    /// is that device already.
+    pub key_to_dev: Option<String>,
 }
 
 /// One decision, for the plan.
@@ -398,16 +402,18 @@ pub fn derive(
             &mut decisions,
         ));
     }
+    let key_dev = cb.key_to_dev.clone().unwrap_or_else(|| "key".to_string());
     let ckpt = format!("fgft_checkpoint_{prefix}");
     let rest = format!("fgft_restore_{prefix}");
     let extra = if legacy { ", PMSG_SUSPEND" } else { "" };
     let _ = write!(
         c,
         "\n/* fgft: device restore: PCI config, then {sus_name} and {res} without power transitions */\n\
-static void {rest}(void *key)\n{{\n\tstruct device *dev = key;\n\n{pci_restore}\
+static void {rest}(void *key)\n{{\n\tstruct device *dev = {key_dev};\n\n{pci_restore}\
 \tfgft_pm_{sus_name}({arg}{extra});\n\tfgft_pm_{res}({arg});\n}}\n",
         sus_name = cb.suspend,
         res = cb.resume,
+        key_dev = key_dev,
         pci_restore = if pci {
             "\tfgft_pci_restore(to_pci_dev(dev));\n"
         } else {
@@ -418,7 +424,7 @@ static void {rest}(void *key)\n{{\n\tstruct device *dev = key;\n\n{pci_restore}\
         let _ = write!(
             c,
             "\n/* fgft: device checkpoint: the PCI config space {} saves */\n\
-static int {ckpt}(void *key)\n{{\n\tstruct device *dev = key;\n\n\treturn fgft_pci_checkpoint(to_pci_dev(dev));\n}}\n",
+static int {ckpt}(void *key)\n{{\n\tstruct device *dev = {key_dev};\n\n\treturn fgft_pci_checkpoint(to_pci_dev(dev));\n}}\n",
             cb.suspend
         );
     } else {

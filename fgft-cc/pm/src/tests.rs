@@ -69,6 +69,7 @@ fn cb() -> PmCallbacks {
         suspend: "fx_suspend".into(),
         resume: "fx_resume".into(),
         pci_bus: false,
+        key_to_dev: None,
     }
 }
 
@@ -131,6 +132,7 @@ fn missing_callback_and_bad_signature_are_errors() {
         suspend: "nope".into(),
         resume: "fx_resume".into(),
         pci_bus: false,
+        key_to_dev: None,
     };
     assert!(matches!(
         derive(&files, &bad, &Rules::default_rules(), "fx"),
@@ -145,6 +147,7 @@ fn missing_callback_and_bad_signature_are_errors() {
         suspend: "s".into(),
         resume: "r".into(),
         pci_bus: false,
+        key_to_dev: None,
     };
     assert!(matches!(
         derive(&[odd], &cb, &Rules::default_rules(), "odd"),

@@ -47,6 +47,7 @@ fn case(
         suspend: suspend.into(),
         resume: resume.into(),
         pci_bus: true,
+        key_to_dev: Some("((struct net_device *)key)->dev.parent".into()),
     };
     let d = derive(&parsed, &cb, &Rules::default_rules(), module).unwrap();
     assert_eq!(parsed[d.file].path.file_name().unwrap(), pm_file);

@@ -89,6 +89,45 @@ impl Edits {
     }
 }
 
+impl Edits {
+    /// A line-oriented account of the edits, for `edits.txt`: what was
+    /// deleted (line spans only, never the text), what was inserted or put
+    /// in place of what (the generated text, and for replacements the
+    /// single identifier replaced).
+    pub fn log(&self, text: &str) -> String {
+        let mut list: Vec<&Edit> = self.list.iter().collect();
+        list.sort_by_key(|e| (e.range.start, e.range.end));
+        let line = |b: usize| text[..b.min(text.len())].matches('\n').count() + 1;
+        let mut out = String::new();
+        for e in list {
+            let (a, b) = (line(e.range.start), line(e.range.end.max(e.range.start + 1) - 1));
+            if e.range.is_empty() {
+                let n = e.text.lines().count();
+                out.push_str(&format!("@{a}: insert {n} line(s)\n"));
+                for l in e.text.lines() {
+                    out.push_str(&format!("+ {l}\n"));
+                }
+            } else if e.text.is_empty() {
+                out.push_str(&format!("@{a}-{b}: delete\n"));
+            } else {
+                let old = &text[e.range.clone()];
+                let ident = !old.is_empty()
+                    && old.len() <= 64
+                    && old.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric());
+                if ident {
+                    out.push_str(&format!("@{a}: `{old}` -> `{}`\n", e.text.replace('\n', "\\n")));
+                } else {
+                    out.push_str(&format!("@{a}-{b}: replace with {} line(s)\n", e.text.lines().count()));
+                    for l in e.text.lines() {
+                        out.push_str(&format!("+ {l}\n"));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
 /// Extends a deleted range over the whitespace up to and including the end
 /// of its last line, so a deleted item does not leave a blank line behind
 /// (only when nothing but blanks follows on that line).

@@ -9,6 +9,7 @@
 //! Kbuild                   obj-m += <m>_fgft.o <m>_sfi.o
 //! Makefile                 convenience: make KDIR=... (calls Kbuild)
 //! plan.txt                 what was isolated and how (human-readable)
+//! edits.txt                every edit made to the driver's files
 //! include/fgft/runtime.h   the runtime API (copy)
 //! main/<driver files>      the original files with byte-range edits
 //! main/fgft_stubs.h        stub helpers (stubs-gen)
@@ -79,6 +80,7 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
     let d = &plan.driver;
     let mut out = Output::new();
     let mut diags: Vec<Located> = Vec::new();
+    let mut edit_log = String::new();
 
     // ---------------------------------------------------------------- main
     let mut medits: Vec<Edits> = (0..prog.files.len()).map(|_| Edits::default()).collect();
@@ -247,6 +249,10 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
         }
         match ed.apply(&pf.text) {
             Ok(text) => {
+                let log = ed.log(&pf.text);
+                if !log.is_empty() {
+                    let _ = writeln!(edit_log, "=== main/{}\n{log}", df.rel.display());
+                }
                 out.insert(PathBuf::from("main").join(&df.rel), text);
             }
             Err(o) => diags.push(inp_diag(
@@ -353,6 +359,14 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
         let pf = &prog.files[*fid];
         match ed.apply(&pf.text) {
             Ok(text) => {
+                let log = ed.log(&pf.text);
+                if !log.is_empty() {
+                    let _ = writeln!(
+                        edit_log,
+                        "=== sfi/{}\n{log}",
+                        inp.files[*fid].rel.display()
+                    );
+                }
                 out.insert(PathBuf::from("sfi").join(&inp.files[*fid].rel), text);
             }
             Err(o) => diags.push(inp_diag(
@@ -384,6 +398,12 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
     out.insert(PathBuf::from("Kbuild"), kbuild(inp, plan, &sfi_files, opts));
     out.insert(PathBuf::from("Makefile"), makefile(plan));
     out.insert(PathBuf::from("plan.txt"), plan_text(inp, plan, table));
+    out.insert(
+        PathBuf::from("edits.txt"),
+        format!(
+            "# Byte-range edits fgft-cc split made to the driver's files (line numbers\n# of the original; deleted text is not shown).\n{edit_log}"
+        ),
+    );
 
     if diags.iter().any(|x| !x.warning) {
         return Err(diags);

@@ -338,7 +338,7 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
                 continue;
             }
             if let Some(gd) = prog.global_def(&g.name) {
-                if sfi_dup_ok(prog, &g.name) {
+                if sfi_dup_ok(prog, &g.name, &plan.sfi_fns) {
                     plan.dup_globals.insert(g.name.clone());
                     continue;
                 }
@@ -378,46 +378,34 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
 }
 
 /// Whether a const global can be duplicated into the SFI module: const, with
-/// an initializer that names no functions and no non-const globals.
-fn sfi_dup_ok(prog: &Program, name: &str) -> bool {
-    let Some(g) = prog.global_def(name) else {
-        return false;
-    };
-    if !g.is_const {
-        return false;
-    }
-    for r in global_init_refs(prog, name) {
-        if prog.is_fn(&r) {
+/// an initializer that names only functions compiled into the SFI module and
+/// const globals that can be duplicated too.
+fn sfi_dup_ok(prog: &Program, name: &str, sfi: &BTreeSet<String>) -> bool {
+    fn go(prog: &Program, name: &str, sfi: &BTreeSet<String>, seen: &mut BTreeSet<String>) -> bool {
+        if !seen.insert(name.to_string()) {
+            return true;
+        }
+        let Some(g) = prog.global_def(name) else {
+            return false;
+        };
+        if !g.is_const {
             return false;
         }
-        if let Some(o) = prog.global_def(&r) {
-            if !o.is_const {
-                return false;
+        prog.init_refs(name).iter().all(|r| {
+            if prog.is_fn(r) {
+                sfi.contains(r)
+            } else {
+                go(prog, r, sfi, seen)
             }
-        }
+        })
     }
-    true
+    go(prog, name, sfi, &mut BTreeSet::new())
 }
 
 /// Identifiers a global's initializer names that are driver functions or
 /// globals.
 pub fn global_init_refs(prog: &Program, name: &str) -> Vec<String> {
-    let Some(g) = prog.global_def(name) else {
-        return vec![];
-    };
-    let text: &str = match (&g.init, &g.init_text) {
-        (_, Some(t)) => t,
-        (Some(init), None) => &prog.files[g.file].text[init.clone()],
-        (None, None) => return vec![],
-    };
-    let mut out: Vec<String> = fgft_facts::macros::identifiers(text)
-        .into_iter()
-        .filter(|i| prog.is_fn(i) || (prog.global_def(i).is_some() && *i != name))
-        .map(str::to_string)
-        .collect();
-    out.sort();
-    out.dedup();
-    out
+    prog.init_refs(name)
 }
 
 /// Every use of a driver function's name as a value at file scope
@@ -842,7 +830,7 @@ fn plan_entry(
         };
         kglobals.extend(ff.kernel_globals.iter().cloned());
         for g in &ff.globals {
-            if sfi_dup_ok(prog, &g.name) || prog.global_def(&g.name).is_none() {
+            if sfi_dup_ok(prog, &g.name, &closure.fns) || prog.global_def(&g.name).is_none() {
                 continue;
             }
             let e = gnames.entry(g.name.clone()).or_insert((false, false));

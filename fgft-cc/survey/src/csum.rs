@@ -25,8 +25,11 @@ const STRING_FUNCS: &[&str] = &[
 /// How deep local `#include "..."` chains are followed.
 const HEADER_DEPTH: usize = 4;
 
+/// How many headers the cache holds before it starts over.
+const HEADER_CACHE_MAX: usize = 2048;
+
 /// What one local header contributes.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct HeaderInfo {
     /// Type facts for the slot finder.
     pub facts: Facts,
@@ -80,15 +83,16 @@ impl CContext {
         };
         let info = Arc::new(info);
         if let Ok(mut m) = self.headers.lock() {
+            // Bounded memory: forget every header past the cap (files keep
+            // the headers they use alive until their module is reported).
+            if m.len() >= HEADER_CACHE_MAX {
+                m.clear();
+            }
             m.insert(path.to_path_buf(), info.clone());
         }
         info
     }
 
-    /// What a header the survey has read contributes.
-    pub fn header_info(&self, path: &Path) -> Option<Arc<HeaderInfo>> {
-        self.headers.lock().ok().and_then(|m| m.get(path).cloned())
-    }
 }
 
 /// Summarizes the C file at `path` (`rel` is its name in the report).
@@ -149,9 +153,9 @@ pub fn summarize_text(ctx: &CContext, path: &Path, text: String, mut out: FileSu
         let h = ctx.header(&p);
         facts.merge(&h.facts);
         todo.extend(h.includes.iter().map(|q| (q.clone(), depth + 1)));
-        headers.push(p);
+        headers.push((p, h));
     }
-    headers.sort();
+    headers.sort_by(|a, b| a.0.cmp(&b.0));
     out.headers = headers;
     out.roots = slots::roots(&pf, &facts, &ctx.table)
         .into_iter()

@@ -254,57 +254,84 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let files: Vec<FileSummary> = pool.install(|| {
-        d.sources
+    let index: BTreeMap<String, usize> = d
+        .sources
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (kbuild::normalize(&slash(p)), i))
+        .collect();
+    // Units are processed in parallel, and the files of each unit too; a
+    // unit's summaries live until its report is made, then only the report
+    // and a few numbers per file are kept.
+    type UnitOut = (report::ModuleReport, Vec<(usize, report::FileStat)>, Vec<FileDiag>);
+    let outs: Vec<UnitOut> = pool.install(|| {
+        units
             .par_iter()
-            .map(|rel| {
-                let s = ctx.summarize(&tree.join(rel), rel);
-                bar.inc(1);
-                s
+            .map(|u| {
+                let summarize = |i: usize| {
+                    let rel = &d.sources[i];
+                    let s = ctx.summarize(&tree.join(rel), rel);
+                    bar.inc(1);
+                    (i, s)
+                };
+                let mut sums: Vec<(usize, FileSummary)> =
+                    u.files.par_iter().map(|&i| summarize(i)).collect();
+                // A `.c` file included by another belongs to this module too.
+                let mut have: BTreeSet<usize> = u.files.iter().copied().collect();
+                let mut k = 0;
+                while k < sums.len() {
+                    let inc: Vec<usize> = sums[k]
+                        .1
+                        .included
+                        .iter()
+                        .filter_map(|p| index.get(&kbuild::normalize(&slash(p))).copied())
+                        .filter(|i| have.insert(*i))
+                        .collect();
+                    for i in inc {
+                        bar.inc_length(1);
+                        sums.push(summarize(i));
+                    }
+                    k += 1;
+                }
+                sums.sort_by_key(|(i, _)| *i);
+                let refs: Vec<&FileSummary> = sums.iter().map(|(_, s)| s).collect();
+                let rep = report::module_report(tree, u, &refs, &ctx.apis);
+                let stats = sums
+                    .iter()
+                    .map(|(i, s)| (*i, report::FileStat::of(s)))
+                    .collect();
+                let diags = sums
+                    .iter()
+                    .filter_map(|(_, s)| {
+                        s.failure.as_ref().map(|f| FileDiag {
+                            path: tree.join(&s.path),
+                            offset: f.offset,
+                            line: f.line,
+                            message: f.message.clone(),
+                        })
+                    })
+                    .collect();
+                (rep, stats, diags)
             })
             .collect()
     });
     bar.finish_and_clear();
-    // A `.c` file included by another belongs to the includer's module too.
-    let index: BTreeMap<String, usize> = files
-        .iter()
-        .enumerate()
-        .map(|(i, s)| (kbuild::normalize(&slash(&s.path)), i))
-        .collect();
-    let units: Vec<Unit> = units
-        .into_iter()
-        .map(|mut u| {
-            let mut all: BTreeSet<usize> = u.files.iter().copied().collect();
-            for &i in &u.files {
-                for inc in &files[i].included {
-                    if let Some(&j) = index.get(&kbuild::normalize(&slash(inc))) {
-                        all.insert(j);
-                    }
-                }
+    let mut modules = Vec::with_capacity(outs.len());
+    let mut stats: BTreeMap<usize, report::FileStat> = BTreeMap::new();
+    let mut diagnostics: Vec<FileDiag> = Vec::new();
+    let mut seen_diag = BTreeSet::new();
+    for (m, st, dg) in outs {
+        modules.push(m);
+        stats.extend(st);
+        for x in dg {
+            if seen_diag.insert(x.path.clone()) {
+                diagnostics.push(x);
             }
-            u.files = all.into_iter().collect();
-            u
-        })
-        .collect();
-    let header_info = |p: &Path| ctx.c.header_info(p);
-    let modules: Vec<report::ModuleReport> = pool.install(|| {
-        units
-            .par_iter()
-            .map(|u| report::module_report(tree, u, &files, &header_info, &ctx.apis))
-            .collect()
-    });
-    let diagnostics = files
-        .iter()
-        .filter_map(|s| {
-            s.failure.as_ref().map(|f| FileDiag {
-                path: tree.join(&s.path),
-                offset: f.offset,
-                line: f.line,
-                message: f.message.clone(),
-            })
-        })
-        .collect();
-    let totals = report::totals(&files, &modules);
+        }
+    }
+    diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+    let stats: Vec<report::FileStat> = stats.into_values().collect();
+    let totals = report::totals(&stats, &modules);
     Ok(Outcome {
         survey: Survey {
             schema: report::SCHEMA,

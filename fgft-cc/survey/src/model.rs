@@ -1,7 +1,9 @@
 //! What the survey keeps of each file: a small summary, never a tree.
 
+use crate::csum::HeaderInfo;
 use serde::Serialize;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Source language of a surveyed file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -115,10 +117,10 @@ pub struct FileSummary {
     pub roots: Vec<RootSum>,
     /// Struct members declared in the file.
     pub fields: Vec<FieldDecl>,
-    /// Local headers the file includes (absolute), whose members the module
-    /// also sees.
+    /// Local headers the file includes (as found on disk), with what they
+    /// define: the module sees their members, inline functions and macros.
     #[serde(skip)]
-    pub headers: Vec<PathBuf>,
+    pub headers: Vec<(PathBuf, Arc<HeaderInfo>)>,
     /// `.c` files it includes (`#include "other.c"`), relative to the tree:
     /// they belong to the same module.
     #[serde(skip)]

@@ -213,24 +213,24 @@ fn is_restore(field: &str) -> bool {
 pub fn module_report(
     tree: &Path,
     unit: &Unit,
-    files: &[FileSummary],
-    header_info: &dyn Fn(&Path) -> Option<Arc<HeaderInfo>>,
+    sums: &[&FileSummary],
     apis: &KnownApis,
 ) -> ModuleReport {
-    let sums: Vec<&FileSummary> = unit.files.iter().filter_map(|&i| files.get(i)).collect();
     // Local headers of the module's files, with what they define.
-    let mut header_set: BTreeSet<&Path> = BTreeSet::new();
-    for s in &sums {
-        header_set.extend(s.headers.iter().map(|p| p.as_path()));
+    let mut header_set: BTreeMap<&Path, &Arc<HeaderInfo>> = BTreeMap::new();
+    for s in sums {
+        for (p, h) in &s.headers {
+            header_set.entry(p.as_path()).or_insert(h);
+        }
     }
-    let headers: Vec<(String, Arc<HeaderInfo>)> = header_set
-        .iter()
-        .filter_map(|p| header_info(p).map(|h| (header_name(tree, p), h)))
+    let headers: Vec<(String, &Arc<HeaderInfo>)> = header_set
+        .into_iter()
+        .map(|(p, h)| (header_name(tree, p), h))
         .collect();
     // Functions (and macros) by name, with where they are defined: the
     // module's files, then its headers' inline functions and macros.
     let mut fns: BTreeMap<&str, Vec<(String, &FnSum)>> = BTreeMap::new();
-    for s in &sums {
+    for s in sums {
         for f in &s.functions {
             fns.entry(f.name.as_str()).or_default().push((rel(s), f));
         }
@@ -244,7 +244,7 @@ pub fn module_report(
     let mut entry_points: BTreeMap<String, Vec<EntryPoint>> = BTreeMap::new();
     let mut library_slots = 0;
     let mut seen = BTreeSet::new();
-    for s in &sums {
+    for s in sums {
         for r in &s.roots {
             let driver_fn = s.lang == Lang::Rust
                 || sums
@@ -386,7 +386,7 @@ pub fn module_report(
     let mut broken = Vec::new();
     let mut stray_errors = 0;
     let mut failed_files = Vec::new();
-    for s in &sums {
+    for s in sums {
         stray_errors += s.stray_errors;
         for f in s.functions.iter().filter(|f| !f.is_macro) {
             functions += 1;
@@ -479,8 +479,31 @@ pub fn module_report(
     }
 }
 
-/// Totals over all modules and files.
-pub fn totals(files: &[FileSummary], modules: &[ModuleReport]) -> Totals {
+/// The numbers the totals need of one file.
+#[derive(Debug, Clone)]
+pub struct FileStat {
+    pub lang: Lang,
+    pub bytes: usize,
+    pub functions: usize,
+    pub broken: usize,
+    pub failure: Option<FailKind>,
+}
+
+impl FileStat {
+    pub fn of(s: &FileSummary) -> FileStat {
+        let fns = s.functions.iter().filter(|f| !f.is_macro);
+        FileStat {
+            lang: s.lang,
+            bytes: s.bytes,
+            functions: fns.clone().count(),
+            broken: fns.filter(|f| f.broken).count(),
+            failure: s.failure.as_ref().map(|f| f.kind.clone()),
+        }
+    }
+}
+
+/// Totals over all modules and files (each file once).
+pub fn totals(files: &[FileStat], modules: &[ModuleReport]) -> Totals {
     let mut t = Totals {
         files: files.len(),
         ..Totals::default()
@@ -491,12 +514,10 @@ pub fn totals(files: &[FileSummary], modules: &[ModuleReport]) -> Totals {
             Lang::Rust => t.rust_files += 1,
         }
         t.bytes += s.bytes;
-        for f in s.functions.iter().filter(|f| !f.is_macro) {
-            t.functions += 1;
-            t.broken_functions += usize::from(f.broken);
-        }
-        if let Some(fl) = &s.failure {
-            let k = serde_json::to_value(&fl.kind)
+        t.functions += s.functions;
+        t.broken_functions += s.broken;
+        if let Some(k) = &s.failure {
+            let k = serde_json::to_value(k)
                 .ok()
                 .and_then(|v| v.as_str().map(String::from))
                 .unwrap_or_default();

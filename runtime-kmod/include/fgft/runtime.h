@@ -229,6 +229,10 @@ struct fgft_dev_ops {
 
 int fgft_dev_register(void *dev, const struct fgft_dev_ops *ops);
 void fgft_dev_unregister(void *dev);
+/* Registers @ops for @dev unless it has callbacks already (idempotent). */
+int fgft_dev_ensure(void *dev, const struct fgft_dev_ops *ops);
+/* Drops every device registered with @ops (module exit). */
+void fgft_dev_unregister_ops(const struct fgft_dev_ops *ops);
 
 struct pci_dev;
 /* A reusable PCI config-space checkpoint (pci_store/load_saved_state). */
