@@ -20,6 +20,7 @@ use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+pub mod bench;
 pub mod codegen;
 pub mod ctypes;
 mod edits;

@@ -392,6 +392,19 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
     let models = table.models(&ann.pure_apis);
     let kglobals: access::KernelGlobals = table.globals.keys().cloned().collect();
     let facts = access::analyze(&prog, &models, &kglobals);
+    // Slots of every driver file (fgft-facts' roots).
+    let slot_table = fgft_facts::slots::SlotTable::load(&args.tables)?;
+    let cache = fgft_facts::slots::HeaderCache::new();
+    let mut roots = Vec::new();
+    for (fid, pf) in prog.files.iter().enumerate() {
+        if fl.files[fid].role == FileRole::Header {
+            continue;
+        }
+        let sf = cache.facts_with_headers(pf, &opts);
+        for r in fgft_facts::slots::roots(pf, &sf, &slot_table) {
+            roots.push((fid, r));
+        }
+    }
     let mut graph = CallGraph::new(&facts);
     graph.add_const_table_edges(&facts, &prog);
     let inputs = Inputs {
@@ -402,6 +415,7 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
         table: &table,
         ann: &ann,
         module: fl.module.clone(),
+        roots: &roots,
     };
     let plan = plan::build(&inputs);
     if plan.has_errors() {

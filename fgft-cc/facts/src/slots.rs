@@ -390,8 +390,8 @@ fn children_by_field<'t>(n: Node<'t>, field: &str) -> Vec<Node<'t>> {
 }
 
 fn named_children(n: Node<'_>) -> Vec<Node<'_>> {
-    (0..n.named_child_count())
-        .filter_map(|k| n.named_child(k as u32))
+    let mut c = n.walk();
+    n.named_children(&mut c)
         .collect()
 }
 
@@ -626,9 +626,9 @@ impl<'a> Finder<'a> {
                 "declaration" | "assignment_expression" | "call_expression" => nodes.push(n),
                 _ => {}
             }
-            for k in (0..n.child_count()).rev() {
-                stack.extend(n.child(k));
-            }
+            let mut c = n.walk();
+            let kids: Vec<Node<'a>> = n.children(&mut c).collect();
+            stack.extend(kids.into_iter().rev());
         }
         for &n in &nodes {
             if n.kind() == "assignment_expression" {

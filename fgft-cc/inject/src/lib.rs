@@ -137,6 +137,11 @@ enum Template {
     Before(&'static str),
     /// `(orig) + (HIT ? 1 : 0)`
     PlusOne,
+    /// ` if (HIT) VAR = VALUE;` inserted before the statement that holds the
+    /// access (the range is empty); `$` in VALUE is the variable. Plain
+    /// assignments keep the injected code in the shapes the compiler's
+    /// analyses know (no typeof casts, no pointer arithmetic on the object).
+    AssignBefore(&'static str),
 }
 
 /// A chosen site with its id and label.
@@ -183,9 +188,13 @@ impl Site {
             ),
             Template::Skip => format!("({h} ? (void)0 : (void)({orig}))"),
             Template::Twice => format!("(({h} ? {orig} : (void)0), {orig})"),
-            Template::Insert(stmt) => format!(" if ({h}) {stmt}"),
+            Template::Insert(stmt) => format!(" {{ if ({h}) {stmt} }}"),
             Template::Before(stmt) => format!("{{ if ({h}) {stmt} {orig} }}"),
             Template::PlusOne => format!("({orig}) + ({h} ? 1 : 0)"),
+            Template::AssignBefore(value) => {
+                let var = &self.target;
+                format!("{{ if ({h}) {var} = {}; }} ", value.replace('$', var))
+            }
         }
     }
 }
@@ -385,25 +394,22 @@ impl Finder<'_> {
         let write = is_written(n);
         if is_arrow && arg.kind() == "identifier" {
             let a = self.file.node_text(arg).to_string();
-            self.push(
-                FaultKind::NullDeref,
-                arg.byte_range(),
-                Template::Choose("(typeof($))NULL"),
-                &a,
-            );
-            self.push(
-                FaultKind::CorruptPtr,
-                arg.byte_range(),
-                Template::Choose("(typeof($))0xdead4ead00000000UL"),
-                &a,
-            );
-            if write {
+            if let Some(at) = statement_before(self.file, n, &a) {
+                self.push(FaultKind::NullDeref, at..at, Template::AssignBefore("NULL"), &a);
                 self.push(
-                    FaultKind::WildWrite,
-                    arg.byte_range(),
-                    Template::Choose("(typeof($))((char *)($) + 0x1000000)"),
+                    FaultKind::CorruptPtr,
+                    at..at,
+                    Template::AssignBefore("(void *)0xdead4ead00000000UL"),
                     &a,
                 );
+                if write {
+                    self.push(
+                        FaultKind::WildWrite,
+                        at..at,
+                        Template::AssignBefore("(void *)((unsigned long)$ + 0x1000000UL)"),
+                        &a,
+                    );
+                }
             }
         }
         if is_arrow && !write && value_context(n) {
@@ -450,6 +456,48 @@ impl Finder<'_> {
             );
         }
     }
+}
+
+/// Where a statement can be inserted ahead of the access `n` to `var`: the
+/// start of the enclosing statement that sits directly in a block. None when
+/// that statement declares `var` itself (it would be used before it exists).
+fn statement_before(file: &ParsedFile, n: Node<'_>, var: &str) -> Option<usize> {
+    let mut cur = n;
+    loop {
+        let p = cur.parent()?;
+        if p.kind() == "compound_statement" {
+            break;
+        }
+        if p.kind() == "function_definition" {
+            return None;
+        }
+        cur = p;
+    }
+    if cur.kind() == "declaration" {
+        let mut stack = vec![cur];
+        while let Some(x) = stack.pop() {
+            if x.kind() == "init_declarator" || x.kind() == "pointer_declarator" {
+                if let Some(d) = x.child_by_field_name("declarator") {
+                    if d.kind() == "identifier" && file.node_text(d) == var {
+                        return None;
+                    }
+                    stack.push(d);
+                }
+            } else if x.kind() == "identifier"
+                && x.parent().map(|p| p.kind() == "declaration") == Some(true)
+                && file.node_text(x) == var
+            {
+                return None;
+            }
+            let mut c = x.walk();
+            for ch in x.named_children(&mut c) {
+                if ch.kind() != "compound_statement" {
+                    stack.push(ch);
+                }
+            }
+        }
+    }
+    Some(cur.start_byte())
 }
 
 /// True when `n` is stored to (assignment target, ++/--, or its address taken

@@ -95,9 +95,9 @@ fn walk<'t>(tree: &'t tree_sitter::Tree, mut f: impl FnMut(Node<'t>, bool)) {
         if n.is_error() || n.is_missing() {
             f(n, true);
         }
-        for k in (0..n.child_count()).rev() {
-            stack.extend(n.child(k));
-        }
+        let mut c = n.walk();
+        let kids: Vec<Node<'t>> = n.children(&mut c).collect();
+        stack.extend(kids.into_iter().rev());
     }
 }
 
@@ -120,9 +120,8 @@ fn problems(n: Node<'_>) -> (bool, bool, Option<usize>) {
             continue;
         }
         if x.has_error() {
-            for k in 0..x.child_count() {
-                stack.extend(x.child(k));
-            }
+            let mut c = x.walk();
+            stack.extend(x.children(&mut c));
         }
     }
     (error, missing, first)

@@ -799,8 +799,8 @@ pub fn from_tree_sitter(pf: &ParsedFile) -> Types {
                     if let Some((name, _, _, _, true)) = ts_declarator(pf, d) {
                         let params = find_params(d)
                             .map(|p| {
-                                (0..p.named_child_count())
-                                    .filter_map(|k| p.named_child(k as u32))
+                                let mut c = p.walk();
+                                p.named_children(&mut c)
                                     .filter(|x| x.kind() != "comment")
                                     .map(|x| squash(pf.node_text(x)))
                                     .collect()
@@ -820,9 +820,9 @@ pub fn from_tree_sitter(pf: &ParsedFile) -> Types {
             _ => {}
         }
         if n.kind() != "function_definition" {
-            for k in (0..n.child_count()).rev() {
-                stack.extend(n.child(k));
-            }
+            let mut c = n.walk();
+            let kids: Vec<_> = n.children(&mut c).collect();
+            stack.extend(kids.into_iter().rev());
         }
     }
     t
@@ -882,10 +882,9 @@ fn find_params(d: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
 
 fn ts_fields(pf: &ParsedFile, body: tree_sitter::Node<'_>) -> Vec<Field> {
     let mut out = Vec::new();
-    for k in 0..body.named_child_count() {
-        let Some(fd) = body.named_child(k as u32) else {
-            continue;
-        };
+    let mut cur = body.walk();
+    let kids: Vec<_> = body.named_children(&mut cur).collect();
+    for fd in kids {
         if fd.kind().starts_with("preproc_") {
             out.extend(ts_fields(pf, fd));
             continue;

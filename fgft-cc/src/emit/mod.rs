@@ -109,8 +109,56 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
         refs.extend(in_macros.iter().cloned());
         refs.sort_by_key(|(f, r)| (*f, r.start));
         refs.dedup();
+        // Slots filled by a macro that pastes the name together
+        // (`DEVICE_ATTR_RO(x)` stores `x_show`): the use is bracketed by a
+        // #define of the name to the stub.
+        let mut pasted: Vec<(FileId, std::ops::Range<usize>)> = Vec::new();
+        for (fid, root) in inp.roots.iter().filter(|(_, r)| r.function == *name) {
+            let pf = &prog.files[*fid];
+            let Some(item) = prog.top[*fid]
+                .iter()
+                .find(|it| {
+                    pf.line_of(it.range.start) <= root.line && root.line <= pf.line_of(it.range.end)
+                })
+                .map(|it| it.range.clone())
+            else {
+                continue;
+            };
+            let has_ident = crate::emit::wrappers::has_ident(&pf.text[item.clone()], name);
+            if !has_ident && !pasted.contains(&(*fid, item.clone())) {
+                pasted.push((*fid, item));
+            }
+        }
+        for (fid, item) in &pasted {
+            medits[*fid].insert(
+                item.start,
+                format!("/* fgft: the slot this macro fills takes the stub */\n#define {name} {stub}\n"),
+            );
+            let end = whole_lines(&prog.files[*fid].text, item.end..item.end).end;
+            medits[*fid].insert(end, format!("#undef {name}\n"));
+        }
         let mut declared: BTreeSet<FileId> = BTreeSet::new();
-        for (fid, r) in refs {
+        for (fid, r) in refs.iter().cloned().chain(
+            pasted
+                .iter()
+                .map(|(f, it)| (*f, it.start..it.start)),
+        ) {
+            if r.is_empty() {
+                // A pasted slot: only the declaration is needed.
+                if declared.insert(fid) {
+                    let st = if is_static { "static " } else { "" };
+                    let decl = format!(
+                        "/* fgft: stub of {name}, defined at the end of its file */\n{st}typeof({name}) {stub};\n"
+                    );
+                    let at = whole_lines(&prog.files[fid].text, d.range.end..d.range.end).end;
+                    if fid == d.file && d.range.end <= r.start {
+                        medits[fid].insert(at, format!("\n{decl}"));
+                    } else if let Some(item) = item_at(prog, fid, r.start) {
+                        medits[fid].insert(item.start, format!("{decl}\n"));
+                    }
+                }
+                continue;
+            }
             let text = &prog.files[fid].text;
             if text.get(r.clone()) != Some(name.as_str()) {
                 if in_macros.is_empty() {

@@ -41,6 +41,11 @@ fn tokens(s: &str) -> Vec<(usize, usize)> {
     out
 }
 
+/// Whether `s` holds the identifier `name` (as a whole token).
+pub fn has_ident(s: &str, name: &str) -> bool {
+    tokens(s).iter().any(|&(a, b)| &s[a..b] == name)
+}
+
 /// Replaces identifier tokens of `s` by `f(name)` where it returns Some.
 fn subst(s: &str, f: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::new();

@@ -109,6 +109,8 @@ pub struct Inputs<'a> {
     pub table: &'a Table,
     pub ann: &'a Annotations,
     pub module: String,
+    /// Slots (fgft-facts' roots) of every driver file.
+    pub roots: &'a [(FileId, fgft_facts::slots::Root)],
 }
 
 fn c_ident(s: &str) -> String {
@@ -183,6 +185,9 @@ struct Uses {
     /// a whole (`memset(p, 0, sizeof(*p))`, a struct the kernel fills): copied
     /// whole, in and out.
     whole: BTreeSet<CType>,
+    /// Embedded members known to be of another type: `FieldOf(struct
+    /// pci_dev, "dev")` is a `struct device` (container_of, container hints).
+    aliases: BTreeMap<CType, CType>,
     priv_of: BTreeMap<CType, CType>,
     conv: BTreeMap<(CType, String), CType>,
 }
@@ -228,6 +233,14 @@ impl Uses {
                 return r.fields.iter().any(|f| {
                     matches!(f.ty, CType::Record(_)) && self.touches(prog, &f.ty, depth + 1)
                 });
+            }
+        }
+        // Members known to be of another type.
+        for (a, inner) in &self.aliases {
+            if is_field_of(a, ty) || a == ty {
+                if self.touches(prog, inner, depth + 1) {
+                    return true;
+                }
             }
         }
         // Symbolic members of unknown records.
@@ -547,7 +560,8 @@ fn plan_entry(
     // The entry must sit in a slot, or its stub is unreachable.
     let nrefs = file_refs.get(&name).map(Vec::len).unwrap_or(0)
         + body_fn_refs(inp, &name).len()
-        + macro_body_refs(prog, &name).len();
+        + macro_body_refs(prog, &name).len()
+        + inp.roots.iter().filter(|(_, r)| r.function == name).count();
     if nrefs == 0 {
         diags.push(inp.diag_at(
             d.file,
@@ -705,6 +719,18 @@ fn plan_entry(
                         .conv
                         .insert((base.clone(), field.clone()), to.clone());
                 }
+                Relation::Container {
+                    inner,
+                    outer,
+                    member,
+                } => {
+                    if inner.is_recordish() {
+                        uses_t.aliases.insert(
+                            CType::FieldOf(Box::new(prog.resolve(outer)), member.clone()),
+                            inner.clone(),
+                        );
+                    }
+                }
                 _ => {}
             }
         }
@@ -797,6 +823,22 @@ fn plan_entry(
         }
     }
 
+    // Container hints on parameters: the member is of the parameter's type.
+    for p in &d.params {
+        for h in inp.ann.param_hints(&name, &p.name) {
+            if let (HintKind::Container { outer, member }, CType::Ptr(inner)) = (&h.kind, &p.ty) {
+                let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
+                    outer.clone()
+                } else {
+                    format!("struct {outer}")
+                };
+                uses_t
+                    .aliases
+                    .insert(CType::FieldOf(Box::new(CType::Record(o)), member.clone()), (**inner).clone());
+            }
+        }
+    }
+
     // ---- types and parameters
     let mut b = TypeBuilder {
         inp,
@@ -860,6 +902,12 @@ fn plan_entry(
         .map(|p| p.name.clone())
         .unwrap_or_else(|| "NULL".into());
     let mut slots: Vec<String> = Vec::new();
+    for (_, r) in inp.roots.iter().filter(|(_, r)| r.function == name) {
+        let sl = format!("{}.{}", r.struct_name, r.field);
+        if !slots.contains(&sl) {
+            slots.push(sl);
+        }
+    }
     if let Some(refs) = file_refs.get(&name) {
         for (fid, r) in refs {
             if let Some(s) = slot_name(prog, *fid, r) {
@@ -1172,6 +1220,15 @@ impl TypeBuilder<'_, '_> {
                         let pfx = format!("{prefix}{}.", f.name);
                         self.collect_fields(root, &f.ty.clone(), &pfx, depth + 1, out, writes);
                     }
+                }
+            }
+        }
+        // Members known (by alias) to be of another type, used or not.
+        for (a, inner) in self.uses.aliases.clone() {
+            if let CType::FieldOf(b, m) = &a {
+                if **b == *t && !m.contains('.') {
+                    let pfx = format!("{prefix}{m}.");
+                    self.collect_fields(root, &inner, &pfx, depth + 1, out, writes);
                 }
             }
         }

@@ -5,7 +5,7 @@
 use crate::model::{
     FailKind, Failure, FieldDecl, FieldKind, FieldUse, FileSummary, FnSum, Lang, RootSum, UseKind,
 };
-use fgft_facts::slots::{self, Facts, SlotTable};
+use fgft_facts::slots::{self, FactSet, Facts, SlotTable};
 use fgft_parse::{Options, ParseError, ParsedFile};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -32,7 +32,7 @@ const HEADER_CACHE_MAX: usize = 2048;
 #[derive(Debug, Default)]
 pub struct HeaderInfo {
     /// Type facts for the slot finder.
-    pub facts: Facts,
+    pub facts: Arc<Facts>,
     /// Struct members it declares.
     pub fields: Vec<FieldDecl>,
     /// Its static inline functions and function-like macros: driver code.
@@ -73,7 +73,7 @@ impl CContext {
                 let broken: HashSet<usize> = pf.health().broken().map(|f| f.range.start).collect();
                 let (functions, fields) = walk(&pf, &broken);
                 HeaderInfo {
-                    facts: slots::facts_of(&pf),
+                    facts: Arc::new(slots::facts_of(&pf)),
                     fields,
                     functions,
                     includes: slots::local_includes(&pf),
@@ -132,7 +132,7 @@ pub fn summarize_text(ctx: &CContext, path: &Path, text: String, mut out: FileSu
         }
     };
     // Type facts of the file and its local headers, for the slot finder.
-    let mut facts = slots::facts_of(&pf);
+    let mut facts = FactSet::from(slots::facts_of(&pf));
     let mut seen = HashSet::new();
     let mut todo: Vec<(PathBuf, usize)> = slots::local_includes(&pf)
         .into_iter()
@@ -151,7 +151,7 @@ pub fn summarize_text(ctx: &CContext, path: &Path, text: String, mut out: FileSu
             continue;
         }
         let h = ctx.header(&p);
-        facts.merge(&h.facts);
+        facts.push(h.facts.clone());
         todo.extend(h.includes.iter().map(|q| (q.clone(), depth + 1)));
         headers.push((p, h));
     }

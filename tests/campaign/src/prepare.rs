@@ -128,8 +128,13 @@ header = "fgft/runtime.h"
 args.id = "val"
 "#;
 
-/// The fgft-cc binary next to this one (same profile), built if missing.
+/// The fgft-cc binary: `$FGFT_CC`, else the one built next to this binary
+/// (same profile; `cargo test --workspace` and scripts/demo.sh build it),
+/// else built now.
 fn fgft_cc() -> Result<PathBuf, CampaignError> {
+    if let Some(p) = std::env::var_os("FGFT_CC") {
+        return Ok(PathBuf::from(p));
+    }
     let exe = std::env::current_exe().map_err(|e| CampaignError::Msg(e.to_string()))?;
     let dir = exe.parent().unwrap_or(Path::new("."));
     // Test binaries live in deps/; the binaries one level up.
@@ -138,10 +143,14 @@ fn fgft_cc() -> Result<PathBuf, CampaignError> {
     } else {
         dir
     };
-    let release = bin_dir.ends_with("release");
-    let mut cmd = std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    let bin = bin_dir.join("fgft-cc");
+    if bin.is_file() {
+        return Ok(bin);
+    }
+    let mut cmd =
+        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     cmd.args(["build", "-q", "-p", "fgft-cc"]);
-    if release {
+    if bin_dir.ends_with("release") {
         cmd.arg("--release");
     }
     let st = cmd
@@ -150,7 +159,7 @@ fn fgft_cc() -> Result<PathBuf, CampaignError> {
     if !st.success() {
         return Err(CampaignError::Msg("cargo build -p fgft-cc failed".into()));
     }
-    Ok(bin_dir.join("fgft-cc"))
+    Ok(bin)
 }
 
 /// Splits the injected driver with fgft-cc (isolating `entries`), builds the
