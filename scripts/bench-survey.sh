@@ -25,22 +25,22 @@ raw=target/release/examples/raw-parse
 # Warm the page cache so both runs read from memory.
 find "$tree" -name '*.[ch]' -print0 | xargs -0 cat >/dev/null
 
-secs() { # command... -> wall seconds (stdout), peak RSS KiB in $rss
-	local t0 t1 log
-	log=$(mktemp)
+run() { # name command...: wall seconds to $out/name.secs, peak RSS KiB to $out/name.rss
+	local name=$1 t0 t1
+	shift
 	t0=$(date +%s.%N)
-	/usr/bin/time -f '%M' -o "$log" "$@" >/dev/null
+	/usr/bin/time -f '%M' -o "$out/$name.rss" "$@" >/dev/null
 	t1=$(date +%s.%N)
-	rss=$(tail -n 1 "$log")
-	rm -f "$log"
-	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }' 
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }' >"$out/$name.secs"
 }
 
-raw_s=$(secs "$raw" "$tree" -j "$jobs")
-raw_rss=$rss
-survey_s=$(secs "$bin" survey "$tree" -j "$jobs" --no-progress --json "$out/survey.json")
-survey_rss=$rss
+run raw "$raw" "$tree" -j "$jobs"
+run survey "$bin" survey "$tree" -j "$jobs" --no-progress --json "$out/survey.json"
 "$bin" survey "$tree" -j "$jobs" --no-progress >"$out/survey.txt" 2>/dev/null
+raw_s=$(cat "$out/raw.secs")
+survey_s=$(cat "$out/survey.secs")
+raw_rss=$(tail -n 1 "$out/raw.rss")
+survey_rss=$(tail -n 1 "$out/survey.rss")
 
 ratio=$(awk -v a="$survey_s" -v b="$raw_s" 'BEGIN { printf "%.3f", a / b }')
 printf 'tree            %s\n' "$tree"

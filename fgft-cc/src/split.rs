@@ -22,6 +22,8 @@ use std::path::{Path, PathBuf};
 
 /// The runtime API the generated code is built against.
 const RUNTIME_H: &str = include_str!("../../runtime-kmod/include/fgft/runtime.h");
+/// The annotation header drivers may include (`#include "fgft.h"`).
+const FGFT_H: &str = include_str!("../../annotations/include/fgft.h");
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct Args {
@@ -442,6 +444,7 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
     };
     let eopts = EmitOpts {
         runtime_header: RUNTIME_H.to_string(),
+        fgft_header: FGFT_H.to_string(),
         runtime_symvers: args.runtime_symvers.clone(),
         no_read_checks: args.no_read_checks,
         origin,

@@ -64,6 +64,9 @@ pub enum FieldHow {
     Blob { len: String, elem: Option<usize> },
     /// A pointer to a NUL-terminated string (nullterm hint).
     Str,
+    /// A pointer to member `member` of an object of marshaled type `outer`
+    /// (a container hint): the enclosing object is copied.
+    Container { outer: usize, member: String },
 }
 
 /// One member of a marshaled type.
@@ -203,7 +206,7 @@ impl EntrySpec {
                 }
             }
             for f in &t.fields {
-                if let FieldHow::Ptr { target } = f.how {
+                if let FieldHow::Container { outer: target, .. } | FieldHow::Ptr { target } = f.how {
                     if target >= n {
                         return Err(bad(format!("member {} points at a bad type index", f.path)));
                     }
@@ -533,7 +536,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     let need_ret = t
         .fields
         .iter()
-        .any(|f| f.copy_in && !matches!(f.how, FieldHow::Assign | FieldHow::Bytes))
+        .any(|f| f.copy_in && !f.path.is_empty() && !matches!(f.how, FieldHow::Assign | FieldHow::Bytes))
         || t.priv_area.is_some();
     if need_ret {
         s.push_str("\tint ret;\n");
@@ -615,6 +618,26 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                 );
                 s.push_str("\tif (ret)\n\t\treturn ret;\n");
             }
+            FieldHow::Container { outer, member } => {
+                let ot = &e.types[*outer].c_type;
+                let _ = writeln!(s, "\tif (o->{p}) {{");
+                s.push_str("\t\tvoid *oc;\n\n");
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    wrap_call(
+                        2,
+                        &format!(
+                            "ret = {}(txn, container_of(o->{p}, {ot}, {member}), &oc)",
+                            e.fn_in(*outer)
+                        ),
+                        ";"
+                    )
+                );
+                s.push_str("\t\tif (ret)\n\t\t\treturn ret;\n");
+                let _ = writeln!(s, "\t\tc->{p} = &(({ot} *)oc)->{member};");
+                s.push_str("\t}\n");
+            }
         }
     }
     if let Some(p) = t.priv_area {
@@ -689,7 +712,9 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
             f.copy_out
                 || matches!(
                     f.how,
-                    FieldHow::Ptr { .. } | FieldHow::Blob { elem: Some(_), .. }
+                    FieldHow::Ptr { .. }
+                        | FieldHow::Blob { elem: Some(_), .. }
+                        | FieldHow::Container { .. }
                 )
         })
         .collect();
@@ -703,6 +728,23 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     for f in &outs {
         if let FieldHow::Ptr { target } = f.how {
             let _ = writeln!(s, "\t{}(txn, o->{}, &me);", e.fn_out(target), f.path);
+        }
+        if let FieldHow::Container { outer, member } = &f.how {
+            let ot = &e.types[*outer].c_type;
+            let _ = writeln!(s, "\tif (o->{})", f.path);
+            let _ = writeln!(
+                s,
+                "{}",
+                wrap_call(
+                    2,
+                    &format!(
+                        "{}(txn, container_of(o->{}, {ot}, {member}), &me)",
+                        e.fn_out(*outer),
+                        f.path
+                    ),
+                    ";"
+                )
+            );
         }
     }
     for f in outs
@@ -721,7 +763,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
             FieldHow::Bytes => {
                 let _ = writeln!(s, "\tFGFT_COPY(o->{p}, c->{p});");
             }
-            FieldHow::Ptr { .. } => {
+            FieldHow::Ptr { .. } | FieldHow::Container { .. } => {
                 let _ = writeln!(s, "\to->{p} = fgft_orig_or_self(txn, c->{p});");
             }
             FieldHow::Blob { len, elem: None } => {
@@ -765,7 +807,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
         || outs.iter().any(|f| {
             matches!(
                 f.how,
-                FieldHow::Ptr { .. } | FieldHow::Blob { elem: Some(_), .. }
+                FieldHow::Ptr { .. } | FieldHow::Blob { elem: Some(_), .. } | FieldHow::Container { .. }
             )
         });
     if !uses {

@@ -11,6 +11,7 @@
 //! plan.txt                 what was isolated and how (human-readable)
 //! edits.txt                every edit made to the driver's files
 //! include/fgft/runtime.h   the runtime API (copy)
+//! include/fgft.h           the annotation macros (copy; they compile away)
 //! main/<driver files>      the original files with byte-range edits
 //! main/fgft_stubs.h        stub helpers (stubs-gen)
 //! main/fgft_<m>_main.h     declarations shared by the main-module files
@@ -42,6 +43,8 @@ pub const SANITIZE: &str = "-fsanitize=kernel-address -fasan-shadow-offset=0xdff
 pub struct EmitOpts {
     /// Text of the runtime API header (copied to include/fgft/runtime.h).
     pub runtime_header: String,
+    /// Text of the annotation header (copied to include/fgft.h).
+    pub fgft_header: String,
     /// Module.symvers of the runtime module (KBUILD_EXTRA_SYMBOLS).
     pub runtime_symvers: Option<PathBuf>,
     /// Build the SFI module without read checks.
@@ -443,6 +446,7 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
         PathBuf::from("include/fgft/runtime.h"),
         opts.runtime_header.clone(),
     );
+    out.insert(PathBuf::from("include/fgft.h"), opts.fgft_header.clone());
     out.insert(PathBuf::from("Kbuild"), kbuild(inp, plan, &sfi_files, opts));
     out.insert(PathBuf::from("Makefile"), makefile(plan));
     out.insert(PathBuf::from("plan.txt"), plan_text(inp, plan, table));

@@ -1286,7 +1286,20 @@ impl TypeBuilder<'_, '_> {
                         elem: None,
                     },
                     HintKind::NoDeref => FieldHow::Assign,
-                    HintKind::Recursive | HintKind::Container { .. } => self.ptr_how(&fty, t, m, u),
+                    HintKind::Container { outer, member } => {
+                        let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
+                            outer.clone()
+                        } else {
+                            format!("struct {outer}")
+                        };
+                        let ot = CType::Record(o);
+                        let i = self.ty(&ot, format!("container of member {m} of {}", t.c_spelling()));
+                        FieldHow::Container {
+                            outer: i,
+                            member: member.clone(),
+                        }
+                    }
+                    HintKind::Recursive => self.ptr_how(&fty, t, m, u),
                 }
             } else if let Some((site, kind)) = &u.array_use {
                 if !matches!(fty, CType::Ptr(_)) {

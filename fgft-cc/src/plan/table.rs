@@ -542,15 +542,27 @@ pub fn parse_proto(name: &str, proto: &str) -> Result<(String, Vec<WParam>, bool
                 variadic = true;
                 continue;
             }
-            // The name is the last identifier of the declaration.
+            // The name is the last identifier of the declaration, or the one
+            // in `(*name)` for a function pointer.
             let idents = fgft_facts::macros::identifiers(&p);
-            let pname = idents
-                .last()
-                .map(|s| s.to_string())
+            let fnptr = p.find("(*").map(|k| {
+                p[k + 2..]
+                    .trim_start()
+                    .chars()
+                    .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
+                    .collect::<String>()
+            });
+            let pname = fnptr
+                .filter(|n| !n.is_empty())
+                .or_else(|| idents.last().map(|s| s.to_string()))
                 .ok_or_else(|| format!("api `{name}`: parameter {} has no name", i + 1))?;
-            let ty = p[..p.rfind(pname.as_str()).unwrap_or(p.len())]
-                .trim()
-                .to_string();
+            let ty = if p.contains("(*") {
+                p.replacen(pname.as_str(), "", 1).trim().to_string()
+            } else {
+                p[..p.rfind(pname.as_str()).unwrap_or(p.len())]
+                    .trim()
+                    .to_string()
+            };
             if ty.is_empty() {
                 return Err(format!("api `{name}`: parameter `{pname}` has no type"));
             }

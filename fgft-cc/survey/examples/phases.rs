@@ -54,13 +54,13 @@ fn main() {
         let _ = fgft_parse::parse_text_with(&p, rewritten, &raw);
         t[3] += s.elapsed();
         let s = Instant::now();
-        let mut facts = slots::facts_of(&pf);
+        let mut facts = slots::FactSet::from(slots::facts_of(&pf));
         t[4] += s.elapsed();
         let s = Instant::now();
         for h in slots::local_includes(&pf) {
             if hdr_seen.insert(h.clone()) {
                 if let Ok(hp) = fgft_parse::parse_file_with(&h, &opts) {
-                    facts.merge(&slots::facts_of(&hp));
+                    facts.push(std::sync::Arc::new(slots::facts_of(&hp)));
                 }
             }
         }

@@ -56,21 +56,36 @@ fn run(args: &Args) -> Result<(), CampaignError> {
     let v = &prep.variants[0];
     println!("   fault planted: {} (variant {})", v.label, v.id);
 
-    step(2, "build (Kbuild, 6.12 headers): fgft_rt.ko, e1000_sfi.ko, e1000_fgft.ko");
+    step(
+        2,
+        "build (Kbuild, 6.12 headers): fgft_rt.ko, e1000_sfi.ko, e1000_fgft.ko",
+    );
     let mods = prepare::build_fgft(&env, &cfg, &prep, std::slice::from_ref(&v.entry))?;
     for m in &mods.modules {
         println!("   {}", m.display());
     }
 
     step(3, "boot Debian 6.12 in QEMU (TCG), two e1000 NICs on a hub");
-    step(4, &format!("arm the fault, call `{}`", cfg.trigger_cmd(&v.entry).unwrap_or_default()));
+    step(
+        4,
+        &format!(
+            "arm the fault, call `{}`",
+            cfg.trigger_cmd(&v.entry).unwrap_or_default()
+        ),
+    );
     let (res, boots) = fgft::run_all(&env, &cfg, &mods, &prep.variants, Duration::from_secs(90))?;
     let r = &res[0];
 
     step(5, "result");
-    let log = env.target_dir.join("vm-logs").join(format!("campaign-{}-fgft-{boots}.log", cfg.driver.name));
+    let log = env
+        .target_dir
+        .join("vm-logs")
+        .join(format!("campaign-{}-fgft-{boots}.log", cfg.driver.name));
     let console = std::fs::read_to_string(&log).unwrap_or_default();
-    for l in console.lines().filter(|l| l.contains("FGFT-MARK ethtool") || l.contains("FGFT-MARK pkt ")) {
+    for l in console
+        .lines()
+        .filter(|l| l.contains("FGFT-MARK ethtool") || l.contains("FGFT-MARK pkt "))
+    {
         println!("   guest: {}", l.trim());
     }
     println!("   outcome under fgft: {:?}", r.outcome);
@@ -99,8 +114,14 @@ fn run(args: &Args) -> Result<(), CampaignError> {
     if !args.quick {
         let ko = prepare::build_native(&env, &cfg, &prep)?;
         let n = native::run_all(&env, &cfg, &ko, &prep.variants, Duration::from_secs(60))?;
-        println!("   same fault without fgft: {:?}{}", n[0].outcome,
-            n[0].first_oops.as_ref().map(|o| format!(" ({})", o.trim())).unwrap_or_default());
+        println!(
+            "   same fault without fgft: {:?}{}",
+            n[0].outcome,
+            n[0].first_oops
+                .as_ref()
+                .map(|o| format!(" ({})", o.trim()))
+                .unwrap_or_default()
+        );
         let t = restart::measure(&env, &cfg, &ko, 1)?;
         let ms = t[0] as f64 / 1e6;
         println!("   driver restart instead (rmmod, insmod, link up, first frame): {ms:.1} ms");
@@ -109,7 +130,10 @@ fn run(args: &Args) -> Result<(), CampaignError> {
         }
     }
     if r.outcome != fgft::FgftOutcome::Recovered {
-        return Err(CampaignError::Msg(format!("not recovered: {:?}", r.outcome)));
+        return Err(CampaignError::Msg(format!(
+            "not recovered: {:?}",
+            r.outcome
+        )));
     }
     println!("\nfgft-demo: recovered.");
     Ok(())

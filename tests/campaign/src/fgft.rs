@@ -50,7 +50,8 @@ pub struct FgftResult {
 }
 
 /// Shell helpers the fgft script uses: read a counter from the runtime.
-const PRELUDE: &str = "stat() { awk -v k=\"$1\" '$1 == k { print $2 }' /sys/kernel/debug/fgft/stats; }\n";
+const PRELUDE: &str =
+    "stat() { awk -v k=\"$1\" '$1 == k { print $2 }' /sys/kernel/debug/fgft/stats; }\n";
 
 /// The guest script for a batch of variants.
 pub fn script(cfg: &Config, mods: &FgftModules, batch: &[&Variant]) -> String {
@@ -175,7 +176,12 @@ pub fn run_all(
         let got = classify(cfg, &rest, &out);
         let n = got.len();
         for r in &got {
-            eprintln!("fgft   {:3} {:<13} {}", r.id, format!("{:?}", r.outcome), r.label);
+            eprintln!(
+                "fgft   {:3} {:<13} {}",
+                r.id,
+                format!("{:?}", r.outcome),
+                r.label
+            );
         }
         results.extend(got);
         rest.drain(..n.min(rest.len()));

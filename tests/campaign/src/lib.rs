@@ -20,6 +20,7 @@ pub mod native;
 pub mod prepare;
 pub mod report;
 pub mod restart;
+pub mod throughput;
 
 use std::path::PathBuf;
 

@@ -2,7 +2,7 @@
 
 use clap::Parser;
 use fgft_campaign::config::Config;
-use fgft_campaign::{fgft, native, prepare, report, restart, CampaignError};
+use fgft_campaign::{fgft, native, prepare, report, restart, throughput, CampaignError};
 use fgft_inject::FaultKind;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -36,6 +36,13 @@ struct Args {
     /// Skip the fgft runs.
     #[arg(long = "no-fgft")]
     no_fgft: bool,
+    /// Throughput rounds (stock driver against the fgft build isolating the
+    /// campaign's entry points, same boot); 0 skips it.
+    #[arg(long, default_value_t = 0)]
+    throughput: usize,
+    /// Seconds of traffic per throughput measurement.
+    #[arg(long = "throughput-secs", default_value_t = 3)]
+    throughput_secs: u32,
     /// Markdown report to write.
     #[arg(long, default_value = "results/campaign.md")]
     report: PathBuf,
@@ -88,6 +95,22 @@ fn run(args: &Args) -> Result<(), CampaignError> {
         } else {
             Vec::new()
         };
+        let throughput = if args.throughput > 0 {
+            let entries: std::collections::BTreeSet<String> =
+                prep.variants.iter().map(|v| v.entry.clone()).collect();
+            let entries: Vec<String> = entries.into_iter().collect();
+            let plain = prepare::plain(&env, &cfg)?;
+            let mods = prepare::build_fgft(&env, &cfg, &plain, &entries)?;
+            Some(throughput::measure(
+                &env,
+                &cfg,
+                &mods,
+                args.throughput,
+                args.throughput_secs,
+            )?)
+        } else {
+            None
+        };
         reports.push(report::DriverReport {
             driver: cfg.driver.name.clone(),
             seed: args.seed,
@@ -95,6 +118,7 @@ fn run(args: &Args) -> Result<(), CampaignError> {
             fgft,
             fgft_boots,
             restart_ns,
+            throughput,
         });
     }
     let cmd = std::env::args().collect::<Vec<_>>().join(" ");

@@ -170,7 +170,13 @@ pub fn build_fgft(
     prep: &Prepared,
     entries: &[String],
 ) -> Result<crate::fgft::FgftModules, CampaignError> {
-    let rt = fgft_vm::kbuild(env, "campaign-fgft_rt", &env.repo_root.join("runtime-kmod"), &env.kdir, &[])?;
+    let rt = fgft_vm::kbuild(
+        env,
+        "campaign-fgft_rt",
+        &env.repo_root.join("runtime-kmod"),
+        &env.kdir,
+        &[],
+    )?;
     let work = prep.dir.parent().unwrap_or(Path::new(".")).to_path_buf();
     let tables = work.join("tables");
     std::fs::create_dir_all(&tables).map_err(io(&tables))?;
@@ -178,7 +184,11 @@ pub fn build_fgft(
     std::fs::write(&t, INJECT_TABLE).map_err(io(&t))?;
     let out = work.join("split");
     let mut cmd = std::process::Command::new(fgft_cc()?);
-    cmd.arg("split").arg(&prep.dir).arg("-o").arg(&out).arg("--force");
+    cmd.arg("split")
+        .arg(&prep.dir)
+        .arg("-o")
+        .arg(&out)
+        .arg("--force");
     cmd.arg("--kdir").arg(&env.kdir);
     cmd.arg("--module").arg(&cfg.driver.module);
     cmd.arg("--tables").arg(&tables);
@@ -205,5 +215,31 @@ pub fn build_fgft(
             built.join(format!("{m}_sfi.ko")),
             built.join(format!("{m}_fgft.ko")),
         ],
+    })
+}
+
+/// The driver directory copied as is (no variants): the fgft build that
+/// throughput is measured on.
+pub fn plain(env: &Env, cfg: &Config) -> Result<Prepared, CampaignError> {
+    let src = env.src612.join(&cfg.driver.dir);
+    let work = env
+        .target_dir
+        .join("campaign")
+        .join(format!("{}-plain", cfg.driver.name))
+        .join("src");
+    if work.exists() {
+        std::fs::remove_dir_all(&work).map_err(io(&work))?;
+    }
+    std::fs::create_dir_all(&work).map_err(io(&work))?;
+    for e in std::fs::read_dir(&src).map_err(io(&src))? {
+        let p = e.map_err(io(&src))?.path();
+        if p.is_file() {
+            let dest = work.join(p.file_name().unwrap_or_default());
+            std::fs::copy(&p, &dest).map_err(io(&dest))?;
+        }
+    }
+    Ok(Prepared {
+        dir: work,
+        variants: Vec::new(),
     })
 }

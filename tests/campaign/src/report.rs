@@ -15,6 +15,8 @@ pub struct DriverReport {
     pub fgft_boots: usize,
     /// Restart recovery times (ns), the baseline.
     pub restart_ns: Vec<u64>,
+    /// Stock driver against the fgft build (entry points off the I/O path).
+    pub throughput: Option<crate::throughput::Throughput>,
 }
 
 fn median_ms(v: &[u64]) -> Option<f64> {
@@ -66,7 +68,11 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.driver,
             n,
-            if r.native.is_empty() { "-".to_string() } else { crashes.to_string() },
+            if r.native.is_empty() {
+                "-".to_string()
+            } else {
+                crashes.to_string()
+            },
             count(FgftOutcome::Crash),
             count(FgftOutcome::Recovered),
             count(FgftOutcome::NoFault),
@@ -77,9 +83,41 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
             ratio
         );
     }
+    if reports.iter().any(|r| r.throughput.is_some()) {
+        let _ = writeln!(
+            s,
+            "\n## Throughput (frames/s, 60-byte frames, port to port, same boot)\n"
+        );
+        let _ = writeln!(
+            s,
+            "| driver | stock | fgft (management entry points isolated) | ratio |"
+        );
+        let _ = writeln!(s, "|---|---|---|---:|");
+        for r in reports {
+            if let Some(t) = &r.throughput {
+                let list = |v: &[f64]| {
+                    v.iter()
+                        .map(|x| format!("{x:.0}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                };
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {:.3} |",
+                    r.driver,
+                    list(&t.stock),
+                    list(&t.fgft),
+                    t.ratio()
+                );
+            }
+        }
+    }
     for r in reports {
         let _ = writeln!(s, "\n## {} (seed {})\n", r.driver, r.seed);
-        let _ = writeln!(s, "| id | variant | native | fgft | rc | recovery us | device after |");
+        let _ = writeln!(
+            s,
+            "| id | variant | native | fgft | rc | recovery us | device after |"
+        );
         let _ = writeln!(s, "|---:|---|---|---|---:|---:|---|");
         let ids: std::collections::BTreeSet<u32> = r
             .native
@@ -94,12 +132,16 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
                 .map(|n| n.label.clone())
                 .or_else(|| f.map(|f| f.label.clone()))
                 .unwrap_or_default();
-            let dev = f.and_then(|f| f.device_ok).or_else(|| n.and_then(|n| n.device_ok));
+            let dev = f
+                .and_then(|f| f.device_ok)
+                .or_else(|| n.and_then(|n| n.device_ok));
             let _ = writeln!(
                 s,
                 "| {id} | `{label}` | {} | {} | {} | {} | {} |",
-                n.map(|n| format!("{:?}", n.outcome)).unwrap_or_else(|| "-".into()),
-                f.map(|f| format!("{:?}", f.outcome)).unwrap_or_else(|| "-".into()),
+                n.map(|n| format!("{:?}", n.outcome))
+                    .unwrap_or_else(|| "-".into()),
+                f.map(|f| format!("{:?}", f.outcome))
+                    .unwrap_or_else(|| "-".into()),
                 f.and_then(|f| f.trigger_rc)
                     .or_else(|| n.and_then(|n| n.trigger_rc))
                     .map(|x| x.to_string())

@@ -27,23 +27,44 @@ fn e1000_faults_are_recovered_under_fgft() {
     cfg.trigger.retain(|k, _| ENTRIES.contains(&k.as_str()));
     assert_eq!(cfg.trigger.len(), ENTRIES.len(), "config lost a trigger");
     let prep = prepare::inject(&env, &cfg, 7, 6, &[]).expect("inject");
-    assert!(prep.variants.len() >= 20, "only {} variants", prep.variants.len());
+    assert!(
+        prep.variants.len() >= 20,
+        "only {} variants",
+        prep.variants.len()
+    );
     let entries: Vec<String> = ENTRIES.iter().map(|s| s.to_string()).collect();
     let mods = prepare::build_fgft(&env, &cfg, &prep, &entries).expect("fgft build");
     let (res, boots) =
         fgft::run_all(&env, &cfg, &mods, &prep.variants, Duration::from_secs(120)).expect("run");
     let table: String = res
         .iter()
-        .map(|r| format!("{:3} {:?} rc={:?} rec={} {}\n", r.id, r.outcome, r.trigger_rc, r.recoveries, r.label))
+        .map(|r| {
+            format!(
+                "{:3} {:?} rc={:?} rec={} {}\n",
+                r.id, r.outcome, r.trigger_rc, r.recoveries, r.label
+            )
+        })
         .collect();
     assert_eq!(res.len(), prep.variants.len(), "{table}");
-    let crashes = res.iter().filter(|r| r.outcome == FgftOutcome::Crash).count();
-    let broken = res.iter().filter(|r| r.outcome == FgftOutcome::DeviceBroken).count();
-    let recovered = res.iter().filter(|r| r.outcome == FgftOutcome::Recovered).count();
+    let crashes = res
+        .iter()
+        .filter(|r| r.outcome == FgftOutcome::Crash)
+        .count();
+    let broken = res
+        .iter()
+        .filter(|r| r.outcome == FgftOutcome::DeviceBroken)
+        .count();
+    let recovered = res
+        .iter()
+        .filter(|r| r.outcome == FgftOutcome::Recovered)
+        .count();
     assert_eq!(crashes, 0, "crashes under fgft:\n{table}");
     assert_eq!(broken, 0, "device broken after recovery:\n{table}");
     assert_eq!(boots, 1, "a boot went down:\n{table}");
     // Most planted faults sit on paths QEMU's e1000 executes.
     assert!(recovered * 2 >= res.len(), "too few faults fired:\n{table}");
-    eprintln!("{recovered} of {} faults recovered in {boots} boot(s)\n{table}", res.len());
+    eprintln!(
+        "{recovered} of {} faults recovered in {boots} boot(s)\n{table}",
+        res.len()
+    );
 }
