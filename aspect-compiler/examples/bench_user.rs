@@ -36,6 +36,12 @@ fn main() {
     let (plain, off, on) = (m("plain"), m("disabled"), m("enabled-empty"));
     println!("user space (static-key shim), ns per call, median of 5 runs:");
     println!("  uninstrumented       {plain:7.3}");
-    println!("  hook switched off    {off:7.3}  (+{:.3} per hit; target <= 1)", off - plain);
-    println!("  hook on, empty advice {on:6.3}  (+{:.3} per hit; target <= 5)", on - plain);
+    println!(
+        "  hook switched off    {off:7.3}  (+{:.3} per hit; target <= 1)",
+        off - plain
+    );
+    println!(
+        "  hook on, empty advice {on:6.3}  (+{:.3} per hit; target <= 5)",
+        on - plain
+    );
 }

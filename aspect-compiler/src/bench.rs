@@ -155,7 +155,9 @@ pub fn parse(output: &str) -> UserRun {
                     }
                 }
             }
-            Some(&"bench-switch") => run.switch_hits = field("advice_hits").and_then(|h| h.parse().ok()),
+            Some(&"bench-switch") => {
+                run.switch_hits = field("advice_hits").and_then(|h| h.parse().ok())
+            }
             _ => {}
         }
     }

@@ -95,6 +95,7 @@ pub struct Plan<'a> {
     pub tramps: Vec<Tramp>,
     pub forward: BTreeSet<String>,
     pub driver_headers: Vec<String>,
+    /// The driver's kernel headers, when signatures name kernel typedefs.
     pub kernel_includes: Vec<String>,
     pub local_files: Vec<String>,
 }
@@ -113,7 +114,10 @@ pub enum LineOrigin {
     },
     Import(usize),
     /// The closing brace of a trampoline: the end of the body.
-    BodyEnd { advice: usize, body: usize },
+    BodyEnd {
+        advice: usize,
+        body: usize,
+    },
 }
 
 /// Generated C line (1-based, index + 1) -> origin.
@@ -247,7 +251,10 @@ impl Plan<'_> {
                     Bound::Expr(e) => e.clone(),
                 });
             }
-            m.push(format!("{indent}if (static_branch_unlikely(&{}))", self.key(c.advice)));
+            m.push(format!(
+                "{indent}if (static_branch_unlikely(&{}))",
+                self.key(c.advice)
+            ));
             for l in call_lines(&format!("{indent}\t"), &t.name, &args) {
                 m.push(l);
             }
@@ -338,7 +345,9 @@ impl Plan<'_> {
                 let mut m = Mac::new(format!("#define {mac}(...) ({{"));
                 push_quiet(&mut m);
                 self.hook_calls(h, &h.before, &mut m, "\t");
-                let void = sig.as_ref().is_some_and(|s| s.ret == crate::ctypes::Ty::Void);
+                let void = sig
+                    .as_ref()
+                    .is_some_and(|s| s.ret == crate::ctypes::Ty::Void);
                 let ret_bound = h.after.iter().any(|c| {
                     c.values
                         .iter()
@@ -395,7 +404,11 @@ impl Plan<'_> {
     fn header(&self) -> String {
         let a = self.aspect;
         let guard = format!("{}_H", self.prefix.to_ascii_uppercase());
-        let file = a.path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+        let file = a
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_default();
         let mut s = String::new();
         let _ = write!(
             s,
@@ -409,7 +422,11 @@ impl Plan<'_> {
             s.push('\n');
         }
         for adv in a.advices.iter().filter(|x| x.weave) {
-            let _ = writeln!(s, "DECLARE_STATIC_KEY_FALSE({}_{}_key);", self.prefix, adv.name);
+            let _ = writeln!(
+                s,
+                "DECLARE_STATIC_KEY_FALSE({}_{}_key);",
+                self.prefix, adv.name
+            );
         }
         let _ = write!(
             s,
@@ -438,7 +455,11 @@ impl Plan<'_> {
     fn c_file(&self) -> (String, LineMap) {
         let a = self.aspect;
         let p = &self.prefix;
-        let file = a.path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+        let file = a
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_default();
         let mut c = CText::default();
         c.text(&format!(
             "// SPDX-License-Identifier: GPL-2.0\n/*\n * Aspect \"{}\" ({file}) woven by fgft-cc aspect: the advice trampolines,\n * one static key per advice, the join-point table{}and the debugfs\n * switches in /sys/kernel/debug/fgft_aspect/<module>.{}/.\n * Generated: do not edit.\n */\n\n",
@@ -458,14 +479,20 @@ impl Plan<'_> {
         ] {
             c.text(&format!("#include <{inc}>\n"));
         }
-        for inc in &self.kernel_includes {
-            c.text(&format!("#include <{inc}>\n"));
+        if !self.kernel_includes.is_empty() {
+            c.text("\n/* kernel headers of the driver: types the advice receives */\n");
+            for inc in &self.kernel_includes {
+                c.text(&format!("#include <{inc}>\n"));
+            }
         }
         if !a.imports.is_empty() {
             c.text(&format!("\n/* <import>s of {file} */\n"));
             for (i, imp) in a.imports.iter().enumerate() {
                 let local = self.local_files.iter().any(|f| f == &imp.header);
-                c.line(&Aspect::include_line(&imp.header, local), Some(LineOrigin::Import(i)));
+                c.line(
+                    &Aspect::include_line(&imp.header, local),
+                    Some(LineOrigin::Import(i)),
+                );
             }
         }
         if !self.driver_headers.is_empty() {
@@ -548,7 +575,11 @@ static void {p}_record(const struct fgft_aspect_jp *jp, u64 value)\n{{\n\
         let a = self.aspect;
         let adv = &a.advices[t.advice];
         let body = &adv.bodies[t.body];
-        let file = a.path.file_name().map(|f| f.to_string_lossy().to_string()).unwrap_or_default();
+        let file = a
+            .path
+            .file_name()
+            .map(|f| f.to_string_lossy().to_string())
+            .unwrap_or_default();
         c.text(&format!(
             "/*\n * Advice \"{}\", <{}> ({file}:{}), at {} join point{}.\n */\n",
             adv.name,
@@ -564,7 +595,7 @@ static void {p}_record(const struct fgft_aspect_jp *jp, u64 value)\n{{\n\
         let last = lines.iter().rposition(|l| !l.trim().is_empty());
         if let (Some(f), Some(l)) = (first, last) {
             let body_lines = &lines[f..=l];
-            let lead = |x: &str| x.len() - x.trim_start().len();
+            let lead = |x: &str| x.bytes().take_while(|b| *b == b' ' || *b == b'\t').count();
             let nonblank = || body_lines.iter().filter(|x| !x.trim().is_empty());
             let indent = nonblank().map(|x| lead(x)).min().unwrap_or(0);
             // One indentation step: the smallest extra indentation seen.
@@ -575,7 +606,16 @@ static void {p}_record(const struct fgft_aspect_jp *jp, u64 value)\n{{\n\
                 .unwrap_or(8);
             for (k, line) in lines.iter().enumerate().take(l + 1).skip(f) {
                 if line.trim().is_empty() {
-                    c.line("", Some(LineOrigin::Body { advice: t.advice, body: t.body, line: k, cut: 0, added: 0 }));
+                    c.line(
+                        "",
+                        Some(LineOrigin::Body {
+                            advice: t.advice,
+                            body: t.body,
+                            line: k,
+                            cut: 0,
+                            added: 0,
+                        }),
+                    );
                     continue;
                 }
                 let extra = lead(line) - indent;
@@ -599,7 +639,13 @@ static void {p}_record(const struct fgft_aspect_jp *jp, u64 value)\n{{\n\
                 );
             }
         }
-        c.line("}", Some(LineOrigin::BodyEnd { advice: t.advice, body: t.body }));
+        c.line(
+            "}",
+            Some(LineOrigin::BodyEnd {
+                advice: t.advice,
+                body: t.body,
+            }),
+        );
         c.text("\n");
     }
 
@@ -743,7 +789,10 @@ pub fn substitute(code: &str) -> String {
                 out.push_str(&code[start..i]);
             }
             b'/' if b.get(i + 1) == Some(&b'*') => {
-                let end = code[i + 2..].find("*/").map(|k| i + 2 + k + 2).unwrap_or(b.len());
+                let end = code[i + 2..]
+                    .find("*/")
+                    .map(|k| i + 2 + k + 2)
+                    .unwrap_or(b.len());
                 out.push_str(&code[i..end]);
                 i = end;
             }
@@ -752,18 +801,16 @@ pub fn substitute(code: &str) -> String {
                 out.push_str(&code[i..end]);
                 i = end;
             }
-            b'$' => {
-                match CONTEXT_VARS.iter().find(|(k, _)| code[i..].starts_with(k)) {
-                    Some((k, v)) => {
-                        out.push_str(v);
-                        i += k.len();
-                    }
-                    None => {
-                        out.push('$');
-                        i += 1;
-                    }
+            b'$' => match CONTEXT_VARS.iter().find(|(k, _)| code[i..].starts_with(k)) {
+                Some((k, v)) => {
+                    out.push_str(v);
+                    i += k.len();
                 }
-            }
+                None => {
+                    out.push('$');
+                    i += 1;
+                }
+            },
             _ => {
                 let ch = code[i..].chars().next().unwrap_or(' ');
                 out.push(ch);
@@ -783,7 +830,8 @@ pub fn unknown_context_vars(code: &str) -> Vec<(usize, String)> {
         if b[i] == b'$' {
             if let Some(k) = code[i + 1..].find('$') {
                 let name = &code[i + 1..i + 1 + k];
-                if !name.is_empty() && name.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric()) {
+                if !name.is_empty() && name.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric())
+                {
                     let full = &code[i..i + k + 2];
                     if !CONTEXT_VARS.iter().any(|(n, _)| *n == full) {
                         out.push((i, full.to_string()));
@@ -862,6 +910,9 @@ mod tests {
             substitute("x = $pc$; printk(\"$pc$\"); /* $jp$ */ y = $jp$;"),
             "x = _RET_IP_; printk(\"$pc$\"); /* $jp$ */ y = jp->id;"
         );
-        assert_eq!(unknown_context_vars("a = $pcc$ + $pc$;"), vec![(4, "$pcc$".to_string())]);
+        assert_eq!(
+            unknown_context_vars("a = $pcc$ + $pc$;"),
+            vec![(4, "$pcc$".to_string())]
+        );
     }
 }

@@ -48,11 +48,12 @@ pub struct CDecl {
 
 impl CDecl {
     pub fn declare(&self, name: &str) -> String {
-        let sep = if self.before.ends_with('*') || self.before.ends_with('(') || self.before.is_empty() {
-            ""
-        } else {
-            " "
-        };
+        let sep =
+            if self.before.ends_with('*') || self.before.ends_with('(') || self.before.is_empty() {
+                ""
+            } else {
+                " "
+            };
         format!("{}{sep}{name}{}", self.before, self.after)
     }
 
@@ -145,7 +146,10 @@ pub fn normalize(s: &str) -> String {
     let mut space = false;
     while i < b.len() {
         if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
-            i = s[i + 2..].find("*/").map(|k| i + 2 + k + 2).unwrap_or(b.len());
+            i = s[i + 2..]
+                .find("*/")
+                .map(|k| i + 2 + k + 2)
+                .unwrap_or(b.len());
             space = true;
             continue;
         }
@@ -227,7 +231,10 @@ impl Reader<'_> {
                         union,
                         tag: format!(
                             "@{}:{}",
-                            self.file.file_name().and_then(|f| f.to_str()).unwrap_or("?"),
+                            self.file
+                                .file_name()
+                                .and_then(|f| f.to_str())
+                                .unwrap_or("?"),
                             n.start_byte()
                         ),
                     },
@@ -254,7 +261,14 @@ impl Reader<'_> {
         }
     }
 
-    fn record(&self, key: RecordKey, body: Node<'_>, spec: Node<'_>, env: &mut TypeEnv, kernel: bool) {
+    fn record(
+        &self,
+        key: RecordKey,
+        body: Node<'_>,
+        spec: Node<'_>,
+        env: &mut TypeEnv,
+        kernel: bool,
+    ) {
         let mut members = Vec::new();
         let mut decls = Vec::new();
         collect_fields(body, &mut decls);
@@ -263,12 +277,12 @@ impl Reader<'_> {
                 continue;
             };
             let base = self.base(tn, env, kernel);
-            let bitfield = (0..fd.child_count()).any(|k| {
-                fd.child(k as u32)
-                    .is_some_and(|c| c.kind() == "bitfield_clause")
-            });
+            let bitfield = (0..fd.child_count())
+                .any(|k| fd.child(k).is_some_and(|c| c.kind() == "bitfield_clause"));
             let mut cursor = fd.walk();
-            let declarators: Vec<Node<'_>> = fd.children_by_field_name("declarator", &mut cursor).collect();
+            let declarators: Vec<Node<'_>> = fd
+                .children_by_field_name("declarator", &mut cursor)
+                .collect();
             if declarators.is_empty() {
                 if matches!(base, Ty::Record(_)) {
                     members.push(Member {
@@ -291,10 +305,12 @@ impl Reader<'_> {
             }
         }
         if !key.is_anon() {
-            env.tag_origin.entry(key.tag.clone()).or_insert_with(|| Origin {
-                file: self.file.to_path_buf(),
-                kernel,
-            });
+            env.tag_origin
+                .entry(key.tag.clone())
+                .or_insert_with(|| Origin {
+                    file: self.file.to_path_buf(),
+                    kernel,
+                });
         }
         env.records.entry(key.clone()).or_insert(RecordDef {
             key,
@@ -327,10 +343,14 @@ impl Reader<'_> {
                     chain.push(n);
                     node = n.child_by_field_name("declarator");
                 }
-                "parenthesized_declarator" | "abstract_parenthesized_declarator" | "attributed_declarator" => {
+                "parenthesized_declarator"
+                | "abstract_parenthesized_declarator"
+                | "attributed_declarator" => {
                     node = (0..n.named_child_count())
                         .filter_map(|k| n.named_child(k as u32))
-                        .find(|c| c.kind() != "attribute_specifier" && c.kind() != "ms_call_modifier");
+                        .find(|c| {
+                            c.kind() != "attribute_specifier" && c.kind() != "ms_call_modifier"
+                        });
                 }
                 "init_declarator" => node = n.child_by_field_name("declarator"),
                 _ => break,
@@ -367,10 +387,12 @@ impl Reader<'_> {
     /// Text of the specifiers before the first declarator, storage classes
     /// left out.
     fn specifiers(&self, decl: Node<'_>) -> String {
-        let first = decl.child_by_field_name("declarator").map(|d| d.start_byte());
+        let first = decl
+            .child_by_field_name("declarator")
+            .map(|d| d.start_byte());
         let mut parts = Vec::new();
         for k in 0..decl.child_count() {
-            let Some(c) = decl.child(k as u32) else {
+            let Some(c) = decl.child(k) else {
                 continue;
             };
             if first.is_some_and(|f| c.start_byte() >= f) {
@@ -378,9 +400,11 @@ impl Reader<'_> {
             }
             if matches!(
                 c.kind(),
-                "storage_class_specifier" | "attribute_declaration" | "attribute_specifier" | "ms_declspec_modifier"
-            )
-                || !c.is_named()
+                "storage_class_specifier"
+                    | "attribute_declaration"
+                    | "attribute_specifier"
+                    | "ms_declspec_modifier"
+            ) || !c.is_named()
             {
                 continue;
             }
@@ -423,7 +447,11 @@ impl Reader<'_> {
                         let before = normalize(self.text.get(d.start_byte()..name.start_byte())?);
                         let after = normalize(self.text.get(name.end_byte()..d.end_byte())?);
                         Some(CDecl {
-                            before: if before.is_empty() { spec } else { format!("{spec} {before}") },
+                            before: if before.is_empty() {
+                                spec
+                            } else {
+                                format!("{spec} {before}")
+                            },
                             after,
                         })
                     }
@@ -501,7 +529,13 @@ impl Reader<'_> {
     }
 
     /// The signature of a function definition or declaration, and its name.
-    pub fn fn_sig(&self, decl: Node<'_>, declarator: Node<'_>, env: &mut TypeEnv, kernel: bool) -> Option<(String, FnSig)> {
+    pub fn fn_sig(
+        &self,
+        decl: Node<'_>,
+        declarator: Node<'_>,
+        env: &mut TypeEnv,
+        kernel: bool,
+    ) -> Option<(String, FnSig)> {
         let tn = decl.child_by_field_name("type")?;
         let base = self.base(tn, env, kernel);
         let dd = self.declarator(declarator, base.clone());
@@ -523,7 +557,11 @@ impl Reader<'_> {
                 "pointer_declarator" => {
                     let inner = n.child_by_field_name("declarator");
                     let quals = match inner {
-                        Some(i) => normalize(self.text.get(n.start_byte() + 1..i.start_byte()).unwrap_or("")),
+                        Some(i) => normalize(
+                            self.text
+                                .get(n.start_byte() + 1..i.start_byte())
+                                .unwrap_or(""),
+                        ),
                         None => String::new(),
                     };
                     stars.push('*');
@@ -548,7 +586,7 @@ impl Reader<'_> {
                 },
                 "function_declarator" => {
                     let inner = n.child_by_field_name("declarator");
-                    if !inner.is_some_and(|i| i.kind() == "identifier") {
+                    if inner.is_none_or(|i| i.kind() != "identifier") {
                         simple = false;
                     }
                     break;
@@ -561,7 +599,11 @@ impl Reader<'_> {
         }
         let spec = self.specifiers(decl);
         let ret_decl = simple.then(|| CDecl {
-            before: if stars.is_empty() { spec } else { format!("{spec} {}", stars.trim_end()) },
+            before: if stars.is_empty() {
+                spec
+            } else {
+                format!("{spec} {}", stars.trim_end())
+            },
             after: String::new(),
         });
         Some((
@@ -583,9 +625,8 @@ fn collect_fields<'t>(list: Node<'t>, out: &mut Vec<Node<'t>>) {
         };
         match c.kind() {
             "field_declaration" => out.push(c),
-            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef" => {
-                collect_fields(c, out)
-            }
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
+            | "preproc_elifdef" => collect_fields(c, out),
             _ => {}
         }
     }
@@ -628,8 +669,13 @@ impl TypeEnv {
                         self.macros.insert(r.t(name).to_string());
                     }
                 }
-                "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
-                | "linkage_specification" | "declaration_list" => self.walk_top(r, c, kernel),
+                "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
+                | "preproc_elifdef"
+                | "linkage_specification"
+                | "declaration_list" => self.walk_top(r, c, kernel),
                 _ => {}
             }
         }
@@ -641,7 +687,9 @@ impl TypeEnv {
         };
         let base = r.base(tn, self, kernel);
         let mut cursor = c.walk();
-        let decls: Vec<Node<'_>> = c.children_by_field_name("declarator", &mut cursor).collect();
+        let decls: Vec<Node<'_>> = c
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
         for d in decls {
             let dd = r.declarator(d, base.clone());
             let Some(name) = dd.name else {
@@ -670,7 +718,9 @@ impl TypeEnv {
         };
         let base = r.base(tn, self, kernel);
         let mut cursor = c.walk();
-        let decls: Vec<Node<'_>> = c.children_by_field_name("declarator", &mut cursor).collect();
+        let decls: Vec<Node<'_>> = c
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
         for d in decls {
             let dd = r.declarator(d, base.clone());
             let Some(name) = dd.name else {
@@ -870,7 +920,10 @@ mod tests {
              int (*g(void))(int);\n\
              #define M(x) (x)\n",
         );
-        let k = RecordKey { union: false, tag: "sk_buff".into() };
+        let k = RecordKey {
+            union: false,
+            tag: "sk_buff".into(),
+        };
         assert!(e.member(&k, "next").is_some());
         assert!(e.member(&k, "len").is_some());
         assert!(e.member(&k, "flag").unwrap().bitfield);
@@ -878,16 +931,28 @@ mod tests {
         assert!(matches!(e.member(&k, "next").unwrap().ty, Ty::Ptr(_)));
         assert!(e.member(&k, "nope").is_none());
         assert_eq!(e.record_of(&Ty::Named("skb_t".into())), Some(k.clone()));
-        assert_eq!(e.record_pointed(&Ty::Named("skb_p".into())), Some(k.clone()));
-        assert_eq!(e.record_names(&k), vec!["sk_buff".to_string(), "skb_t".into()]);
+        assert_eq!(
+            e.record_pointed(&Ty::Named("skb_p".into())),
+            Some(k.clone())
+        );
+        assert_eq!(
+            e.record_names(&k),
+            vec!["sk_buff".to_string(), "skb_t".into()]
+        );
         let anon = e.record_of(&Ty::Named("anon_t".into())).unwrap();
         assert!(anon.is_anon());
         assert_eq!(e.record_display(&anon), "anon_t");
         let f = &e.funcs["f"];
         assert_eq!(f.params.len(), 2);
         assert!(f.variadic);
-        assert_eq!(f.params[1].decl.as_ref().unwrap().declare("x"), "const struct sk_buff *x");
-        assert_eq!(f.ret_decl.as_ref().unwrap().declare("r"), "struct sk_buff *r");
+        assert_eq!(
+            f.params[1].decl.as_ref().unwrap().declare("x"),
+            "const struct sk_buff *x"
+        );
+        assert_eq!(
+            f.ret_decl.as_ref().unwrap().declare("r"),
+            "struct sk_buff *r"
+        );
         assert!(e.funcs["g"].ret_decl.is_none());
         assert!(e.macros.contains("M"));
         assert!(!e.is_function("M"));
@@ -895,7 +960,13 @@ mod tests {
 
     #[test]
     fn normalize_text() {
-        assert_eq!(normalize("const  struct\n  foo /* c */ *"), "const struct foo *");
-        assert_eq!(normalize("int (* cb ) ( int , long )"), "int (*cb)(int, long)");
+        assert_eq!(
+            normalize("const  struct\n  foo /* c */ *"),
+            "const struct foo *"
+        );
+        assert_eq!(
+            normalize("int (* cb ) ( int , long )"),
+            "int (*cb)(int, long)"
+        );
     }
 }

@@ -33,7 +33,12 @@ pub struct Edit {
 }
 
 impl Edit {
-    pub fn wrap(range: Range<usize>, prio: u32, pre: impl Into<String>, post: impl Into<String>) -> Edit {
+    pub fn wrap(
+        range: Range<usize>,
+        prio: u32,
+        pre: impl Into<String>,
+        post: impl Into<String>,
+    ) -> Edit {
         Edit {
             range,
             prio,
@@ -114,11 +119,19 @@ pub fn apply(text: &str, mut edits: Vec<Edit>) -> Result<String, String> {
     Ok(out)
 }
 
-fn render(text: &str, range: Range<usize>, nodes: &[&NodeE], out: &mut String) -> Result<(), String> {
+fn render(
+    text: &str,
+    range: Range<usize>,
+    nodes: &[&NodeE],
+    out: &mut String,
+) -> Result<(), String> {
     let mut pos = range.start;
     for n in nodes {
         if n.edit.range.start < pos {
-            return Err(format!("edit {:?} starts inside an earlier one", n.edit.range));
+            return Err(format!(
+                "edit {:?} starts inside an earlier one",
+                n.edit.range
+            ));
         }
         out.push_str(&text[pos..n.edit.range.start]);
         let children: Vec<&NodeE> = n.children.iter().collect();
@@ -134,15 +147,21 @@ fn render(text: &str, range: Range<usize>, nodes: &[&NodeE], out: &mut String) -
                     match p {
                         Part::Text(s) => out.push_str(s),
                         Part::Src(r) => {
-                            let inner: Vec<&NodeE> =
-                                children.iter().copied().filter(|c| contains(r, &c.edit.range)).collect();
+                            let inner: Vec<&NodeE> = children
+                                .iter()
+                                .copied()
+                                .filter(|c| contains(r, &c.edit.range))
+                                .collect();
                             used += inner.len();
                             render(text, r.clone(), &inner, out)?;
                         }
                     }
                 }
                 if used != children.len() {
-                    return Err(format!("a template over {:?} drops edits inside it", n.edit.range));
+                    return Err(format!(
+                        "a template over {:?} drops edits inside it",
+                        n.edit.range
+                    ));
                 }
             }
         }
@@ -199,12 +218,19 @@ mod tests {
             },
             Edit::wrap(2..3, 0, "J(", ")"),
         ];
-        assert_eq!(apply(t, e).unwrap(), "({ int a0 = (J(p)->x); H(f(a0, q)); })");
+        assert_eq!(
+            apply(t, e).unwrap(),
+            "({ int a0 = (J(p)->x); H(f(a0, q)); })"
+        );
     }
 
     #[test]
     fn crossing_edits_are_refused() {
         let t = "abcdef";
-        assert!(apply(t, vec![Edit::wrap(0..3, 0, "(", ")"), Edit::wrap(2..5, 0, "[", "]")]).is_err());
+        assert!(apply(
+            t,
+            vec![Edit::wrap(0..3, 0, "(", ")"), Edit::wrap(2..5, 0, "[", "]")]
+        )
+        .is_err());
     }
 }

@@ -48,7 +48,9 @@ pub fn system_includes(driver: &Driver) -> Vec<String> {
                     "preproc_include" => {
                         if let Some(p) = c.child_by_field_name("path") {
                             if p.kind() == "system_lib_string" {
-                                let h = f.pf.text[p.byte_range()].trim_matches(['<', '>']).to_string();
+                                let h = f.pf.text[p.byte_range()]
+                                    .trim_matches(['<', '>'])
+                                    .to_string();
                                 if !h.starts_with("trace/") && !out.contains(&h) {
                                     out.push(h);
                                 }
@@ -110,20 +112,31 @@ fn short_header(path: &str) -> String {
 /// the aspect's imports, preprocessed by Kbuild and parsed.  When an import
 /// breaks the unit, the unit is made without the imports (the compile check
 /// then reports the import).
-pub fn kernel_unit(kdir: &Path, driver: &Driver, aspect: &Aspect) -> Result<(ParsedFile, Markers), String> {
+pub fn kernel_unit(
+    kdir: &Path,
+    driver: &Driver,
+    aspect: &Aspect,
+) -> Result<(ParsedFile, Markers), String> {
     match unit(kdir, driver, aspect, true) {
         Ok(x) => Ok(x),
         Err(first) => unit(kdir, driver, aspect, false).map_err(|_| first),
     }
 }
 
-fn unit(kdir: &Path, driver: &Driver, aspect: &Aspect, imports: bool) -> Result<(ParsedFile, Markers), String> {
+fn unit(
+    kdir: &Path,
+    driver: &Driver,
+    aspect: &Aspect,
+    imports: bool,
+) -> Result<(ParsedFile, Markers), String> {
     let tmp = tempfile::Builder::new()
         .prefix("fgft-aspect-types")
         .tempdir()
         .map_err(|e| format!("cannot make a temporary directory: {e}"))?;
     let local: Vec<&str> = driver.files.iter().map(|f| f.rel.as_str()).collect();
-    let mut src = String::from("// SPDX-License-Identifier: GPL-2.0\n/* fgft-cc aspect: kernel types of the driver */\n");
+    let mut src = String::from(
+        "// SPDX-License-Identifier: GPL-2.0\n/* fgft-cc aspect: kernel types of the driver */\n",
+    );
     for h in system_includes(driver) {
         src.push_str(&format!("#include <{h}>\n"));
     }
@@ -146,7 +159,11 @@ fn unit(kdir: &Path, driver: &Driver, aspect: &Aspect, imports: bool) -> Result<
             .collect();
         format!(
             "preprocessing the kernel headers the driver and the aspect include failed{}",
-            if why.is_empty() { String::new() } else { format!(": {}", why.join("; ")) }
+            if why.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", why.join("; "))
+            }
         )
     })?;
     let markers = Markers::read(&raw);
@@ -206,7 +223,14 @@ pub fn prepare_unit(raw: &str) -> String {
     }
     // Attributes and asm labels carry no type facts and trip tree-sitter-c
     // (an attribute before `=` swallows what follows into an ERROR node).
-    for word in ["__attribute__", "__attribute", "__asm__", "__asm", "asm", "_Static_assert"] {
+    for word in [
+        "__attribute__",
+        "__attribute",
+        "__asm__",
+        "__asm",
+        "asm",
+        "_Static_assert",
+    ] {
         let mut start = 0;
         while let Some(k) = find(&b[start..], word.as_bytes()) {
             let at = start + k;
@@ -253,7 +277,14 @@ pub fn prepare_unit(raw: &str) -> String {
             start = end;
         }
     }
-    for word in ["__extension__", "__inline__", "__inline", "__volatile__", "__restrict__", "__restrict"] {
+    for word in [
+        "__extension__",
+        "__inline__",
+        "__inline",
+        "__volatile__",
+        "__restrict__",
+        "__restrict",
+    ] {
         let mut start = 0;
         while let Some(k) = find(&b[start..], word.as_bytes()) {
             let at = start + k;
@@ -408,7 +439,12 @@ fn copy_text(dst: &Path, text: &str) -> Result<(), AspectError> {
 
 /// Compiles the generated C against `kdir`; gcc's errors and warnings become
 /// diagnostics at the advice lines (or imports) they come from.
-pub fn check(kdir: &Path, aspect: &Aspect, woven: &Woven, driver: &Driver) -> Result<Vec<Diag>, AspectError> {
+pub fn check(
+    kdir: &Path,
+    aspect: &Aspect,
+    woven: &Woven,
+    driver: &Driver,
+) -> Result<Vec<Diag>, AspectError> {
     let tmp = tempfile::Builder::new()
         .prefix("fgft-aspect-check")
         .tempdir()
@@ -420,7 +456,11 @@ pub fn check(kdir: &Path, aspect: &Aspect, woven: &Woven, driver: &Driver) -> Re
         }
     }
     for f in driver.files.iter().filter(|f| f.rel.ends_with(".h")) {
-        let text = woven.files.get(&f.rel).cloned().unwrap_or_else(|| f.pf.text.clone());
+        let text = woven
+            .files
+            .get(&f.rel)
+            .cloned()
+            .unwrap_or_else(|| f.pf.text.clone());
         copy_text(&tmp.path().join(&f.rel), &text)?;
     }
     let mut kbuild = format!("obj-m := {prefix}.o\nccflags-y += -fdiagnostics-column-unit=byte\n");
@@ -429,7 +469,10 @@ pub fn check(kdir: &Path, aspect: &Aspect, woven: &Woven, driver: &Driver) -> Re
             if let Ok(t) = std::fs::read_to_string(path) {
                 for l in t.lines() {
                     let l = l.trim();
-                    if l.starts_with("ccflags-") || l.starts_with("EXTRA_CFLAGS") || l.starts_with("subdir-ccflags") {
+                    if l.starts_with("ccflags-")
+                        || l.starts_with("EXTRA_CFLAGS")
+                        || l.starts_with("subdir-ccflags")
+                    {
                         kbuild.push_str(l);
                         kbuild.push('\n');
                     }
@@ -457,7 +500,10 @@ pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
     for line in out.lines() {
         if let Some(rest) = line.trim_start().strip_prefix("In file included from ") {
             if let Some(k) = rest.find(&format!("{c_file}:")) {
-                let num: String = rest[k + c_file.len() + 1..].chars().take_while(|c| c.is_ascii_digit()).collect();
+                let num: String = rest[k + c_file.len() + 1..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_digit())
+                    .collect();
                 included_from = num.parse().ok();
             }
             continue;
@@ -474,7 +520,11 @@ pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
             None
         };
         let origin = origin_line.and_then(|l| woven.line_map.lines.get(l - 1).cloned().flatten());
-        let col_here = if file.ends_with(c_file.as_str()) { col } else { 1 };
+        let col_here = if file.ends_with(c_file.as_str()) {
+            col
+        } else {
+            1
+        };
         let d = match origin {
             Some(LineOrigin::Body {
                 advice,
@@ -486,11 +536,20 @@ pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
                 let a = &aspect.advices[advice];
                 let b = &a.bodies[body];
                 let start = crate::textmap::line_start(&b.code.text, line + 1);
-                let off = (start + cut + col_here.saturating_sub(1 + added)).min(b.code.text.len());
+                let mut off =
+                    (start + cut + col_here.saturating_sub(1 + added)).min(b.code.text.len());
+                while !b.code.text.is_char_boundary(off) {
+                    off -= 1;
+                }
                 let raw = b.code.raw(off);
                 let end = {
                     let t = &b.code.text[off..];
-                    let n = t.chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').map(char::len_utf8).sum::<usize>().max(1);
+                    let n = t
+                        .chars()
+                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .map(char::len_utf8)
+                        .sum::<usize>()
+                        .max(1);
                     b.code.raw((off + n).min(b.code.text.len())).max(raw + 1)
                 };
                 let mk = if warning { Diag::warning } else { Diag::error };
@@ -499,7 +558,11 @@ pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
                     &aspect.text,
                     raw..end,
                     format!("advice `{}` <{}>: {msg}", a.name, b.kind.tag()),
-                    if warning { "gcc warns here" } else { "gcc rejects this" },
+                    if warning {
+                        "gcc warns here"
+                    } else {
+                        "gcc rejects this"
+                    },
                 )
             }
             Some(LineOrigin::BodyEnd { advice, body }) => {
@@ -519,16 +582,31 @@ pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
             Some(LineOrigin::Import(i)) => {
                 let imp = &aspect.imports[i];
                 let mk = if warning { Diag::warning } else { Diag::error };
-                mk(&aspect.path, &aspect.text, imp.range.clone(), format!("import `{}`: {msg}", imp.header), "from this import")
+                mk(
+                    &aspect.path,
+                    &aspect.text,
+                    imp.range.clone(),
+                    format!("import `{}`: {msg}", imp.header),
+                    "from this import",
+                )
             }
             None => {
                 let base = file.rsplit('/').next().unwrap_or(&file);
                 let where_ = format!("{base}:{l}");
-                Diag::error(&aspect.path, &aspect.text, 0..0, format!("the generated C does not compile cleanly: {msg}"), "")
-                    .note(format!("at {where_} (generated code)"))
+                Diag::error(
+                    &aspect.path,
+                    &aspect.text,
+                    0..0,
+                    format!("the generated C does not compile cleanly: {msg}"),
+                    "",
+                )
+                .note(format!("at {where_} (generated code)"))
             }
         };
-        if !diags.iter().any(|x| x.range == d.range && x.message == d.message) {
+        if !diags
+            .iter()
+            .any(|x| x.range == d.range && x.message == d.message)
+        {
             diags.push(d);
         }
     }
@@ -557,7 +635,10 @@ fn parse_gcc(line: &str) -> Option<(String, usize, usize, String, String)> {
 mod tests {
     #[test]
     fn gcc_lines() {
-        let p = super::parse_gcc("/tmp/x/fgft_aspect_a.c:12:5: error: 'y' undeclared (first use in this function)").unwrap();
+        let p = super::parse_gcc(
+            "/tmp/x/fgft_aspect_a.c:12:5: error: 'y' undeclared (first use in this function)",
+        )
+        .unwrap();
         assert_eq!((p.1, p.2, p.3.as_str()), (12, 5, "error"));
         assert!(super::parse_gcc("make: *** [x] Error 1").is_none());
     }

@@ -155,7 +155,11 @@ pub(crate) fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>)
         .map(|c| {
             let d = distance(name, c);
             // A prefix (`proto` for `protocol`) is as good as one typo.
-            let d = if c.starts_with(name) && name.len() >= 3 { d.min(1) } else { d };
+            let d = if c.starts_with(name) && name.len() >= 3 {
+                d.min(1)
+            } else {
+                d
+            };
             (d, c)
         })
         .filter(|(d, c)| *d <= 2.max(name.len() / 3) && *d < c.len())

@@ -87,9 +87,15 @@ pub struct Name {
 pub enum Prim {
     Execution(Pattern),
     Call(Pattern),
-    Access { record: Pattern, member: Pattern },
+    Access {
+        record: Pattern,
+        member: Pattern,
+    },
     WithinFunction(Pattern),
-    File { glob: globset::GlobMatcher, text: String },
+    File {
+        glob: globset::GlobMatcher,
+        text: String,
+    },
     /// `None` skips a position (`_`).
     Args(Vec<Option<Name>>),
     Target(Name),
@@ -208,7 +214,10 @@ fn lex(src: &Mapped) -> Result<Vec<(Tok, Range<usize>)>, Error> {
             }
             _ if c == b'_' || c.is_ascii_alphanumeric() || c == b'%' || c == b'*' => {
                 while i < t.len()
-                    && (t[i] == b'_' || t[i].is_ascii_alphanumeric() || t[i] == b'%' || t[i] == b'*')
+                    && (t[i] == b'_'
+                        || t[i].is_ascii_alphanumeric()
+                        || t[i] == b'%'
+                        || t[i] == b'*')
                 {
                     i += 1;
                 }
@@ -470,7 +479,9 @@ impl Parser<'_> {
         inner: Range<usize>,
     ) -> Result<Prim, Error> {
         Ok(match lower {
-            "execution" => Prim::Execution(self.pattern("function", &self.one_arg(name, args, inner)?)?),
+            "execution" => {
+                Prim::Execution(self.pattern("function", &self.one_arg(name, args, inner)?)?)
+            }
             "call" => Prim::Call(self.pattern("function", &self.one_arg(name, args, inner)?)?),
             "within_function" | "within" => {
                 Prim::WithinFunction(self.pattern("function", &self.one_arg(name, args, inner)?)?)
@@ -483,11 +494,16 @@ impl Parser<'_> {
                         format!("`access` needs `struct.member`, found `{}`", a.0),
                         "expected `struct.member`",
                     );
-                    e.notes.push("use `%` for any struct or any member, e.g. `access(sk_buff.%)`".into());
+                    e.notes.push(
+                        "use `%` for any struct or any member, e.g. `access(sk_buff.%)`".into(),
+                    );
                     return Err(e);
                 };
                 let s = (a.0[..dot].trim().to_string(), a.1.start..a.1.start + dot);
-                let m = (a.0[dot + 1..].trim().to_string(), a.1.start + dot + 1..a.1.end);
+                let m = (
+                    a.0[dot + 1..].trim().to_string(),
+                    a.1.start + dot + 1..a.1.end,
+                );
                 Prim::Access {
                     record: self.pattern("struct", &s)?,
                     member: self.pattern("member", &m)?,
@@ -620,10 +636,16 @@ impl Expr {
                     let mut e = err(
                         r.clone(),
                         "both sides of OR must bind the same names",
-                        format!("left binds {{{}}}, right binds {{{}}}", ln.join(", "), rn.join(", ")),
+                        format!(
+                            "left binds {{{}}}, right binds {{{}}}",
+                            ln.join(", "),
+                            rn.join(", ")
+                        ),
                     );
-                    e.notes
-                        .push("a name bound on one side only would be undefined at some join points".into());
+                    e.notes.push(
+                        "a name bound on one side only would be undefined at some join points"
+                            .into(),
+                    );
                     return Err(e);
                 }
                 Ok(l)
@@ -694,10 +716,12 @@ impl Expr {
 
 fn eval_prim(p: &Prim, jp: &dyn JoinPoint) -> Option<Vec<(String, Source)>> {
     match p {
-        Prim::Execution(pat) => (jp.kind() == Kind::Execution && pat.matches(jp.func()))
-            .then(Vec::new),
-        Prim::Call(pat) => (jp.kind() == Kind::Call && jp.callee().is_some_and(|c| pat.matches(c)))
-            .then(Vec::new),
+        Prim::Execution(pat) => {
+            (jp.kind() == Kind::Execution && pat.matches(jp.func())).then(Vec::new)
+        }
+        Prim::Call(pat) => {
+            (jp.kind() == Kind::Call && jp.callee().is_some_and(|c| pat.matches(c))).then(Vec::new)
+        }
         Prim::Access { record, member } => (jp.kind() == Kind::Access
             && jp.record_names().iter().any(|n| record.matches(n))
             && jp.member().is_some_and(|m| member.matches(m)))
@@ -797,7 +821,8 @@ mod tests {
         let e = p("access(sk_buff.%) AND target(arg0)").unwrap();
         let b = e.eval(&access("len")).unwrap();
         assert_eq!(b, vec![("arg0".to_string(), Source::Target)]);
-        let e = p("access(inode.i_uid) AND within_function(inode_change_ok) AND target(v)").unwrap();
+        let e =
+            p("access(inode.i_uid) AND within_function(inode_change_ok) AND target(v)").unwrap();
         assert!(e.eval(&access("len")).is_none());
     }
 
@@ -814,13 +839,19 @@ mod tests {
         j.func = "e1000_xmit";
         j.callee = Some("netif_wake_queue");
         assert!(e.eval(&j).is_some());
-        assert!(p("file(*_main.c) && !local(adapter)").unwrap().eval(&j).is_none());
+        assert!(p("file(*_main.c) && !local(adapter)")
+            .unwrap()
+            .eval(&j)
+            .is_none());
         assert!(p("file(\"e1000_*.c\")").unwrap().eval(&j).is_some());
     }
 
     #[test]
     fn wildcards() {
-        let pat = |t: &str| Pattern { text: t.into(), range: 0..0 };
+        let pat = |t: &str| Pattern {
+            text: t.into(),
+            range: 0..0,
+        };
         assert!(pat("%").matches(""));
         assert!(pat("e1000_%_irq").matches("e1000_clean_rx_irq"));
         assert!(!pat("e1000_%_irq").matches("e1000_clean_rx"));

@@ -54,9 +54,11 @@ pub struct Driver {
 
 fn is_artifact(name: &str) -> bool {
     name.starts_with('.')
-        || [".o", ".ko", ".mod", ".mod.c", ".cmd", ".i", ".s", ".order", ".symvers", ".a", ".d"]
-            .iter()
-            .any(|s| name.ends_with(s))
+        || [
+            ".o", ".ko", ".mod", ".mod.c", ".cmd", ".i", ".s", ".order", ".symvers", ".a", ".d",
+        ]
+        .iter()
+        .any(|s| name.ends_with(s))
         || name == "Module.symvers"
         || name == "modules.order"
 }
@@ -135,9 +137,15 @@ impl Driver {
             }
         }
         if files.is_empty() {
-            return Err(crate::AspectError::Msg("no C source (.c or .h) among the inputs".into()));
+            return Err(crate::AspectError::Msg(
+                "no C source (.c or .h) among the inputs".into(),
+            ));
         }
-        Ok(Driver { root, files, others })
+        Ok(Driver {
+            root,
+            files,
+            others,
+        })
     }
 
     /// The type facts of the driver's own files.
@@ -271,7 +279,12 @@ pub struct Scanner<'a> {
 }
 
 impl<'a> Scanner<'a> {
-    pub fn new(env: &'a TypeEnv, table: &'a Table, file: &'a SrcFile, file_index: usize) -> Scanner<'a> {
+    pub fn new(
+        env: &'a TypeEnv,
+        table: &'a Table,
+        file: &'a SrcFile,
+        file_index: usize,
+    ) -> Scanner<'a> {
         Scanner {
             env,
             table,
@@ -311,8 +324,13 @@ impl<'a> Scanner<'a> {
             };
             match c.kind() {
                 "function_definition" => self.function(c, v),
-                "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
-                | "linkage_specification" | "declaration_list" => self.top(c, v),
+                "preproc_if"
+                | "preproc_ifdef"
+                | "preproc_else"
+                | "preproc_elif"
+                | "preproc_elifdef"
+                | "linkage_specification"
+                | "declaration_list" => self.top(c, v),
                 _ => {}
             }
         }
@@ -357,7 +375,14 @@ impl<'a> Scanner<'a> {
         }
         self.frames = vec![params];
         if !broken {
-            self.emit(v, &info, Shadow::Entry { body: body.byte_range() }, body.start_byte());
+            self.emit(
+                v,
+                &info,
+                Shadow::Entry {
+                    body: body.byte_range(),
+                },
+                body.start_byte(),
+            );
         }
         self.stmt(body, &info, v);
         if !broken && info.returns_void() {
@@ -380,7 +405,9 @@ impl<'a> Scanner<'a> {
             func,
             shadow,
             line: self.file.pf.line_of(at),
-            scope: Scope { frames: &self.frames },
+            scope: Scope {
+                frames: &self.frames,
+            },
         };
         v.site(&site);
     }
@@ -388,14 +415,16 @@ impl<'a> Scanner<'a> {
     fn declare(&mut self, decl: Node<'_>, func: &FuncInfo, v: &mut dyn Visitor) {
         let r = self.reader();
         let is_static = (0..decl.child_count())
-            .filter_map(|k| decl.child(k as u32))
+            .filter_map(|k| decl.child(k))
             .any(|c| c.kind() == "storage_class_specifier" && self.t(c) == "static");
         let Some(tn) = decl.child_by_field_name("type") else {
             return;
         };
         let base = r.base(tn, &mut self.scratch, false);
         let mut cursor = decl.walk();
-        let decls: Vec<Node<'_>> = decl.children_by_field_name("declarator", &mut cursor).collect();
+        let decls: Vec<Node<'_>> = decl
+            .children_by_field_name("declarator", &mut cursor)
+            .collect();
         for d in decls {
             if d.kind() == "init_declarator" && !is_static {
                 if let Some(val) = d.child_by_field_name("value") {
@@ -461,18 +490,40 @@ impl<'a> Scanner<'a> {
                     let Some(c) = n.named_child(k as u32) else {
                         continue;
                     };
-                    if n.child_by_field_name("value").is_some_and(|val| val.id() == c.id()) {
+                    if n.child_by_field_name("value")
+                        .is_some_and(|val| val.id() == c.id())
+                    {
                         continue;
                     }
                     self.stmt(c, func, v);
                 }
             }
-            "preproc_def" | "preproc_function_def" | "preproc_call" | "preproc_include" | "comment"
-            | "type_definition" | "struct_specifier" | "union_specifier" | "enum_specifier" => {}
-            "expression_statement" | "if_statement" | "while_statement" | "do_statement"
-            | "switch_statement" | "labeled_statement" | "attributed_statement" | "preproc_if"
-            | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef" | "else_clause"
-            | "condition_clause" | "parenthesized_expression" | "goto_statement" | "break_statement"
+            "preproc_def"
+            | "preproc_function_def"
+            | "preproc_call"
+            | "preproc_include"
+            | "comment"
+            | "type_definition"
+            | "struct_specifier"
+            | "union_specifier"
+            | "enum_specifier" => {}
+            "expression_statement"
+            | "if_statement"
+            | "while_statement"
+            | "do_statement"
+            | "switch_statement"
+            | "labeled_statement"
+            | "attributed_statement"
+            | "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "preproc_elifdef"
+            | "else_clause"
+            | "condition_clause"
+            | "parenthesized_expression"
+            | "goto_statement"
+            | "break_statement"
             | "continue_statement" => {
                 for k in 0..n.named_child_count() {
                     if let Some(c) = n.named_child(k as u32) {
@@ -489,9 +540,18 @@ impl<'a> Scanner<'a> {
             return;
         }
         match n.kind() {
-            "sizeof_expression" | "alignof_expression" | "offsetof_expression" | "generic_expression"
-            | "macro_type_specifier" | "type_descriptor" | "string_literal" | "concatenated_string"
-            | "number_literal" | "char_literal" | "comment" | "attribute_specifier" => {}
+            "sizeof_expression"
+            | "alignof_expression"
+            | "offsetof_expression"
+            | "generic_expression"
+            | "macro_type_specifier"
+            | "type_descriptor"
+            | "string_literal"
+            | "concatenated_string"
+            | "number_literal"
+            | "char_literal"
+            | "comment"
+            | "attribute_specifier" => {}
             "compound_statement" => self.stmt(n, func, v),
             "initializer_pair" => {
                 if let Some(val) = n.child_by_field_name("value") {
@@ -552,8 +612,8 @@ impl<'a> Scanner<'a> {
             }
         }
         let sig = self.env.funcs.get(&name).cloned();
-        let is_function = self.env.is_function(&name)
-            && !self.frames.iter().any(|f| f.contains_key(&name));
+        let is_function =
+            self.env.is_function(&name) && !self.frames.iter().any(|f| f.contains_key(&name));
         let shadow = Shadow::Call {
             call: n.byte_range(),
             callee: name,
@@ -567,8 +627,10 @@ impl<'a> Scanner<'a> {
     }
 
     fn access(&mut self, n: Node<'_>, func: &FuncInfo, v: &mut dyn Visitor) {
-        let (Some(obj), Some(field)) = (n.child_by_field_name("argument"), n.child_by_field_name("field"))
-        else {
+        let (Some(obj), Some(field)) = (
+            n.child_by_field_name("argument"),
+            n.child_by_field_name("field"),
+        ) else {
             return;
         };
         let arrow = n
@@ -627,25 +689,37 @@ impl<'a> Scanner<'a> {
             match p.kind() {
                 "parenthesized_expression" => n = p,
                 "field_expression"
-                    if p.child_by_field_name("argument").is_some_and(|a| a.id() == n.id())
-                        && !p.child_by_field_name("operator").is_some_and(|o| self.t(o) == "->") =>
+                    if p.child_by_field_name("argument")
+                        .is_some_and(|a| a.id() == n.id())
+                        && p.child_by_field_name("operator")
+                            .is_none_or(|o| self.t(o) != "->") =>
                 {
                     ty = self.type_of(p);
                     n = p;
                 }
                 "subscript_expression"
-                    if p.child_by_field_name("argument").is_some_and(|a| a.id() == n.id())
+                    if p.child_by_field_name("argument")
+                        .is_some_and(|a| a.id() == n.id())
                         && matches!(self.env.resolve(&ty), Ty::Array(_)) =>
                 {
                     ty = self.env.deref(&ty);
                     n = p;
                 }
-                "assignment_expression" if p.child_by_field_name("left").is_some_and(|l| l.id() == n.id()) => {
-                    let op = p.child_by_field_name("operator").map(|o| self.t(o)).unwrap_or("=");
+                "assignment_expression"
+                    if p.child_by_field_name("left")
+                        .is_some_and(|l| l.id() == n.id()) =>
+                {
+                    let op = p
+                        .child_by_field_name("operator")
+                        .map(|o| self.t(o))
+                        .unwrap_or("=");
                     return if op == "=" { WRITE } else { READ | WRITE };
                 }
                 "update_expression" => return READ | WRITE,
-                "pointer_expression" if p.child_by_field_name("operator").is_some_and(|o| self.t(o) == "&") => {
+                "pointer_expression"
+                    if p.child_by_field_name("operator")
+                        .is_some_and(|o| self.t(o) == "&") =>
+                {
                     return ADDR
                 }
                 "argument_list" => {
@@ -663,11 +737,19 @@ impl<'a> Scanner<'a> {
                             return WRITE;
                         }
                     }
-                    return if matches!(self.env.resolve(&ty), Ty::Array(_)) { ADDR } else { READ };
+                    return if matches!(self.env.resolve(&ty), Ty::Array(_)) {
+                        ADDR
+                    } else {
+                        READ
+                    };
                 }
                 "gnu_asm_output_operand" => return READ | WRITE,
                 _ => {
-                    return if matches!(self.env.resolve(&ty), Ty::Array(_)) { ADDR } else { READ };
+                    return if matches!(self.env.resolve(&ty), Ty::Array(_)) {
+                        ADDR
+                    } else {
+                        READ
+                    };
                 }
             }
         }
@@ -690,8 +772,10 @@ impl<'a> Scanner<'a> {
                 Ty::Unknown
             }
             "field_expression" => {
-                let (Some(obj), Some(field)) = (n.child_by_field_name("argument"), n.child_by_field_name("field"))
-                else {
+                let (Some(obj), Some(field)) = (
+                    n.child_by_field_name("argument"),
+                    n.child_by_field_name("field"),
+                ) else {
                     return Ty::Unknown;
                 };
                 let arrow = n
@@ -709,7 +793,10 @@ impl<'a> Scanner<'a> {
             }
             "pointer_expression" => {
                 let arg = n.child_by_field_name("argument");
-                let op = n.child_by_field_name("operator").map(|o| self.t(o)).unwrap_or("*");
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.t(o))
+                    .unwrap_or("*");
                 match arg {
                     Some(a) if op == "&" => Ty::Ptr(Box::new(self.type_of(a))),
                     Some(a) => self.env.deref(&self.type_of(a)),
@@ -763,9 +850,18 @@ impl<'a> Scanner<'a> {
                 .map(|c| self.type_of(c))
                 .unwrap_or(Ty::Unknown),
             "binary_expression" => {
-                let l = n.child_by_field_name("left").map(|c| self.type_of(c)).unwrap_or(Ty::Unknown);
-                let r = n.child_by_field_name("right").map(|c| self.type_of(c)).unwrap_or(Ty::Unknown);
-                let op = n.child_by_field_name("operator").map(|o| self.t(o)).unwrap_or("");
+                let l = n
+                    .child_by_field_name("left")
+                    .map(|c| self.type_of(c))
+                    .unwrap_or(Ty::Unknown);
+                let r = n
+                    .child_by_field_name("right")
+                    .map(|c| self.type_of(c))
+                    .unwrap_or(Ty::Unknown);
+                let op = n
+                    .child_by_field_name("operator")
+                    .map(|o| self.t(o))
+                    .unwrap_or("");
                 let ptr = |t: &Ty| matches!(self.env.resolve(t), Ty::Ptr(_) | Ty::Array(_));
                 match op {
                     "+" | "-" if ptr(&l) && !ptr(&r) => match self.env.resolve(&l) {
@@ -777,7 +873,9 @@ impl<'a> Scanner<'a> {
                 }
             }
             "string_literal" | "concatenated_string" => Ty::Ptr(Box::new(Ty::Scalar)),
-            "number_literal" | "char_literal" | "unary_expression" | "sizeof_expression" => Ty::Scalar,
+            "number_literal" | "char_literal" | "unary_expression" | "sizeof_expression" => {
+                Ty::Scalar
+            }
             _ => Ty::Unknown,
         }
     }
@@ -807,7 +905,10 @@ impl<'a> Scanner<'a> {
                 return args.get(k).map(|a| self.type_of(*a)).unwrap_or(Ty::Unknown);
             }
             if is_hook_macro(name) {
-                return args.first().map(|a| self.type_of(*a)).unwrap_or(Ty::Unknown);
+                return args
+                    .first()
+                    .map(|a| self.type_of(*a))
+                    .unwrap_or(Ty::Unknown);
             }
             if let Some(t) = self.table.returns.get(name) {
                 return ty_from_text(t);
@@ -856,12 +957,14 @@ pub fn is_hook_macro(name: &str) -> bool {
 /// A type from text such as `struct foo`, `foo_t` or `struct foo *`.
 pub fn ty_from_text(s: &str) -> Ty {
     let s = s.trim();
-    let stars = s.bytes().rev().take_while(|&b| b == b'*' || b == b' ').filter(|&b| b == b'*').count();
+    let stars = s
+        .bytes()
+        .rev()
+        .take_while(|&b| b == b'*' || b == b' ')
+        .filter(|&b| b == b'*')
+        .count();
     let core = s.trim_end_matches(['*', ' ']).trim();
-    let core = core
-        .strip_prefix("const ")
-        .unwrap_or(core)
-        .trim();
+    let core = core.strip_prefix("const ").unwrap_or(core).trim();
     let mut t = if let Some(tag) = core.strip_prefix("struct ") {
         Ty::Record(RecordKey {
             union: false,
@@ -895,7 +998,9 @@ fn value_used(call: Node<'_>, s: &Scanner<'_>) -> bool {
             "parenthesized_expression" => n = p,
             "expression_statement" => return false,
             "comma_expression" => {
-                return !p.child_by_field_name("left").is_some_and(|l| l.id() == n.id());
+                return p
+                    .child_by_field_name("left")
+                    .is_none_or(|l| l.id() != n.id());
             }
             "cast_expression" => {
                 let void = p
@@ -905,7 +1010,9 @@ fn value_used(call: Node<'_>, s: &Scanner<'_>) -> bool {
                 return !void;
             }
             "for_statement" => {
-                return !p.child_by_field_name("update").is_some_and(|u| u.id() == n.id());
+                return p
+                    .child_by_field_name("update")
+                    .is_none_or(|u| u.id() != n.id());
             }
             _ => return true,
         }
@@ -916,10 +1023,16 @@ fn value_used(call: Node<'_>, s: &Scanner<'_>) -> bool {
 fn lvalue(n: Node<'_>, s: &Scanner<'_>) -> bool {
     match n.kind() {
         "identifier" | "subscript_expression" | "compound_literal_expression" => true,
-        "pointer_expression" => n.child_by_field_name("operator").is_some_and(|o| s.t(o) == "*"),
+        "pointer_expression" => n
+            .child_by_field_name("operator")
+            .is_some_and(|o| s.t(o) == "*"),
         "field_expression" => {
-            let arrow = n.child_by_field_name("operator").is_some_and(|o| s.t(o) == "->");
-            arrow || n.child_by_field_name("argument").is_some_and(|a| lvalue(a, s))
+            let arrow = n
+                .child_by_field_name("operator")
+                .is_some_and(|o| s.t(o) == "->");
+            arrow
+                || n.child_by_field_name("argument")
+                    .is_some_and(|a| lvalue(a, s))
         }
         "parenthesized_expression" => n
             .named_child(0)

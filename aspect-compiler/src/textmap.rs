@@ -35,7 +35,7 @@ pub fn decode(raw: &str, range: std::ops::Range<usize>) -> Mapped {
     let end = range.end.min(raw.len());
     let push = |out: &mut Mapped, s: &str, at: usize| {
         // Every byte of a decoded entity maps to the entity's `&`.
-        out.map.extend(std::iter::repeat(at).take(s.len()));
+        out.map.extend(std::iter::repeat_n(at, s.len()));
         out.text.push_str(s);
     };
     while i < end {

@@ -129,6 +129,20 @@ impl Woven {
     }
 }
 
+/// A trampoline's identity: advice, body kind and binding signature.
+type TrampKey = (usize, BodyKind, Vec<(String, CDecl)>);
+
+/// Resolved bindings: trampoline parameters, the values at the hook, and
+/// whether the call's arguments are captured.
+type Bound3 = (Vec<(String, CDecl)>, Vec<Bound>, bool);
+
+/// module_init, module_exit and a module_X_driver() statement of a file.
+type ModuleHooks = (
+    Option<String>,
+    Option<String>,
+    Option<(std::ops::Range<usize>, String, String)>,
+);
+
 struct Prepared {
     advice: usize,
     bodies: Vec<(usize, BodyKind)>,
@@ -155,7 +169,7 @@ struct Weaver<'a> {
     edits: Vec<Vec<Edit>>,
     hooks: Vec<HookPlan>,
     tramps: Vec<Tramp>,
-    tramp_index: HashMap<(usize, BodyKind, Vec<(String, CDecl)>), usize>,
+    tramp_index: HashMap<TrampKey, usize>,
     exclusions: BTreeMap<(usize, String), Exclusion>,
     infra: Infra,
     infra_done: BTreeSet<&'static str>,
@@ -163,6 +177,9 @@ struct Weaver<'a> {
     forward: BTreeSet<String>,
     /// Driver headers the generated C needs (typedefs in signatures).
     headers: BTreeSet<String>,
+    /// Whether signatures name kernel typedefs (the generated C then
+    /// includes the kernel headers the driver includes).
+    kernel_types: bool,
     /// Matches per advice.
     matched: Vec<usize>,
     /// Functions hooked per file (for the include placement): file -> first
@@ -178,7 +195,9 @@ struct View<'s, 'a> {
 impl pointcut::JoinPoint for View<'_, '_> {
     fn kind(&self) -> pointcut::Kind {
         match self.site.shadow {
-            Shadow::Entry { .. } | Shadow::Exit { .. } | Shadow::FallOff { .. } => pointcut::Kind::Execution,
+            Shadow::Entry { .. } | Shadow::Exit { .. } | Shadow::FallOff { .. } => {
+                pointcut::Kind::Execution
+            }
             Shadow::Call { .. } => pointcut::Kind::Call,
             Shadow::Access { .. } => pointcut::Kind::Access,
         }
@@ -224,16 +243,42 @@ impl pointcut::JoinPoint for View<'_, '_> {
 fn phase_bodies(shadow: &Shadow) -> &'static [BodyKind] {
     match shadow {
         Shadow::Entry { .. } => &[BodyKind::Before],
-        Shadow::Exit { .. } | Shadow::FallOff { .. } => &[BodyKind::After, BodyKind::AfterReturning],
+        Shadow::Exit { .. } | Shadow::FallOff { .. } => {
+            &[BodyKind::After, BodyKind::AfterReturning]
+        }
         Shadow::Call { .. } => &[BodyKind::Before, BodyKind::After, BodyKind::AfterReturning],
         Shadow::Access { .. } => &[BodyKind::Before],
     }
 }
 
 const C_WORDS: &[&str] = &[
-    "struct", "union", "enum", "const", "volatile", "restrict", "__restrict", "unsigned", "signed",
-    "int", "char", "short", "long", "void", "float", "double", "_Bool", "bool", "__iomem", "__user",
-    "__rcu", "__percpu", "__force", "__attribute__", "__aligned", "__packed", "__must_check",
+    "struct",
+    "union",
+    "enum",
+    "const",
+    "volatile",
+    "restrict",
+    "__restrict",
+    "unsigned",
+    "signed",
+    "int",
+    "char",
+    "short",
+    "long",
+    "void",
+    "float",
+    "double",
+    "_Bool",
+    "bool",
+    "__iomem",
+    "__user",
+    "__rcu",
+    "__percpu",
+    "__force",
+    "__attribute__",
+    "__aligned",
+    "__packed",
+    "__must_check",
 ];
 
 impl Weaver<'_> {
@@ -274,11 +319,12 @@ impl Weaver<'_> {
                 continue;
             }
             if !C_WORDS.contains(&t) && !t.as_bytes()[0].is_ascii_digit() {
-                if let Some((_, _, o)) = self.env.typedefs.get(t) {
-                    if !o.kernel {
+                match self.env.typedefs.get(t) {
+                    Some((_, _, o)) if !o.kernel => {
                         let f = o.file.clone();
                         self.need_header(&f, t)?;
                     }
+                    _ => self.kernel_types = true,
                 }
             }
             i += 1;
@@ -295,7 +341,9 @@ impl Weaver<'_> {
             self.headers.insert(rel);
             Ok(())
         } else {
-            Err(format!("type `{name}` is defined in {rel}, not in a header the generated C can include"))
+            Err(format!(
+                "type `{name}` is defined in {rel}, not in a header the generated C can include"
+            ))
         }
     }
 
@@ -307,7 +355,7 @@ impl Weaver<'_> {
         bindings: &[(String, Source)],
         body: BodyKind,
         returning: Option<&str>,
-    ) -> Result<(Vec<(String, CDecl)>, Vec<Bound>, bool), String> {
+    ) -> Result<Bound3, String> {
         let mut params = Vec::new();
         let mut values = Vec::new();
         let mut capture = false;
@@ -315,37 +363,53 @@ impl Weaver<'_> {
             let (decl, value) = match src {
                 Source::Target => (CDecl::void_ptr(), Bound::Target),
                 Source::Arg(i) => match &site.shadow {
-                    Shadow::Call { sig, is_function, callee, .. } => {
+                    Shadow::Call {
+                        sig,
+                        is_function,
+                        callee,
+                        ..
+                    } => {
                         let Some(sig) = sig.as_ref().filter(|_| *is_function) else {
                             return Err(format!(
                                 "args() at calls to `{callee}`: no prototype of it is known (a macro, or a kernel function without --kdir)"
                             ));
                         };
                         let Some(d) = sig.params.get(*i).and_then(|p| p.decl.clone()) else {
-                            return Err(format!("args() position {i} of `{callee}` has no declared type"));
+                            return Err(format!(
+                                "args() position {i} of `{callee}` has no declared type"
+                            ));
                         };
                         capture = true;
                         (d, Bound::Expr(format!("__fgft_a{id}_{i}")))
                     }
                     _ => {
                         let Some(p) = site.func.params.get(*i) else {
-                            return Err("args() asks for more parameters than the function has".into());
+                            return Err(
+                                "args() asks for more parameters than the function has".into()
+                            );
                         };
                         let (Some(pn), Some(d)) = (p.name.clone(), p.decl.clone()) else {
-                            return Err(format!("parameter {i} of `{}` is unnamed", site.func.name));
+                            return Err(format!(
+                                "parameter {i} of `{}` is unnamed",
+                                site.func.name
+                            ));
                         };
                         if !site.scope.is_param(&pn) {
-                            return Err(format!("parameter `{pn}` is shadowed by a local variable"));
+                            return Err(format!(
+                                "parameter `{pn}` is shadowed by a local variable"
+                            ));
                         }
                         (d, Bound::Expr(pn))
                     }
                 },
                 Source::Local(n) => {
-                    let v = site.scope.lookup(n).ok_or_else(|| format!("`{n}` is not in scope"))?;
-                    let d = v
-                        .decl
-                        .clone()
-                        .ok_or_else(|| format!("the declaration of local `{n}` is too involved to repeat"))?;
+                    let v = site
+                        .scope
+                        .lookup(n)
+                        .ok_or_else(|| format!("`{n}` is not in scope"))?;
+                    let d = v.decl.clone().ok_or_else(|| {
+                        format!("the declaration of local `{n}` is too involved to repeat")
+                    })?;
                     (d, Bound::Expr(n.clone()))
                 }
             };
@@ -387,7 +451,13 @@ impl Weaver<'_> {
         Ok((params, values, capture))
     }
 
-    fn tramp(&mut self, advice: usize, body: usize, kind: BodyKind, params: Vec<(String, CDecl)>) -> usize {
+    fn tramp(
+        &mut self,
+        advice: usize,
+        body: usize,
+        kind: BodyKind,
+        params: Vec<(String, CDecl)>,
+    ) -> usize {
         let key = (advice, kind, params.clone());
         if let Some(&t) = self.tramp_index.get(&key) {
             self.tramps[t].count += 1;
@@ -465,7 +535,10 @@ impl Visitor for Weaver<'_> {
         let is_init = self.infra.init.get(&fi) == Some(&site.func.name);
         let is_exit = self.infra.exit.get(&fi) == Some(&site.func.name);
         let infra = (is_init || is_exit)
-            && matches!(site.shadow, Shadow::Entry { .. } | Shadow::Exit { .. } | Shadow::FallOff { .. });
+            && matches!(
+                site.shadow,
+                Shadow::Entry { .. } | Shadow::Exit { .. } | Shadow::FallOff { .. }
+            );
         if before.is_empty() && after.is_empty() && !infra {
             return;
         }
@@ -502,7 +575,12 @@ impl Visitor for Weaver<'_> {
                         edits.push(Edit::wrap(stmt.clone(), 1, format!("{{ {mac}(); "), " }"));
                     }
                     if is_exit {
-                        edits.push(Edit::wrap(stmt.clone(), 2, format!("{{ {p}_exit(); "), " }"));
+                        edits.push(Edit::wrap(
+                            stmt.clone(),
+                            2,
+                            format!("{{ {p}_exit(); "),
+                            " }",
+                        ));
                         self.infra_done.insert("exit");
                     }
                 }
@@ -595,7 +673,9 @@ impl Visitor for Weaver<'_> {
         }
         let (kind, what, access) = match &site.shadow {
             Shadow::Entry { .. } => (JpKind::Entry, site.func.name.clone(), 0),
-            Shadow::Exit { .. } | Shadow::FallOff { .. } => (JpKind::Exit, site.func.name.clone(), 0),
+            Shadow::Exit { .. } | Shadow::FallOff { .. } => {
+                (JpKind::Exit, site.func.name.clone(), 0)
+            }
             Shadow::Call { callee, .. } => (JpKind::Call, callee.clone(), 0),
             Shadow::Access {
                 record,
@@ -629,7 +709,7 @@ impl Visitor for Weaver<'_> {
 
 /// Finds `module_init(f)` / `module_exit(f)` and `module_X_driver(d);` at the
 /// start of a line.
-fn module_hooks(text: &str, table: &Table) -> (Option<String>, Option<String>, Option<(std::ops::Range<usize>, String, String)>) {
+fn module_hooks(text: &str, table: &Table) -> ModuleHooks {
     let mut init = None;
     let mut exit = None;
     let mut drv = None;
@@ -683,8 +763,10 @@ fn include_point(file: &scan::SrcFile, first_fn: usize) -> usize {
     let mut at = n.start_byte();
     let mut p = n.parent();
     while let Some(x) = p {
-        if matches!(x.kind(), "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef")
-            && !is_guard(file, x)
+        if matches!(
+            x.kind(),
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
+        ) && !is_guard(file, x)
         {
             at = x.start_byte();
         }
@@ -698,7 +780,10 @@ fn is_guard(file: &scan::SrcFile, n: tree_sitter::Node<'_>) -> bool {
         return false;
     }
     let text = file.pf.text.get(n.byte_range()).unwrap_or("");
-    let Some(name) = n.child_by_field_name("name").map(|x| &file.pf.text[x.byte_range()]) else {
+    let Some(name) = n
+        .child_by_field_name("name")
+        .map(|x| &file.pf.text[x.byte_range()])
+    else {
         return false;
     };
     text.starts_with("#ifndef") && text.contains(&format!("#define {name}"))
@@ -722,9 +807,15 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
                 });
             }
             Err(msg) => warnings.push(
-                Diag::warning(&aspect.path, &aspect.text, 0..0, "kernel types are not available", "")
-                    .note(msg)
-                    .note("member accesses on kernel structs are typed from declarations only"),
+                Diag::warning(
+                    &aspect.path,
+                    &aspect.text,
+                    0..0,
+                    "kernel types are not available",
+                    "",
+                )
+                .note(msg)
+                .note("member accesses on kernel structs are typed from declarations only"),
             ),
         }
     }
@@ -744,7 +835,12 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
         .filter(|(_, a)| a.weave)
         .map(|(i, a)| Prepared {
             advice: i,
-            bodies: a.bodies.iter().enumerate().map(|(k, b)| (k, b.kind)).collect(),
+            bodies: a
+                .bodies
+                .iter()
+                .enumerate()
+                .map(|(k, b)| (k, b.kind))
+                .collect(),
         })
         .collect();
     let mut w = Weaver {
@@ -766,6 +862,7 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
         infra_done: BTreeSet::new(),
         forward: BTreeSet::new(),
         headers: BTreeSet::new(),
+        kernel_types: false,
         matched: vec![0; aspect.advices.len()],
         first_fn: HashMap::new(),
     };
@@ -829,7 +926,10 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
     let mut hidden = 0;
     for u in &unresolved {
         let relevant = access_pats.iter().any(|(r, m)| {
-            m.matches(&u.member) && u.record.as_ref().is_none_or(|names| names.iter().any(|n| r.matches(n)))
+            m.matches(&u.member)
+                && u.record
+                    .as_ref()
+                    .is_none_or(|names| names.iter().any(|n| r.matches(n)))
         });
         if !relevant {
             continue;
@@ -852,9 +952,13 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
         );
     }
     if hidden > 0 {
-        warnings.push(
-            Diag::warning(&aspect.path, &aspect.text, 0..0, format!("{hidden} more member accesses could not be typed and are not woven"), "")
-        );
+        warnings.push(Diag::warning(
+            &aspect.path,
+            &aspect.text,
+            0..0,
+            format!("{hidden} more member accesses could not be typed and are not woven"),
+            "",
+        ));
     }
     let exec_pats: Vec<&pointcut::Pattern> = aspect
         .advices
@@ -870,7 +974,10 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
         let init_or_exit = w.infra.init.get(fi) == Some(name) || w.infra.exit.get(fi) == Some(name);
         if exec_pats.iter().any(|p| p.matches(name)) || init_or_exit {
             let f = &driver.files[*fi];
-            let end = f.pf.text[range.clone()].find('\n').map(|k| range.start + k).unwrap_or(range.end);
+            let end = f.pf.text[range.clone()]
+                .find('\n')
+                .map(|k| range.start + k)
+                .unwrap_or(range.end);
             warnings.push(
                 Diag::warning(
                     &f.pf.path,
@@ -885,8 +992,14 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
     }
     if !w.infra_done.contains("init") && !w.hooks.is_empty() {
         warnings.push(
-            Diag::warning(&aspect.path, &aspect.text, 0..0, "no module init function found: the debugfs switches are not created", "")
-                .note("the driver needs module_init(fn) or a module_*_driver() macro from the table"),
+            Diag::warning(
+                &aspect.path,
+                &aspect.text,
+                0..0,
+                "no module init function found: the debugfs switches are not created",
+                "",
+            )
+            .note("the driver needs module_init(fn) or a module_*_driver() macro from the table"),
         );
     }
     for ((ai, reason), ex) in &w.exclusions {
@@ -933,7 +1046,8 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
             0,
             format!("#include \"{header_name}\"\n#line {line}\n"),
         ));
-        let text = edits::apply(&f.pf.text, edits).map_err(|e| AspectError::Msg(format!("{}: internal weaving error: {e}", f.rel)))?;
+        let text = edits::apply(&f.pf.text, edits)
+            .map_err(|e| AspectError::Msg(format!("{}: internal weaving error: {e}", f.rel)))?;
         woven.files.insert(f.rel.clone(), text);
         woven.woven.push(f.rel.clone());
     }
@@ -944,7 +1058,11 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
         tramps: w.tramps,
         forward: w.forward,
         driver_headers: w.headers.into_iter().collect(),
-        kernel_includes: Vec::new(),
+        kernel_includes: if w.kernel_types {
+            crate::kbuild::system_includes(driver)
+        } else {
+            Vec::new()
+        },
         local_files: driver.files.iter().map(|f| f.rel.clone()).collect(),
     };
     let gen = codegen::generate(&plan);
@@ -976,13 +1094,21 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
             .files
             .iter()
             .enumerate()
-            .find(|(i, f)| f.rel.ends_with(".c") && (w.infra.init.contains_key(i) || module_driver.as_ref().is_some_and(|m| m.0 == *i)))
+            .find(|(i, f)| {
+                f.rel.ends_with(".c")
+                    && (w.infra.init.contains_key(i)
+                        || module_driver.as_ref().is_some_and(|m| m.0 == *i))
+            })
             .map(|(_, f)| f.rel.clone())
             .or_else(|| woven.woven.iter().find(|r| r.ends_with(".c")).cloned());
         match host {
             Some(h) => {
                 if !woven.files.contains_key(&h) {
-                    let f = driver.files.iter().find(|f| f.rel == h).expect("host is a driver file");
+                    let f = driver
+                        .files
+                        .iter()
+                        .find(|f| f.rel == h)
+                        .expect("host is a driver file");
                     woven.copies.remove(&h);
                     woven.files.insert(h.clone(), f.pf.text.clone());
                     woven.woven.push(h.clone());
@@ -996,7 +1122,9 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
                     &aspect.path,
                     &aspect.text,
                     0..0,
-                    format!("no composite object in a Makefile: {c_name} is included at the end of {h}"),
+                    format!(
+                        "no composite object in a Makefile: {c_name} is included at the end of {h}"
+                    ),
                     "",
                 ));
             }
@@ -1004,16 +1132,17 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
                 &aspect.path,
                 &aspect.text,
                 0..0,
-                format!("no Makefile and no .c file to carry {c_name}: add it to the module's objects"),
+                format!(
+                    "no Makefile and no .c file to carry {c_name}: add it to the module's objects"
+                ),
                 "",
             )),
         }
     }
     woven.woven.sort();
-    woven.files.insert(
-        format!("{prefix}.joinpoints"),
-        woven.listing(),
-    );
+    woven
+        .files
+        .insert(format!("{prefix}.joinpoints"), woven.listing());
     woven.generated.push(format!("{prefix}.joinpoints"));
     woven.generated.sort();
     if opts.check {
@@ -1097,7 +1226,11 @@ pub fn check_aspect(aspect: &Aspect, env: &TypeEnv, driver: &Driver) -> Vec<Diag
                     )
                     .note(format!(
                         "known: {}",
-                        codegen::CONTEXT_VARS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                        codegen::CONTEXT_VARS
+                            .iter()
+                            .map(|(n, _)| *n)
+                            .collect::<Vec<_>>()
+                            .join(", ")
                     )),
                 );
             }
@@ -1116,21 +1249,23 @@ pub fn check_aspect(aspect: &Aspect, env: &TypeEnv, driver: &Driver) -> Vec<Diag
         }
         for (p, _) in a.pointcut.prims() {
             match p {
-                Prim::Access { record, member } => check_access(aspect, env, record, member, &mut out),
-                Prim::Execution(pat) | Prim::WithinFunction(pat) if !pat.is_wild() => {
-                    if !defined.contains(&pat.text) {
-                        let mut d = Diag::warning(
-                            &aspect.path,
-                            &aspect.text,
-                            pat.range.clone(),
-                            format!("no function `{}` is defined in the driver", pat.text),
-                            "names no function",
-                        );
-                        if let Some(s) = crate::suggest(&pat.text, defined.iter().map(String::as_str)) {
-                            d = d.note(format!("did you mean `{s}`?"));
-                        }
-                        out.push(d);
+                Prim::Access { record, member } => {
+                    check_access(aspect, env, record, member, &mut out)
+                }
+                Prim::Execution(pat) | Prim::WithinFunction(pat)
+                    if !pat.is_wild() && !defined.contains(&pat.text) =>
+                {
+                    let mut d = Diag::warning(
+                        &aspect.path,
+                        &aspect.text,
+                        pat.range.clone(),
+                        format!("no function `{}` is defined in the driver", pat.text),
+                        "names no function",
+                    );
+                    if let Some(s) = crate::suggest(&pat.text, defined.iter().map(String::as_str)) {
+                        d = d.note(format!("did you mean `{s}`?"));
                     }
+                    out.push(d);
                 }
                 _ => {}
             }
@@ -1150,8 +1285,13 @@ fn collect_fn_names(f: &scan::SrcFile, n: tree_sitter::Node<'_>, out: &mut Vec<S
                     out.push(name.to_string());
                 }
             }
-            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
-            | "linkage_specification" | "declaration_list" => collect_fn_names(f, c, out),
+            "preproc_if"
+            | "preproc_ifdef"
+            | "preproc_else"
+            | "preproc_elif"
+            | "preproc_elifdef"
+            | "linkage_specification"
+            | "declaration_list" => collect_fn_names(f, c, out),
             _ => {}
         }
     }
@@ -1188,7 +1328,10 @@ fn check_access(
                     path,
                     text,
                     member.range.clone(),
-                    format!("cannot check that `{}` has a member `{}`", record.text, member.text),
+                    format!(
+                        "cannot check that `{}` has a member `{}`",
+                        record.text, member.text
+                    ),
                     "struct not defined in the driver's files",
                 )
                 .note("give --kdir to check members of kernel structs"),
@@ -1196,11 +1339,9 @@ fn check_access(
         }
         return;
     }
-    let any = recs.iter().any(|k| {
-        env.member_names(k)
-            .iter()
-            .any(|m| member.matches(m))
-    });
+    let any = recs
+        .iter()
+        .any(|k| env.member_names(k).iter().any(|m| member.matches(m)));
     if any {
         return;
     }
@@ -1209,7 +1350,10 @@ fn check_access(
             path,
             text,
             member.range.clone(),
-            format!("no struct matching `{}` has a member matching `{}`", record.text, member.text),
+            format!(
+                "no struct matching `{}` has a member matching `{}`",
+                record.text, member.text
+            ),
             "matches no member",
         ));
         return;

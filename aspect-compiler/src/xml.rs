@@ -105,7 +105,12 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    fn error(&mut self, range: Range<usize>, msg: impl Into<String>, label: impl Into<String>) -> &mut Diag {
+    fn error(
+        &mut self,
+        range: Range<usize>,
+        msg: impl Into<String>,
+        label: impl Into<String>,
+    ) -> &mut Diag {
         self.diags
             .push(Diag::error(self.path, self.text, range, msg, label));
         self.diags.last_mut().expect("just pushed")
@@ -198,8 +203,16 @@ impl Aspect {
                     .nth((pos.col as usize).saturating_sub(1))
                     .map(|(k, _)| ls + k)
                     .unwrap_or(text.len());
-                let end = text[off..].chars().next().map(|c| off + c.len_utf8()).unwrap_or(off);
-                let d = cx.error(off..end, format!("malformed XML: {e}"), "the XML parser stopped here");
+                let end = text[off..]
+                    .chars()
+                    .next()
+                    .map(|c| off + c.len_utf8())
+                    .unwrap_or(off);
+                let d = cx.error(
+                    off..end,
+                    format!("malformed XML: {e}"),
+                    "the XML parser stopped here",
+                );
                 d.notes.push(
                     "C code with `<` or `&` must be escaped (`&lt;`, `&amp;`) or put in <![CDATA[ ... ]]>".into(),
                 );
@@ -210,12 +223,18 @@ impl Aspect {
         if root.tag_name().name() != "aspect" {
             cx.error(
                 start_tag_range(&text, root),
-                format!("the root element is <{}>, expected <aspect>", root.tag_name().name()),
+                format!(
+                    "the root element is <{}>, expected <aspect>",
+                    root.tag_name().name()
+                ),
                 "expected <aspect>",
             );
             return Err(cx.diags);
         }
-        let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("aspect");
+        let stem = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("aspect");
         let mut name = ident_from(stem);
         let mut records = DEFAULT_RECORDS;
         for a in root.attributes() {
@@ -224,19 +243,31 @@ impl Aspect {
                     if crate::is_ident(a.value()) {
                         name = a.value().to_string();
                     } else {
-                        cx.error(attr_range(&a), format!("aspect name `{}` is not a C identifier", a.value()), "expected a C identifier");
+                        cx.error(
+                            attr_range(&a),
+                            format!("aspect name `{}` is not a C identifier", a.value()),
+                            "expected a C identifier",
+                        );
                     }
                 }
                 "records" => match a.value().trim().parse::<usize>() {
                     Ok(n) if n.is_power_of_two() && (16..=1 << 20).contains(&n) => records = n,
                     _ => {
-                        cx.error(attr_range(&a), "`records` must be a power of two between 16 and 1048576", "bad ring size");
+                        cx.error(
+                            attr_range(&a),
+                            "`records` must be a power of two between 16 and 1048576",
+                            "bad ring size",
+                        );
                     }
                 },
                 other => {
-                    cx.error(a.range(), format!("unknown attribute `{other}` on <aspect>"), "not an <aspect> attribute")
-                        .notes
-                        .push("<aspect> takes `name` and `records`".into());
+                    cx.error(
+                        a.range(),
+                        format!("unknown attribute `{other}` on <aspect>"),
+                        "not an <aspect> attribute",
+                    )
+                    .notes
+                    .push("<aspect> takes `name` and `records`".into());
                 }
             }
         }
@@ -246,7 +277,11 @@ impl Aspect {
             if child.is_text() {
                 if !child.text().unwrap_or("").trim().is_empty() {
                     let r = child.range();
-                    cx.error(r, "text outside any element in <aspect>", "expected <import> or <advice>");
+                    cx.error(
+                        r,
+                        "text outside any element in <aspect>",
+                        "expected <import> or <advice>",
+                    );
                 }
                 continue;
             }
@@ -259,7 +294,11 @@ impl Aspect {
                     let m = textmap::decode(&text, cr.clone());
                     let h = m.text.trim();
                     if h.is_empty() || h.contains(char::is_whitespace) {
-                        cx.error(start_tag_range(&text, child), "<import> needs one header name", "e.g. <import>linux/skbuff.h</import>");
+                        cx.error(
+                            start_tag_range(&text, child),
+                            "<import> needs one header name",
+                            "e.g. <import>linux/skbuff.h</import>",
+                        );
                     } else {
                         let lead = m.text.len() - m.text.trim_start().len();
                         imports.push(Import {
@@ -273,21 +312,33 @@ impl Aspect {
                         if let Some(prev) = advices.iter().find(|p| p.name == a.name) {
                             let pr = prev.range.clone();
                             let line = textmap::line_of(&text, pr.start);
-                            cx.error(a.range.clone(), format!("two advices are named `{}`", a.name), "duplicate name")
-                                .notes
-                                .push(format!("the first one is on line {line}"));
+                            cx.error(
+                                a.range.clone(),
+                                format!("two advices are named `{}`", a.name),
+                                "duplicate name",
+                            )
+                            .notes
+                            .push(format!("the first one is on line {line}"));
                         } else {
                             advices.push(a);
                         }
                     }
                 }
                 other => {
-                    cx.error(start_tag_range(&text, child), format!("unknown element <{other}> in <aspect>"), "expected <import> or <advice>");
+                    cx.error(
+                        start_tag_range(&text, child),
+                        format!("unknown element <{other}> in <aspect>"),
+                        "expected <import> or <advice>",
+                    );
                 }
             }
         }
         if advices.is_empty() && cx.diags.is_empty() {
-            cx.error(start_tag_range(&text, root), "the aspect has no <advice>", "nothing to weave");
+            cx.error(
+                start_tag_range(&text, root),
+                "the aspect has no <advice>",
+                "nothing to weave",
+            );
         }
         if cx.diags.iter().any(|d| !d.warning) {
             return Err(cx.diags);
@@ -327,20 +378,32 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
                 if crate::is_ident(a.value()) {
                     name = a.value().to_string();
                 } else {
-                    cx.error(attr_range(&a), format!("advice name `{}` is not a C identifier", a.value()), "expected a C identifier");
+                    cx.error(
+                        attr_range(&a),
+                        format!("advice name `{}` is not a C identifier", a.value()),
+                        "expected a C identifier",
+                    );
                 }
             }
             "enabled" | "weave" => match parse_bool(a.value()) {
                 Some(b) if a.name() == "enabled" => enabled = b,
                 Some(b) => weave = b,
                 None => {
-                    cx.error(attr_range(&a), format!("`{}` must be true or false", a.name()), "expected true or false");
+                    cx.error(
+                        attr_range(&a),
+                        format!("`{}` must be true or false", a.name()),
+                        "expected true or false",
+                    );
                 }
             },
             other => {
-                cx.error(a.range(), format!("unknown attribute `{other}` on <advice>"), "not an <advice> attribute")
-                    .notes
-                    .push("<advice> takes `name`, `enabled` (initial switch state) and `weave`".into());
+                cx.error(
+                    a.range(),
+                    format!("unknown attribute `{other}` on <advice>"),
+                    "not an <advice> attribute",
+                )
+                .notes
+                .push("<advice> takes `name`, `enabled` (initial switch state) and `weave`".into());
             }
         }
     }
@@ -349,7 +412,11 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
     for child in node.children() {
         if child.is_text() {
             if !child.text().unwrap_or("").trim().is_empty() {
-                cx.error(child.range(), "text outside any element in <advice>", "expected <pointcut>, <before>, <after> or <after-returning>");
+                cx.error(
+                    child.range(),
+                    "text outside any element in <advice>",
+                    "expected <pointcut>, <before>, <after> or <after-returning>",
+                );
             }
             continue;
         }
@@ -359,9 +426,13 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
         let tag = child.tag_name().name();
         let str_ = start_tag_range(&text, child);
         if let Some(inner) = child.children().find(|c| c.is_element()) {
-            cx.error(start_tag_range(&text, inner), format!("element <{}> inside <{tag}>", inner.tag_name().name()), "C code and pointcuts are text")
-                .notes
-                .push("write `<` as `&lt;` or wrap the code in <![CDATA[ ... ]]>".into());
+            cx.error(
+                start_tag_range(&text, inner),
+                format!("element <{}> inside <{tag}>", inner.tag_name().name()),
+                "C code and pointcuts are text",
+            )
+            .notes
+            .push("write `<` as `&lt;` or wrap the code in <![CDATA[ ... ]]>".into());
             continue;
         }
         let cr = content_range(&text, child);
@@ -369,7 +440,11 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
         match tag {
             "pointcut" => {
                 for a in child.attributes() {
-                    cx.error(a.range(), format!("unknown attribute `{}` on <pointcut>", a.name()), "<pointcut> takes no attribute");
+                    cx.error(
+                        a.range(),
+                        format!("unknown attribute `{}` on <pointcut>", a.name()),
+                        "<pointcut> takes no attribute",
+                    );
                 }
                 if pointcut.is_some() {
                     cx.error(str_, "an advice has one <pointcut>", "second <pointcut>")
@@ -403,10 +478,18 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
                         if crate::is_ident(a.value()) && !pointcut::RESERVED.contains(&a.value()) {
                             returning = Some(a.value().to_string());
                         } else {
-                            cx.error(attr_range(&a), format!("`{}` is not a usable C identifier", a.value()), "expected a name for the return value");
+                            cx.error(
+                                attr_range(&a),
+                                format!("`{}` is not a usable C identifier", a.value()),
+                                "expected a name for the return value",
+                            );
                         }
                     } else {
-                        let d = cx.error(a.range(), format!("unknown attribute `{}` on <{tag}>", a.name()), "not allowed here");
+                        let d = cx.error(
+                            a.range(),
+                            format!("unknown attribute `{}` on <{tag}>", a.name()),
+                            "not allowed here",
+                        );
                         if kind == BodyKind::AfterReturning {
                             d.notes.push("<after-returning> takes `returning`".into());
                         }
@@ -416,7 +499,11 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
                     returning = Some("retval".to_string());
                 }
                 if bodies.iter().any(|b| b.kind == kind) {
-                    cx.error(str_, format!("an advice has at most one <{tag}>"), "second body of this kind");
+                    cx.error(
+                        str_,
+                        format!("an advice has at most one <{tag}>"),
+                        "second body of this kind",
+                    );
                     continue;
                 }
                 bodies.push(Body {
@@ -427,8 +514,15 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
                 });
             }
             other => {
-                let d = cx.error(str_, format!("unknown element <{other}> in <advice>"), "expected <pointcut>, <before>, <after> or <after-returning>");
-                if let Some(s) = crate::suggest(other, ["pointcut", "before", "after", "after-returning"].into_iter()) {
+                let d = cx.error(
+                    str_,
+                    format!("unknown element <{other}> in <advice>"),
+                    "expected <pointcut>, <before>, <after> or <after-returning>",
+                );
+                if let Some(s) = crate::suggest(
+                    other,
+                    ["pointcut", "before", "after", "after-returning"].into_iter(),
+                ) {
                     d.notes.push(format!("did you mean <{s}>?"));
                 }
             }
@@ -438,11 +532,19 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
         return None;
     }
     let Some((pc, pr)) = pointcut else {
-        cx.error(range, format!("advice `{name}` has no <pointcut>"), "a <pointcut> is needed");
+        cx.error(
+            range,
+            format!("advice `{name}` has no <pointcut>"),
+            "a <pointcut> is needed",
+        );
         return None;
     };
     if bodies.is_empty() {
-        cx.error(range, format!("advice `{name}` has no code"), "add <before>, <after> or <after-returning>");
+        cx.error(
+            range,
+            format!("advice `{name}` has no code"),
+            "add <before>, <after> or <after-returning>",
+        );
         return None;
     }
     bodies.sort_by_key(|b| b.kind);
@@ -476,7 +578,10 @@ mod tests {
         .unwrap();
         assert_eq!(a.name, "t");
         assert_eq!(a.imports.len(), 2);
-        assert_eq!(&*a.text.get(a.imports[0].range.clone()).unwrap(), "linux/skbuff.h");
+        assert_eq!(
+            a.text.get(a.imports[0].range.clone()).unwrap(),
+            "linux/skbuff.h"
+        );
         assert_eq!(a.advices[0].name, "advice0");
         assert_eq!(a.advices[0].bodies[0].kind, BodyKind::Before);
         let code = &a.advices[0].bodies[0].code;
@@ -489,15 +594,23 @@ mod tests {
         let src = "<aspect>\n<advice><pointcut>execution(f)</pointcut>\n<before>if (a && b) x();</before></advice></aspect>";
         let d = parse(src).unwrap_err();
         assert_eq!(d.len(), 1);
-        assert!(d[0].message.starts_with("malformed XML"), "{}", d[0].message);
+        assert!(
+            d[0].message.starts_with("malformed XML"),
+            "{}",
+            d[0].message
+        );
         assert_eq!(textmap::line_of(src, d[0].range.start), 3);
     }
 
     #[test]
     fn element_and_attribute_errors() {
         let d = parse("<aspect><advice nme=\"x\"><pointcut>execution(f)</pointcut><befor>x();</befor></advice></aspect>").unwrap_err();
-        assert!(d.iter().any(|d| d.message.contains("unknown attribute `nme`")));
-        assert!(d.iter().any(|d| d.message.contains("<befor>") && d.notes.iter().any(|n| n.contains("<before>"))));
+        assert!(d
+            .iter()
+            .any(|d| d.message.contains("unknown attribute `nme`")));
+        assert!(d.iter().any(
+            |d| d.message.contains("<befor>") && d.notes.iter().any(|n| n.contains("<before>"))
+        ));
         let d = parse("<aspect><advice><before>x();</before></advice></aspect>").unwrap_err();
         assert!(d[0].message.contains("no <pointcut>"));
         let d = parse("<klas/>").unwrap_err();

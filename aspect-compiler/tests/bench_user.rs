@@ -14,7 +14,9 @@ fn user_harness_builds_and_switches() {
     let run = fgft_aspect::bench::run_user(&bin, 200).unwrap();
     assert_eq!(run.switch_hits, Some(2), "{}", run.output);
     for v in ["plain", "disabled", "enabled-empty"] {
-        let ns = run.get(v).unwrap_or_else(|| panic!("no {v}:\n{}", run.output));
+        let ns = run
+            .get(v)
+            .unwrap_or_else(|| panic!("no {v}:\n{}", run.output));
         assert!(ns > 0.0 && ns < 1000.0, "{v}: {ns}");
     }
 }

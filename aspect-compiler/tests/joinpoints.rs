@@ -94,28 +94,28 @@ fn accesses_are_typed_and_classified() {
     );
     let text = l.join("\n");
     let expect = [
-        "t.c:9 reads outer.count read",    // parameter
-        "t.c:11 reads outer.count read",   // typedef'd pointer parameter
-        "t.c:12 reads outer.count read",   // cast
-        "t.c:13 reads outer.count read",   // local of typedef type, `.`
-        "t.c:14 reads outer.next read",    // field type ...
-        "t.c:14 reads outer.count read",   // ... of a field
-        "t.c:15 reads outer.in read",      // embedded struct: the outer read
+        "t.c:9 reads outer.count read",  // parameter
+        "t.c:11 reads outer.count read", // typedef'd pointer parameter
+        "t.c:12 reads outer.count read", // cast
+        "t.c:13 reads outer.count read", // local of typedef type, `.`
+        "t.c:14 reads outer.next read",  // field type ...
+        "t.c:14 reads outer.count read", // ... of a field
+        "t.c:15 reads outer.in read",    // embedded struct: the outer read
         "t.c:15 reads inner.x read",
-        "t.c:16 reads inner.x read",       // through a pointer field
-        "t.c:17 reads outer.count read",   // container_of local
-        "t.c:18 reads outer.vec read",     // array member
-        "t.c:19 reads outer.ptr read",     // pointer member
+        "t.c:16 reads inner.x read",     // through a pointer field
+        "t.c:17 reads outer.count read", // container_of local
+        "t.c:18 reads outer.vec read",   // array member
+        "t.c:19 reads outer.ptr read",   // pointer member
         "t.c:20 reads outer.anon read",
-        "t.c:21 reads outer.u1 read",      // anonymous union member
+        "t.c:21 reads outer.u1 read", // anonymous union member
         "t.c:30 writes outer.count write",
         "t.c:31 writes outer.count read-write",
         "t.c:32 writes outer.count read-write",
-        "t.c:33 writes outer.vec write",   // element of an array member
+        "t.c:33 writes outer.vec write", // element of an array member
         "t.c:34 writes outer.in write",
         "t.c:34 writes inner.arr write",
         "t.c:35 writes outer.count address",
-        "t.c:36 writes outer.ptr read",    // the pointer is read, not written
+        "t.c:36 writes outer.ptr read", // the pointer is read, not written
     ];
     for e in expect {
         assert!(l.iter().any(|x| x.contains(e)), "missing `{e}` in:\n{text}");
@@ -133,13 +133,32 @@ fn execution_entry_and_every_exit() {
     let l: Vec<String> = w.joinpoints.iter().map(|j| j.line_text()).collect();
     let text = l.join("\n");
     // reads: entry + one return; writes: entry + return inside if + fall-off.
-    assert_eq!(l.iter().filter(|x| x.contains(" entry ")).count(), 2, "{text}");
-    assert_eq!(l.iter().filter(|x| x.contains(" exit ") && x.contains(" reads ")).count(), 1, "{text}");
-    assert_eq!(l.iter().filter(|x| x.contains(" exit ") && x.contains(" writes ")).count(), 2, "{text}");
+    assert_eq!(
+        l.iter().filter(|x| x.contains(" entry ")).count(),
+        2,
+        "{text}"
+    );
+    assert_eq!(
+        l.iter()
+            .filter(|x| x.contains(" exit ") && x.contains(" reads "))
+            .count(),
+        1,
+        "{text}"
+    );
+    assert_eq!(
+        l.iter()
+            .filter(|x| x.contains(" exit ") && x.contains(" writes "))
+            .count(),
+        2,
+        "{text}"
+    );
     let c = &w.files["t.c"];
     assert!(c.contains("{ FGFT_T_"), "{c}");
     assert!(c.contains("return FGFT_T_"), "{c}");
-    assert!(c.contains("\t\t{ FGFT_T_"), "a bare return gets braces: {c}");
+    assert!(
+        c.contains("\t\t{ FGFT_T_"),
+        "a bare return gets braces: {c}"
+    );
 }
 
 #[test]
@@ -153,7 +172,10 @@ fn pointcut_filters_and_bindings() {
         h.contains("void fgft_aspect_t_a_before(const struct fgft_aspect_jp *jp,"),
         "{h}"
     );
-    assert!(h.contains("struct outer *o,") && h.contains("int v,") && h.contains("int *p,"), "{h}");
+    assert!(
+        h.contains("struct outer *o,") && h.contains("int v,") && h.contains("int *p,"),
+        "{h}"
+    );
     assert!(h.contains("void *t);"), "{h}");
     // Locals may be read before they are set: the hook says so to gcc.
     assert!(h.contains("-Wuninitialized"), "{h}");

@@ -59,7 +59,8 @@ fn cli_error(e: AspectError) -> CliError {
 pub fn run(args: Args) -> Result<(), CliError> {
     let aspect = Aspect::load(&args.aspect).map_err(cli_error)?;
     let driver = fgft_aspect::scan::Driver::load(&args.sources).map_err(cli_error)?;
-    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize()) {
+    let same = |a: &std::path::Path, b: &std::path::Path| match (a.canonicalize(), b.canonicalize())
+    {
         (Ok(x), Ok(y)) => x == y,
         _ => false,
     };

@@ -170,7 +170,7 @@ struct Files {
 
 fn gather(args: &Args, ann: &Annotations) -> Result<Files, CliError> {
     let tree = args.tree.as_deref();
-    let (mut sources, mut headers, inc_dirs): (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>);
+    let (sources, mut headers, inc_dirs): (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>);
     let mut module = args.module.clone();
     if !args.sources.is_empty() {
         headers = Vec::new();
@@ -376,7 +376,9 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
     }
     // Parse.
     let opts = fgft_parse::Options {
-        hints: Some(std::sync::Arc::new(fgft_parse::HintTable::load(&args.tables)?)),
+        hints: Some(std::sync::Arc::new(fgft_parse::HintTable::load(
+            &args.tables,
+        )?)),
         budget: Default::default(),
     };
     let mut parsed = Vec::new();

@@ -13,14 +13,21 @@ fn diagnose(name: &str, with_kdir: bool) -> String {
         "-o",
         out.path().to_str().unwrap(),
     ];
-    let (kdir, _) = if with_kdir { kernel() } else { Default::default() };
+    let (kdir, _) = if with_kdir {
+        kernel()
+    } else {
+        Default::default()
+    };
     let k = kdir.to_string_lossy().to_string();
     if with_kdir {
         args.push("--kdir");
         args.push(&k);
     }
     let (code, stdout, stderr) = aspect(&args);
-    assert_eq!(code, 1, "{name}: expected exit 1\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    assert_eq!(
+        code, 1,
+        "{name}: expected exit 1\nstdout:\n{stdout}\nstderr:\n{stderr}"
+    );
     assert!(!stderr.contains("panicked"), "{stderr}");
     assert!(
         !out.path().join("fgft_aspect_bad.c").exists(),

@@ -52,7 +52,11 @@ fn ringdev_golden_and_builds() {
     let (kdir, src612) = kernel();
     kbuild(&kdir, out.path());
     assert!(out.path().join("ringdev.ko").is_file());
-    for name in ["fgft_aspect.h", "fgft_aspect_rdtrace.h", "fgft_aspect_rdtrace.c"] {
+    for name in [
+        "fgft_aspect.h",
+        "fgft_aspect_rdtrace.h",
+        "fgft_aspect_rdtrace.c",
+    ] {
         checkpatch(&src612, &out.path().join(name));
     }
 }
@@ -92,11 +96,16 @@ fn e1000_seed_aspect_generated_parts() {
     assert_eq!(code, 0, "{stderr}");
     assert!(stderr.is_empty(), "no warning expected:\n{stderr}");
     // Only what fgft generates: the join points, the hooks, the trampolines.
-    for name in ["fgft_aspect_sktrace.joinpoints", "fgft_aspect_sktrace.h", "fgft_aspect_sktrace.c"] {
+    for name in [
+        "fgft_aspect_sktrace.joinpoints",
+        "fgft_aspect_sktrace.h",
+        "fgft_aspect_sktrace.c",
+    ] {
         let text = std::fs::read_to_string(out.path().join(name)).unwrap();
         insta::assert_snapshot!(format!("e1000_{name}"), text);
     }
-    let listing = std::fs::read_to_string(out.path().join("fgft_aspect_sktrace.joinpoints")).unwrap();
+    let listing =
+        std::fs::read_to_string(out.path().join("fgft_aspect_sktrace.joinpoints")).unwrap();
     // The receive path's accesses are all there, typed through parameters,
     // locals and kernel struct definitions.
     for needle in [
@@ -119,4 +128,38 @@ fn e1000_seed_aspect_generated_parts() {
     for name in ["fgft_aspect_sktrace.h", "fgft_aspect_sktrace.c"] {
         checkpatch(&src612, &out.path().join(name));
     }
+}
+
+/// Weaving composes with split: the woven tree is a driver source tree that
+/// `fgft-cc split` takes; the trampolines land in the main module.
+#[test]
+fn weave_then_split() {
+    let (kdir, _) = kernel();
+    let woven = tempfile::tempdir().unwrap();
+    let split = tempfile::tempdir().unwrap();
+    let (code, _, stderr) = aspect(&[
+        "corpus/aspects/ringdev_compose.xml",
+        "corpus/aspects/fixtures/ringdev",
+        "-o",
+        woven.path().to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_fgft-cc"))
+        .arg("split")
+        .arg(woven.path())
+        .arg("-o")
+        .arg(split.path())
+        .args(["--force", "--isolate", "ringdev_ioctl", "--kdir"])
+        .arg(&kdir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "split of the woven tree failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kbuild = std::fs::read_to_string(split.path().join("Kbuild")).unwrap();
+    assert!(kbuild.contains("fgft_aspect_rdcompose.o"), "{kbuild}");
+    assert!(split.path().join("main/fgft_aspect_rdcompose.c").is_file());
 }

@@ -202,11 +202,15 @@ impl EntrySpec {
         for t in &self.types {
             if let Some(p) = t.priv_area {
                 if p >= n {
-                    return Err(bad(format!("type {} has a bad private-area index", t.ident)));
+                    return Err(bad(format!(
+                        "type {} has a bad private-area index",
+                        t.ident
+                    )));
                 }
             }
             for f in &t.fields {
-                if let FieldHow::Container { outer: target, .. } | FieldHow::Ptr { target } = f.how {
+                if let FieldHow::Container { outer: target, .. } | FieldHow::Ptr { target } = f.how
+                {
                     if target >= n {
                         return Err(bad(format!("member {} points at a bad type index", f.path)));
                     }
@@ -246,8 +250,10 @@ fn normalize(s: &str) -> String {
 /// else two tabs).
 pub fn wrap_call(indent: usize, text: &str, suffix: &str) -> String {
     let width = |s: &str| {
-        s.chars()
-            .fold(0usize, |w, c| if c == '\t' { (w / 8 + 1) * 8 } else { w + 1 })
+        s.chars().fold(
+            0usize,
+            |w, c| if c == '\t' { (w / 8 + 1) * 8 } else { w + 1 },
+        )
     };
     let tabs = "\t".repeat(indent);
     let line = format!("{tabs}{text}{suffix}");
@@ -312,6 +318,33 @@ fn split_top(s: &str) -> Vec<String> {
     }
     if !cur.trim().is_empty() {
         out.push(cur.trim().to_string());
+    }
+    out
+}
+
+/// The prototype of the SFI module's trampoline for `e` (declared in the
+/// main module's shared header).
+pub fn sfi_prototype(e: &EntrySpec) -> String {
+    wrap_call(0, &signature(&e.ret, &e.sfi_name(), &e.params), ";")
+}
+
+/// Struct and union tags a parameter list names (for forward declarations).
+pub fn param_tags(params: &[ParamSpec]) -> Vec<String> {
+    let mut out = Vec::new();
+    for p in params {
+        let toks: Vec<&str> = p.decl.split_whitespace().collect();
+        for w in toks.windows(2) {
+            if w[0] == "struct" || w[0] == "union" {
+                let name: String = w[1]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                let t = format!("{} {name}", w[0]);
+                if !name.is_empty() && !out.contains(&t) {
+                    out.push(t);
+                }
+            }
+        }
     }
     out
 }
@@ -443,14 +476,8 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
     let _ = writeln!(s, "\t.origin = \"{}\",", e.origin);
     let _ = writeln!(s, "\t.err = {},", e.err);
     let _ = writeln!(s, "}};\n");
-    // SFI prototype.
-    let _ = writeln!(
-        s,
-        "{}\n",
-        wrap_call(0, &signature(&e.ret, &e.sfi_name(), &e.params), ";")
-    );
     // Forward declarations of copy functions (types may refer to each other).
-    for (i, t) in e.types.iter().enumerate() {
+    for i in 0..e.types.len() {
         {
             let _ = writeln!(
                 s,
@@ -533,11 +560,9 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
         let _ = writeln!(s, "\tconst {ty} *o = ov;");
         let _ = writeln!(s, "\t{ty} *c = cv;");
     }
-    let need_ret = t
-        .fields
-        .iter()
-        .any(|f| f.copy_in && !f.path.is_empty() && !matches!(f.how, FieldHow::Assign | FieldHow::Bytes))
-        || t.priv_area.is_some();
+    let need_ret = t.fields.iter().any(|f| {
+        f.copy_in && !f.path.is_empty() && !matches!(f.how, FieldHow::Assign | FieldHow::Bytes)
+    }) || t.priv_area.is_some();
     if need_ret {
         s.push_str("\tint ret;\n");
     }
@@ -576,7 +601,9 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                     "{}",
                     wrap_call(
                         1,
-                        &format!("ret = fgft_copy_blob(txn, o->{p}, {len}, {rights}, (void **)&c->{p})"),
+                        &format!(
+                            "ret = fgft_copy_blob(txn, o->{p}, {len}, {rights}, (void **)&c->{p})"
+                        ),
                         ";"
                     )
                 );
@@ -606,7 +633,11 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                 let _ = writeln!(
                     s,
                     "{}",
-                    wrap_call(3, &format!("ret = {}(txn, &o->{p}[i], &c->{p}[i])", e.fn_inf(*t2)), ";")
+                    wrap_call(
+                        3,
+                        &format!("ret = {}(txn, &o->{p}[i], &c->{p}[i])", e.fn_inf(*t2)),
+                        ";"
+                    )
                 );
                 s.push_str("\t\t\tif (ret)\n\t\t\t\treturn ret;\n\t\t}\n\t}\n");
             }
@@ -614,7 +645,11 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                 let _ = writeln!(
                     s,
                     "{}",
-                    wrap_call(1, &format!("ret = fgft_copy_str(txn, o->{p}, (void **)&c->{p})"), ";")
+                    wrap_call(
+                        1,
+                        &format!("ret = fgft_copy_str(txn, o->{p}, (void **)&c->{p})"),
+                        ";"
+                    )
                 );
                 s.push_str("\tif (ret)\n\t\treturn ret;\n");
             }
@@ -655,7 +690,11 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
 
     // Allocation + copy-in.
     {
-        let _ = writeln!(s, "/* fgft: find or make the copy of a {ty} ({}) */", e.name);
+        let _ = writeln!(
+            s,
+            "/* fgft: find or make the copy of a {ty} ({}) */",
+            e.name
+        );
         let _ = writeln!(
             s,
             "static int __maybe_unused {}(struct fgft_txn *txn, const void *ov, void **cp)",
@@ -727,7 +766,15 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     // Follow pointers first (the original's pointers, before write-back).
     for f in &outs {
         if let FieldHow::Ptr { target } = f.how {
-            let _ = writeln!(s, "\t{}(txn, o->{}, &me);", e.fn_out(target), f.path);
+            let _ = writeln!(
+                s,
+                "{}",
+                wrap_call(
+                    1,
+                    &format!("{}(txn, (void *)o->{}, &me)", e.fn_out(target), f.path),
+                    ";"
+                )
+            );
         }
         if let FieldHow::Container { outer, member } = &f.how {
             let ot = &e.types[*outer].c_type;
@@ -738,7 +785,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                 wrap_call(
                     2,
                     &format!(
-                        "{}(txn, container_of(o->{}, {ot}, {member}), &me)",
+                        "{}(txn, (void *)container_of(o->{}, {ot}, {member}), &me)",
                         e.fn_out(*outer),
                         f.path
                     ),
@@ -767,7 +814,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                 let _ = writeln!(s, "\to->{p} = fgft_orig_or_self(txn, c->{p});");
             }
             FieldHow::Blob { len, elem: None } => {
-                let _ = writeln!(s, "\tfgft_blob_out(txn, o->{p}, {len});");
+                let _ = writeln!(s, "\tfgft_blob_out(txn, (void *)o->{p}, {len});");
             }
             FieldHow::Blob {
                 len,
@@ -775,17 +822,18 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
             } => {
                 s.push_str("\tif (o->");
                 let _ = writeln!(s, "{p}) {{");
-                let _ = writeln!(
-                    s,
-                    "\t\ttypeof(o->{p}) ce = fgft_obj_to_copy(txn, o->{p});"
-                );
+                let _ = writeln!(s, "\t\ttypeof(o->{p}) ce = fgft_obj_to_copy(txn, o->{p});");
                 let _ = writeln!(s, "\t\tsize_t i, n = ({len}) / sizeof(*o->{p});\n");
                 s.push_str("\t\tfor (i = 0; ce && ce != o->");
                 let _ = writeln!(s, "{p} && i < n; i++)");
                 let _ = writeln!(
                     s,
                     "{}",
-                    wrap_call(3, &format!("{}(txn, &o->{p}[i], &ce[i], &me)", e.fn_outf(*t2)), ";")
+                    wrap_call(
+                        3,
+                        &format!("{}(txn, &o->{p}[i], &ce[i], &me)", e.fn_outf(*t2)),
+                        ";"
+                    )
                 );
                 s.push_str("\t}\n");
             }
@@ -807,7 +855,9 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
         || outs.iter().any(|f| {
             matches!(
                 f.how,
-                FieldHow::Ptr { .. } | FieldHow::Blob { elem: Some(_), .. } | FieldHow::Container { .. }
+                FieldHow::Ptr { .. }
+                    | FieldHow::Blob { elem: Some(_), .. }
+                    | FieldHow::Container { .. }
             )
         });
     if !uses {
@@ -850,7 +900,11 @@ fn args_struct(e: &EntrySpec) -> String {
 }
 
 fn emit_thunk(s: &mut String, e: &EntrySpec) {
-    let _ = writeln!(s, "/* fgft: arguments of {} across fgft_txn_call() */", e.name);
+    let _ = writeln!(
+        s,
+        "/* fgft: arguments of {} across fgft_txn_call() */",
+        e.name
+    );
     let _ = writeln!(s, "struct {} {{", args_struct(e));
     for p in &e.params {
         let _ = writeln!(s, "\t{};", normalize(&p.decl));
@@ -917,21 +971,26 @@ fn emit_stub(s: &mut String, e: &EntrySpec) {
         "{}",
         wrap_call(
             1,
-            &format!("txn = fgft_txn_begin(&{}, (void *){})", e.ep_name(), e.dev_key),
+            &format!(
+                "txn = fgft_txn_begin(&{}, (void *){})",
+                e.ep_name(),
+                e.dev_key
+            ),
             ";"
         )
     );
     // Isolation off: the original.
     let orig_args: Vec<String> = e.params.iter().map(|p| p.name.clone()).collect();
     let orig = format!("{}({})", e.name, orig_args.join(", "));
-    s.push_str("\tif (!txn) {\n");
     if void {
+        s.push_str("\tif (!txn) {\n");
         let _ = writeln!(s, "{}", wrap_call(2, &orig, ";"));
         s.push_str("\t\treturn;\n");
+        s.push_str("\t}\n");
     } else {
+        s.push_str("\tif (!txn)\n");
         let _ = writeln!(s, "{}", wrap_call(2, &format!("return {orig}"), ";"));
     }
-    s.push_str("\t}\n");
     s.push_str("\tif (IS_ERR(txn)) {\n\t\terr = PTR_ERR(txn);\n");
     s.push_str(&abort_return(e, 2));
     s.push_str("\t}\n");
@@ -1002,7 +1061,10 @@ fn emit_stub(s: &mut String, e: &EntrySpec) {
                     "{}",
                     wrap_call(
                         1,
-                        &format!("{}(txn, container_of({n}, {ot}, {member}), NULL)", e.fn_out(*outer)),
+                        &format!(
+                            "{}(txn, container_of({n}, {ot}, {member}), NULL)",
+                            e.fn_out(*outer)
+                        ),
                         ";"
                     )
                 );
@@ -1034,6 +1096,8 @@ fn emit_stub(s: &mut String, e: &EntrySpec) {
 fn abort_return(e: &EntrySpec, indent: usize) -> String {
     let tabs = "\t".repeat(indent);
     match &e.abort {
+        // At the end of the function a `return;` would be noise.
+        AbortReturn::Void if indent == 1 => format!("{tabs}(void)err;\n"),
         AbortReturn::Void => format!("{tabs}(void)err;\n{tabs}return;\n"),
         AbortReturn::Error => format!("{tabs}return err;\n"),
         AbortReturn::Value(v) => format!("{tabs}(void)err;\n{tabs}return {v};\n"),
@@ -1140,7 +1204,9 @@ mod tests {
             ";",
         );
         for l in w.lines() {
-            let width = l.chars().fold(0, |w, c| if c == '\t' { (w / 8 + 1) * 8 } else { w + 1 });
+            let width = l
+                .chars()
+                .fold(0, |w, c| if c == '\t' { (w / 8 + 1) * 8 } else { w + 1 });
             assert!(width <= 80, "{l}");
         }
     }

@@ -343,7 +343,7 @@ struct Walker<'p, 'c> {
 const MAX_EXPANSION_DEPTH: usize = 8;
 
 impl Walker<'_, '_> {
-    fn site(&self, pf: &ParsedFile, n: Node<'_>) -> Site {
+    fn site(&self, _pf: &ParsedFile, n: Node<'_>) -> Site {
         if let Some(s) = &self.site {
             return s.clone();
         }

@@ -41,7 +41,9 @@ impl CallGraph {
                 if !seen.insert(g.clone()) {
                     continue;
                 }
-                let Some(gd) = prog.global_def(&g) else { continue };
+                let Some(gd) = prog.global_def(&g) else {
+                    continue;
+                };
                 if !gd.is_const {
                     continue;
                 }

@@ -12,9 +12,10 @@ use serde::Serialize;
 use tree_sitter::Node;
 
 /// A C type.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum CType {
     /// Not known (macro constants, unresolved expressions).
+    #[default]
     Unknown,
     Void,
     /// Arithmetic, enum, bool, or a typedef known to be one.
@@ -34,12 +35,6 @@ pub enum CType {
     FieldOf(Box<CType>, String),
     /// What a pointer of symbolic type `.0` points to.
     PointeeOf(Box<CType>),
-}
-
-impl Default for CType {
-    fn default() -> Self {
-        CType::Unknown
-    }
 }
 
 impl CType {

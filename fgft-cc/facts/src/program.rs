@@ -223,7 +223,10 @@ impl Program {
                 let range = p.top[fid][k].range.clone();
                 if let Some((f, globals)) = macro_defined_fn(&p, fid, range) {
                     p.top[fid][k].kind = TopKind::Function(f.name.clone());
-                    p.fn_index.entry(f.name.clone()).or_default().push(p.fns.len());
+                    p.fn_index
+                        .entry(f.name.clone())
+                        .or_default()
+                        .push(p.fns.len());
                     p.fns.push(f);
                     for g in globals {
                         p.global_index
@@ -365,7 +368,10 @@ impl Program {
 /// (and the globals it declares); the body stays the one in the file.
 fn macro_defined_fn(p: &Program, fid: FileId, range: Range<usize>) -> Option<(FnDef, Vec<Global>)> {
     let pf = &p.files[fid];
-    let node = pf.tree.root_node().descendant_for_byte_range(range.start, range.end)?;
+    let node = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(range.start, range.end)?;
     if node.kind() != "function_definition" || node.byte_range() != range {
         return None;
     }
@@ -376,7 +382,11 @@ fn macro_defined_fn(p: &Program, fid: FileId, range: Range<usize>) -> Option<(Fn
     let m = p.macros.get(mname)?;
     let list = m.params.as_ref()?;
     let params = crate::macros::MacroParams::from_list(list, &m.params_raw);
-    let arg = pf.node_text(decl).trim().trim_start_matches('(').trim_end_matches(')');
+    let arg = pf
+        .node_text(decl)
+        .trim()
+        .trim_start_matches('(')
+        .trim_end_matches(')');
     let exp = crate::macros::expand(&params, &m.body, &[arg.to_string()]);
     let snippet = format!("{exp}\n{{\n}}\n");
     let sp = fgft_parse::parse_text(std::path::Path::new("<macro>"), snippet).ok()?;
@@ -591,7 +601,7 @@ fn fn_def(pf: &ParsedFile, fid: FileId, n: Node<'_>, conditional: bool) -> Optio
         params,
         variadic,
         ret,
-        ret_text: ret_text.replace(" *", " *").replace("* ", "*"),
+        ret_text: ret_text.replace("* ", "*"),
         is_static: has_storage(pf, n, "static"),
         is_inline: has_storage(pf, n, "inline")
             || pf.node_text(n).starts_with("static inline")

@@ -43,10 +43,6 @@ impl Edits {
         self.replace(range, "");
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.list.is_empty()
-    }
-
     /// Whether some edit already covers bytes of `r` (insertions at the same
     /// point do not conflict).
     pub fn touches(&self, r: &Range<usize>) -> bool {
@@ -100,7 +96,10 @@ impl Edits {
         let line = |b: usize| text[..b.min(text.len())].matches('\n').count() + 1;
         let mut out = String::new();
         for e in list {
-            let (a, b) = (line(e.range.start), line(e.range.end.max(e.range.start + 1) - 1));
+            let (a, b) = (
+                line(e.range.start),
+                line(e.range.end.max(e.range.start + 1) - 1),
+            );
             if e.range.is_empty() {
                 let n = e.text.lines().count();
                 out.push_str(&format!("@{a}: insert {n} line(s)\n"));
@@ -115,9 +114,15 @@ impl Edits {
                     && old.len() <= 64
                     && old.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric());
                 if ident {
-                    out.push_str(&format!("@{a}: `{old}` -> `{}`\n", e.text.replace('\n', "\\n")));
+                    out.push_str(&format!(
+                        "@{a}: `{old}` -> `{}`\n",
+                        e.text.replace('\n', "\\n")
+                    ));
                 } else {
-                    out.push_str(&format!("@{a}-{b}: replace with {} line(s)\n", e.text.lines().count()));
+                    out.push_str(&format!(
+                        "@{a}-{b}: replace with {} line(s)\n",
+                        e.text.lines().count()
+                    ));
                     for l in e.text.lines() {
                         out.push_str(&format!("+ {l}\n"));
                     }

@@ -26,7 +26,7 @@ pub mod wrappers;
 
 use crate::diag::Located;
 use crate::plan::table::Table;
-use crate::plan::{DriverFile, FileRole, Inputs, Plan};
+use crate::plan::{FileRole, Inputs, Plan};
 use edit::{whole_lines, Edits};
 use fgft_facts::access::CallTarget;
 use fgft_facts::program::{FileId, Program, TopKind};
@@ -67,6 +67,18 @@ fn stem(p: &std::path::Path) -> String {
         .collect()
 }
 
+/// The forward declaration of an entry's stub (its own signature, so it can
+/// stand before the entry is declared, as in a macro that declares it).
+fn stub_decl(e: &crate::plan::EntryPlan, is_static: bool) -> String {
+    let st = if is_static { "static " } else { "" };
+    let sig = fgft_stubs::signature(&e.spec.ret, &e.spec.stub_name(), &e.spec.params);
+    format!(
+        "/* fgft: stub of {}, defined at the end of its file */\n{}\n",
+        e.spec.name,
+        fgft_stubs::wrap_call(0, &format!("{st}{sig}"), ";")
+    )
+}
+
 /// The top-level item of `fid` that contains byte `at`.
 fn item_at(prog: &Program, fid: FileId, at: usize) -> Option<std::ops::Range<usize>> {
     prog.top[fid]
@@ -78,7 +90,12 @@ fn item_at(prog: &Program, fid: FileId, at: usize) -> Option<std::ops::Range<usi
 
 /// Writes everything.  Located problems found while emitting (overlapping
 /// edits, globals used inside macros of SFI code) come back as errors.
-pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Result<Output, Vec<Located>> {
+pub fn emit(
+    inp: &Inputs<'_>,
+    plan: &Plan,
+    table: &Table,
+    opts: &EmitOpts,
+) -> Result<Output, Vec<Located>> {
     let prog = inp.prog;
     let d = &plan.driver;
     let mut out = Output::new();
@@ -88,7 +105,6 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
     // ---------------------------------------------------------------- main
     let mut medits: Vec<Edits> = (0..prog.files.len()).map(|_| Edits::default()).collect();
     let mut tails: Vec<String> = vec![String::new(); prog.files.len()];
-    let entry_names: BTreeSet<&str> = plan.entries.iter().map(|e| e.spec.name.as_str()).collect();
     let file_refs = crate::plan::file_scope_fn_refs(prog);
 
     // Slots: every value use of an entry point takes the stub instead
@@ -135,24 +151,23 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
         for (fid, item) in &pasted {
             medits[*fid].insert(
                 item.start,
-                format!("/* fgft: the slot this macro fills takes the stub */\n#define {name} {stub}\n"),
+                format!(
+                    "/* fgft: the slot this macro fills takes the stub */\n#define {name} {stub}\n"
+                ),
             );
             let end = whole_lines(&prog.files[*fid].text, item.end..item.end).end;
             medits[*fid].insert(end, format!("#undef {name}\n"));
         }
         let mut declared: BTreeSet<FileId> = BTreeSet::new();
-        for (fid, r) in refs.iter().cloned().chain(
-            pasted
-                .iter()
-                .map(|(f, it)| (*f, it.start..it.start)),
-        ) {
+        for (fid, r) in refs
+            .iter()
+            .cloned()
+            .chain(pasted.iter().map(|(f, it)| (*f, it.start..it.start)))
+        {
             if r.is_empty() {
                 // A pasted slot: only the declaration is needed.
                 if declared.insert(fid) {
-                    let st = if is_static { "static " } else { "" };
-                    let decl = format!(
-                        "/* fgft: stub of {name}, defined at the end of its file */\n{st}typeof({name}) {stub};\n"
-                    );
+                    let decl = stub_decl(e, is_static);
                     let at = whole_lines(&prog.files[fid].text, d.range.end..d.range.end).end;
                     if fid == d.file && d.range.end <= r.start {
                         medits[fid].insert(at, format!("\n{decl}"));
@@ -179,10 +194,7 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
             }
             medits[fid].replace(r.clone(), stub.clone());
             if declared.insert(fid) {
-                let st = if is_static { "static " } else { "" };
-                let decl = format!(
-                    "/* fgft: stub of {name}, defined at the end of its file */\n{st}typeof({name}) {stub};\n"
-                );
+                let decl = stub_decl(e, is_static);
                 // Right after the entry's first declaration in its own file
                 // (so every use, macro bodies included, sees it); before the
                 // first use elsewhere.
@@ -238,7 +250,9 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
     }
     // Globals marshaled whole, in their defining files.
     for (g, written) in &plan.marshaled_globals {
-        let Some(gd) = prog.global_def(g) else { continue };
+        let Some(gd) = prog.global_def(g) else {
+            continue;
+        };
         needs_header.insert(gd.file);
         let t = &mut tails[gd.file];
         let rights = if *written { "FGFT_RW" } else { "FGFT_R" };
@@ -314,7 +328,10 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
             )),
         }
     }
-    out.insert(PathBuf::from("main/fgft_stubs.h"), fgft_stubs::helpers_header());
+    out.insert(
+        PathBuf::from("main/fgft_stubs.h"),
+        fgft_stubs::helpers_header(),
+    );
     out.insert(
         PathBuf::from(format!("main/fgft_{d}_main.h")),
         main_header(inp, plan, &binds),
@@ -330,7 +347,9 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
     for (tu, files) in &sfi_files {
         let header = format!("fgft_sfi_{}.h", stem(&inp.files[*tu].rel));
         for &fid in files {
-            let Some(ed) = sedits.get_mut(&fid) else { continue };
+            let Some(ed) = sedits.get_mut(&fid) else {
+                continue;
+            };
             sfi_file_edits(inp, plan, fid, &header, ed);
         }
     }
@@ -342,7 +361,9 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
         .map(|(i, g)| (g.name.as_str(), i))
         .collect();
     for f in &plan.sfi_fns {
-        let Some(ff) = inp.facts.per_fn.get(f) else { continue };
+        let Some(ff) = inp.facts.per_fn.get(f) else {
+            continue;
+        };
         let mut sites: Vec<(&str, &fgft_facts::access::Site, bool)> = Vec::new();
         for g in &ff.globals {
             if gindex.contains_key(g.name.as_str()) {
@@ -355,7 +376,9 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
             }
         }
         for (name, site, is_fn) in sites {
-            let Some(ed) = sedits.get_mut(&site.file) else { continue };
+            let Some(ed) = sedits.get_mut(&site.file) else {
+                continue;
+            };
             let text = &prog.files[site.file].text;
             if text.get(site.range.clone()) != Some(name) {
                 diags.push(inp_diag(
@@ -383,7 +406,9 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
     // Entry trampolines.
     for e in &plan.entries {
         let fd = &prog.fns[e.def];
-        let Some(ed) = sedits.get_mut(&fd.file) else { continue };
+        let Some(ed) = sedits.get_mut(&fd.file) else {
+            continue;
+        };
         let spec = &e.spec;
         let sig = fgft_stubs::signature(&spec.ret, &spec.sfi_name(), &spec.params);
         let args: Vec<String> = spec.params.iter().map(|p| p.name.clone()).collect();
@@ -400,7 +425,11 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
         if spec.ret.trim() == "void" {
             let _ = writeln!(t, "{}", fgft_stubs::wrap_call(1, &call, ";"));
         } else {
-            let _ = writeln!(t, "{}", fgft_stubs::wrap_call(1, &format!("return {call}"), ";"));
+            let _ = writeln!(
+                t,
+                "{}",
+                fgft_stubs::wrap_call(1, &format!("return {call}"), ";")
+            );
         }
         t.push_str("}\n");
         let _ = writeln!(t, "EXPORT_SYMBOL_GPL({});", spec.sfi_name());
@@ -412,11 +441,7 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
             Ok(text) => {
                 let log = ed.log(&pf.text);
                 if !log.is_empty() {
-                    let _ = writeln!(
-                        edit_log,
-                        "=== sfi/{}\n{log}",
-                        inp.files[*fid].rel.display()
-                    );
+                    let _ = writeln!(edit_log, "=== sfi/{}\n{log}", inp.files[*fid].rel.display());
                 }
                 out.insert(PathBuf::from("sfi").join(&inp.files[*fid].rel), text);
             }
@@ -463,7 +488,12 @@ pub fn emit(inp: &Inputs<'_>, plan: &Plan, table: &Table, opts: &EmitOpts) -> Re
     Ok(out)
 }
 
-fn inp_diag(inp: &Inputs<'_>, fid: FileId, range: std::ops::Range<usize>, message: String) -> Located {
+fn inp_diag(
+    inp: &Inputs<'_>,
+    fid: FileId,
+    range: std::ops::Range<usize>,
+    message: String,
+) -> Located {
     Located {
         path: inp.files[fid].shown.clone(),
         text: inp.prog.files[fid].text.clone(),
@@ -491,7 +521,10 @@ fn sfi_units(inp: &Inputs<'_>, plan: &Plan) -> Vec<(FileId, Vec<FileId>)> {
         while k < files.len() {
             let cur = files[k];
             for (j, dj) in inp.files.iter().enumerate() {
-                if dj.role == FileRole::IncludedC && dj.included_by.contains(&cur) && !files.contains(&j) {
+                if dj.role == FileRole::IncludedC
+                    && dj.included_by.contains(&cur)
+                    && !files.contains(&j)
+                {
                     files.push(j);
                 }
             }
@@ -534,7 +567,6 @@ fn item_deletion(pf: &fgft_parse::ParsedFile, r: std::ops::Range<usize>) -> std:
 fn sfi_file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mut Edits) {
     let prog = inp.prog;
     let pf = &prog.files[fid];
-    let text = &pf.text;
     let shadows: BTreeSet<&str> = plan
         .gtab
         .iter()
@@ -584,7 +616,13 @@ fn sfi_file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: 
 
 /// Turns the definition of a global SFI code reaches through the address
 /// table into a declaration (kept for `typeof`): `extern`, no initializer.
-fn shadow_decl(prog: &Program, fid: FileId, name: &str, item: std::ops::Range<usize>, ed: &mut Edits) {
+fn shadow_decl(
+    prog: &Program,
+    fid: FileId,
+    name: &str,
+    item: std::ops::Range<usize>,
+    ed: &mut Edits,
+) {
     let Some(g) = prog
         .globals
         .iter()
@@ -671,7 +709,7 @@ fn tu_header(inp: &Inputs<'_>, plan: &Plan, tu: FileId) -> String {
             .protos
             .iter()
             .any(|p| p.name == *f && inp.files[p.file].role == FileRole::Header);
-        if !here && !(hdr_proto && !d.is_static) {
+        if !here && (!hdr_proto || d.is_static) {
             continue;
         }
         if !d.is_static && hdr_proto {
@@ -708,8 +746,29 @@ fn main_header(
     if !plan.entries.is_empty() {
         s.push('\n');
     }
+    // The SFI module's way into each entry point's copy.
+    let mut tags: BTreeSet<String> = BTreeSet::new();
+    for e in &plan.entries {
+        tags.extend(fgft_stubs::param_tags(&e.spec.params));
+    }
+    for t in &tags {
+        let _ = writeln!(s, "{t};");
+    }
+    if !tags.is_empty() {
+        s.push('\n');
+    }
+    for e in &plan.entries {
+        let _ = writeln!(s, "{}", fgft_stubs::sfi_prototype(&e.spec));
+    }
+    if !plan.entries.is_empty() {
+        s.push('\n');
+    }
     for fid in binds.keys() {
-        let _ = writeln!(s, "void fgft_bind_{d}_{}(void);", stem(&inp.files[*fid].rel));
+        let _ = writeln!(
+            s,
+            "void fgft_bind_{d}_{}(void);",
+            stem(&inp.files[*fid].rel)
+        );
     }
     for g in plan.marshaled_globals.keys() {
         let _ = writeln!(s, "int fgft_gin_{d}_{g}(struct fgft_txn *txn);");
@@ -741,7 +800,9 @@ fn hook_init(
             continue;
         }
         for it in items {
-            let TopKind::MacroStmt(m) = &it.kind else { continue };
+            let TopKind::MacroStmt(m) = &it.kind else {
+                continue;
+            };
             let text = &prog.files[fid].text[it.range.clone()];
             let arg = text
                 .find('(')
@@ -804,8 +865,10 @@ fn hook_init(
                 medits[efid].insert(eitem.start, t);
                 let text = &prog.files[efid].text[eitem.clone()];
                 if let (Some(a), Some(b)) = (text.find('('), text.rfind(')')) {
-                    medits[efid]
-                        .replace(eitem.start + a + 1..eitem.start + b, format!("fgft_exit_{d}"));
+                    medits[efid].replace(
+                        eitem.start + a + 1..eitem.start + b,
+                        format!("fgft_exit_{d}"),
+                    );
                 }
             }
             None => {
@@ -888,12 +951,7 @@ fn hook_init(
     Some(fid)
 }
 
-fn kbuild(
-    inp: &Inputs<'_>,
-    plan: &Plan,
-    sfi: &[(FileId, Vec<FileId>)],
-    opts: &EmitOpts,
-) -> String {
+fn kbuild(inp: &Inputs<'_>, plan: &Plan, sfi: &[(FileId, Vec<FileId>)], opts: &EmitOpts) -> String {
     let m = &plan.module;
     let mut s = String::new();
     let _ = writeln!(s, "# SPDX-License-Identifier: GPL-2.0");
@@ -951,10 +1009,15 @@ fn kbuild(
     if opts.no_read_checks {
         san.push_str(" --param asan-instrument-reads=0");
     }
-    let _ = writeln!(s, "\n# Every load and store of SFI code calls the runtime's checks.");
+    let _ = writeln!(
+        s,
+        "\n# Every load and store of SFI code calls the runtime's checks."
+    );
     let _ = writeln!(s, "FGFT_SANITIZE := {san}");
     for (tu, _) in sfi {
-        let o = PathBuf::from("sfi").join(&inp.files[*tu].rel).with_extension("o");
+        let o = PathBuf::from("sfi")
+            .join(&inp.files[*tu].rel)
+            .with_extension("o");
         let _ = writeln!(
             s,
             "CFLAGS_{} += $(FGFT_SANITIZE) -I$(src)/main",
@@ -1010,7 +1073,10 @@ pub fn plan_text(inp: &Inputs<'_>, plan: &Plan, table: &Table) -> String {
                 fgft_stubs::ParamHow::Value => "passed as is".to_string(),
                 fgft_stubs::ParamHow::Obj { ty } => format!("copy of {}", sp.types[*ty].c_type),
                 fgft_stubs::ParamHow::Blob { len, copy_out, .. } => {
-                    format!("blob of {len} bytes{}", if *copy_out { ", copied out" } else { "" })
+                    format!(
+                        "blob of {len} bytes{}",
+                        if *copy_out { ", copied out" } else { "" }
+                    )
                 }
                 fgft_stubs::ParamHow::Str => "string (nullterm)".into(),
                 fgft_stubs::ParamHow::Container { outer, member } => {
@@ -1057,6 +1123,9 @@ pub fn plan_text(inp: &Inputs<'_>, plan: &Plan, table: &Table) -> String {
                     if let Some(u) = &t.undo {
                         v.push(format!("undo {u}"));
                     }
+                    if let Some(n) = &t.note {
+                        v.push(format!("({n})"));
+                    }
                     v.join(", ")
                 }
                 None if table.inline_names.contains(a) => "inline (value)".into(),
@@ -1099,7 +1168,9 @@ pub fn plan_text(inp: &Inputs<'_>, plan: &Plan, table: &Table) -> String {
 }
 
 /// The module_*_driver macros table (`fgft-cc/tables/module-init.toml`).
-pub fn module_macros(extra: &[PathBuf]) -> Result<BTreeMap<String, (String, String)>, crate::diag::CliError> {
+pub fn module_macros(
+    extra: &[PathBuf],
+) -> Result<BTreeMap<String, (String, String)>, crate::diag::CliError> {
     #[derive(serde::Deserialize)]
     #[serde(deny_unknown_fields)]
     struct F {
@@ -1123,9 +1194,4 @@ pub fn module_macros(extra: &[PathBuf]) -> Result<BTreeMap<String, (String, Stri
         }
     }
     Ok(out)
-}
-
-/// Files of the driver, for tests and the planner's callers.
-pub fn file_list(files: &[DriverFile]) -> Vec<String> {
-    files.iter().map(|f| f.rel.display().to_string()).collect()
 }

@@ -198,12 +198,7 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     );
     for n in &plan.wrapped {
         let Some(e) = table.apis.get(n) else { continue };
-        let _ = writeln!(
-            s,
-            "/* {}: {} (compensations.toml) */",
-            e.name,
-            describe(e)
-        );
+        let _ = writeln!(s, "/* {}: {} (compensations.toml) */", e.name, describe(e));
         let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &proto(e), ";"));
     }
     // The wrappers themselves (fgft_<m>_sfi_rt.c) call the real functions.
@@ -238,7 +233,9 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
         }
     }
     for n in variadics(plan, table) {
-        let Some(e) = table.apis.get(&n) else { continue };
+        let Some(e) = table.apis.get(&n) else {
+            continue;
+        };
         let names: Vec<String> = e.params.iter().map(|p| p.name.clone()).collect();
         let args: Vec<String> = e
             .params
@@ -519,7 +516,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
                 ""
             )
         );
-        let _ = writeln!(s, "{{\n\t{};\n}}\n", with_args(u, &caps).trim_end_matches(';'));
+        let _ = writeln!(
+            s,
+            "{{\n\t{};\n}}\n",
+            with_args(u, &caps).trim_end_matches(';')
+        );
     }
     if e.commit {
         let caps: Vec<Capture> = params
@@ -685,7 +686,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             "{}",
             fgft_stubs::wrap_call(
                 1,
-                &format!("fgft_commit_push(txn, fgft_commit_{}, {})", e.name, a.join(", ")),
+                &format!(
+                    "fgft_commit_push(txn, fgft_commit_{}, {})",
+                    e.name,
+                    a.join(", ")
+                ),
                 ";"
             )
         );
@@ -699,7 +704,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
     if void {
         let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &call, ";"));
     } else {
-        let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &format!("ret = {call}"), ";"));
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(1, &format!("ret = {call}"), ";")
+        );
     }
     if let Some((len, rights)) = &e.grant {
         let r = if rights == "r" { "FGFT_R" } else { "FGFT_RW" };
@@ -739,7 +748,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             "{}",
             fgft_stubs::wrap_call(
                 2,
-                &format!("fgft_undo_push(txn, fgft_undo_{}, {})", e.name, a.join(", ")),
+                &format!(
+                    "fgft_undo_push(txn, fgft_undo_{}, {})",
+                    e.name,
+                    a.join(", ")
+                ),
                 ";"
             )
         );
@@ -782,8 +795,8 @@ mod tests {
 
     fn entry(proto: &str, undo: &str) -> ApiEntry {
         let name = proto[..proto.find('(').unwrap()]
-            .split(|c: char| c == ' ' || c == '*')
-            .last()
+            .split([' ', '*'])
+            .next_back()
             .unwrap()
             .to_string();
         let (ret, params, variadic) = parse_proto(&name, proto).unwrap();
@@ -830,6 +843,9 @@ mod tests {
 
     #[test]
     fn substitution_respects_tokens() {
-        assert_eq!(subst("dev + device", |i| (i == "dev").then(|| "X".into())), "X + device");
+        assert_eq!(
+            subst("dev + device", |i| (i == "dev").then(|| "X".into())),
+            "X + device"
+        );
     }
 }

@@ -16,13 +16,12 @@ pub mod table;
 use crate::diag::Located;
 use fgft_annotations::{Annotations, HintKind};
 use fgft_facts::access::{AccessKind, CallTarget, DriverFacts, PtrUseKind, Relation, Site};
-use fgft_facts::apicalls::{self, Returns};
+use fgft_facts::apicalls;
 use fgft_facts::callgraph::{CallGraph, Closure, Root};
 use fgft_facts::ctype::CType;
 use fgft_facts::program::{FileId, FnId, Program, TopKind};
 use fgft_stubs::{
-    AbortReturn, EntrySpec, FieldHow, FieldSpec, GlobalSpec, ParamHow, ParamSpec, Rights,
-    TypeSpec,
+    AbortReturn, EntrySpec, FieldHow, FieldSpec, GlobalSpec, ParamHow, ParamSpec, Rights, TypeSpec,
 };
 use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
@@ -120,7 +119,14 @@ fn c_ident(s: &str) -> String {
 }
 
 impl Inputs<'_> {
-    fn diag(&self, site: &Site, warning: bool, message: String, label: &str, notes: Vec<String>) -> Located {
+    fn diag(
+        &self,
+        site: &Site,
+        warning: bool,
+        message: String,
+        label: &str,
+        notes: Vec<String>,
+    ) -> Located {
         let pf = &self.prog.files[site.file];
         Located {
             path: self.files[site.file].shown.clone(),
@@ -237,10 +243,8 @@ impl Uses {
         }
         // Members known to be of another type.
         for (a, inner) in &self.aliases {
-            if is_field_of(a, ty) || a == ty {
-                if self.touches(prog, inner, depth + 1) {
-                    return true;
-                }
+            if (is_field_of(a, ty) || a == ty) && self.touches(prog, inner, depth + 1) {
+                return true;
             }
         }
         // Symbolic members of unknown records.
@@ -297,7 +301,9 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
             path: PathBuf::from("<command line>"),
             text: String::new(),
             range: 0..0,
-            message: "nothing to isolate: give --isolate NAME|GLOB or an annotation file with [isolate]".into(),
+            message:
+                "nothing to isolate: give --isolate NAME|GLOB or an annotation file with [isolate]"
+                    .into(),
             label: String::new(),
             notes: vec![],
             warning: false,
@@ -382,10 +388,14 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
     }
     for e in &plan.entries {
         for g in &e.spec.globals {
-            let w = plan.marshaled_globals.entry(g.name.clone()).or_insert(false);
+            let w = plan
+                .marshaled_globals
+                .entry(g.name.clone())
+                .or_insert(false);
             *w |= g.copy_out;
         }
-        plan.kernel_globals.extend(e.spec.kernel_globals.iter().cloned());
+        plan.kernel_globals
+            .extend(e.spec.kernel_globals.iter().cloned());
     }
     plan
 }
@@ -442,9 +452,9 @@ pub fn file_scope_fn_refs(prog: &Program) -> BTreeMap<String, Vec<(FileId, Range
                     let t = pf.node_text(n);
                     if prog.is_fn(t) {
                         // Skip the declared name of a declarator.
-                        let is_decl = n
-                            .parent()
-                            .is_some_and(|p| p.kind().ends_with("declarator") && p.kind() != "init_declarator");
+                        let is_decl = n.parent().is_some_and(|p| {
+                            p.kind().ends_with("declarator") && p.kind() != "init_declarator"
+                        });
                         if !is_decl {
                             out.entry(t.to_string())
                                 .or_default()
@@ -526,8 +536,18 @@ fn abort_for(ret: &CType, ret_text: &str) -> AbortReturn {
         return AbortReturn::Value("NULL".into());
     }
     const SIGNED: &[&str] = &[
-        "int", "long", "long int", "signed int", "signed long", "s32", "s64", "ssize_t", "s16",
-        "s8", "short", "long long",
+        "int",
+        "long",
+        "long int",
+        "signed int",
+        "signed long",
+        "s32",
+        "s64",
+        "ssize_t",
+        "s16",
+        "s8",
+        "short",
+        "long long",
     ];
     let core = t
         .trim_start_matches("static ")
@@ -640,11 +660,9 @@ fn plan_entry(
                     // Arity check at every site.
                     for s in &u.sites {
                         if let Some(ff) = inp.facts.per_fn.get(&s.func) {
-                            if let Some(c) = ff
-                                .calls
-                                .iter()
-                                .find(|c| c.at == *s && c.target == CallTarget::Kernel(u.name.clone()))
-                            {
+                            if let Some(c) = ff.calls.iter().find(|c| {
+                                c.at == *s && c.target == CallTarget::Kernel(u.name.clone())
+                            }) {
                                 if c.args.len() != e.params.len() && c.via_macro.is_none() {
                                     diags.push(inp.diag(
                                         s,
@@ -723,13 +741,11 @@ fn plan_entry(
                     inner,
                     outer,
                     member,
-                } => {
-                    if inner.is_recordish() {
-                        uses_t.aliases.insert(
-                            CType::FieldOf(Box::new(prog.resolve(outer)), member.clone()),
-                            inner.clone(),
-                        );
-                    }
+                } if inner.is_recordish() => {
+                    uses_t.aliases.insert(
+                        CType::FieldOf(Box::new(prog.resolve(outer)), member.clone()),
+                        inner.clone(),
+                    );
                 }
                 _ => {}
             }
@@ -751,7 +767,9 @@ fn plan_entry(
                     uses_t.mark(&b, &f, k);
                 }
                 Root::FieldVal(b, f) => {
-                    if let (PtrUseKind::Sized(_), CType::Ptr(t)) = (&u.kind, prog.field_type(&b, &f)) {
+                    if let (PtrUseKind::Sized(_), CType::Ptr(t)) =
+                        (&u.kind, prog.field_type(&b, &f))
+                    {
                         let t = prog.resolve(&t);
                         if t.is_recordish() {
                             uses_t.whole.insert(t);
@@ -760,7 +778,8 @@ fn plan_entry(
                         }
                     }
                     let known_array = matches!(prog.field_type(&b, &f), CType::Array(..));
-                    let unknown = matches!(prog.field_type(&b, &f), CType::FieldOf(..) | CType::Unknown);
+                    let unknown =
+                        matches!(prog.field_type(&b, &f), CType::FieldOf(..) | CType::Unknown);
                     match &u.kind {
                         PtrUseKind::Sized(_) | PtrUseKind::Str | PtrUseKind::Subscript0
                             if known_array || unknown =>
@@ -773,7 +792,10 @@ fn plan_entry(
                                 }
                             }
                         }
-                        PtrUseKind::Index | PtrUseKind::Arith | PtrUseKind::Sized(_) | PtrUseKind::Str => {
+                        PtrUseKind::Index
+                        | PtrUseKind::Arith
+                        | PtrUseKind::Sized(_)
+                        | PtrUseKind::Str => {
                             if known_array {
                                 uses_t.mark(&b, &f, u.access);
                             } else if unknown {
@@ -798,9 +820,10 @@ fn plan_entry(
                     }
                 }
                 Root::EntryParam(k) => {
-                    if let (PtrUseKind::Sized(_), Some(CType::Ptr(t))) =
-                        (&u.kind, prog.fns[def].params.get(k).map(|p| prog.resolve(&p.ty)))
-                    {
+                    if let (PtrUseKind::Sized(_), Some(CType::Ptr(t))) = (
+                        &u.kind,
+                        prog.fns[def].params.get(k).map(|p| prog.resolve(&p.ty)),
+                    ) {
                         if t.is_recordish() {
                             uses_t.whole.insert((*t).clone());
                             continue;
@@ -832,9 +855,10 @@ fn plan_entry(
                 } else {
                     format!("struct {outer}")
                 };
-                uses_t
-                    .aliases
-                    .insert(CType::FieldOf(Box::new(CType::Record(o)), member.clone()), (**inner).clone());
+                uses_t.aliases.insert(
+                    CType::FieldOf(Box::new(CType::Record(o)), member.clone()),
+                    (**inner).clone(),
+                );
             }
         }
     }
@@ -944,7 +968,10 @@ fn plan_entry(
 /// is a designated initializer.
 fn slot_name(prog: &Program, fid: FileId, r: &Range<usize>) -> Option<String> {
     let pf = &prog.files[fid];
-    let n = pf.tree.root_node().descendant_for_byte_range(r.start, r.end)?;
+    let n = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(r.start, r.end)?;
     let pair = n.parent().filter(|p| p.kind() == "initializer_pair")?;
     let field = pair
         .child_by_field_name("designator")
@@ -996,11 +1023,17 @@ impl TypeBuilder<'_, '_> {
                 HintKind::Opaque { ty } => ParamHow::Blob {
                     len: format!("sizeof({ty})"),
                     copy_out: !is_const_ptr(&p.text),
-                    rights: if is_const_ptr(&p.text) { Rights::R } else { Rights::RW },
+                    rights: if is_const_ptr(&p.text) {
+                        Rights::R
+                    } else {
+                        Rights::RW
+                    },
                 },
                 HintKind::NoDeref | HintKind::Recursive => {
                     if let CType::Ptr(t) = &p.ty {
-                        if matches!(h.kind, HintKind::Recursive) && self.uses.touches(self.inp.prog, t, 0) {
+                        if matches!(h.kind, HintKind::Recursive)
+                            && self.uses.touches(self.inp.prog, t, 0)
+                        {
                             let ty = self.ty(t, format!("parameter `{name}`"));
                             return ParamHow::Obj { ty };
                         }
@@ -1026,9 +1059,12 @@ impl TypeBuilder<'_, '_> {
             return ParamHow::Value;
         };
         // Used as an array or a string: needs a hint.
-        let array_use = pu
-            .iter()
-            .find(|u| matches!(u.1, PtrUseKind::Index | PtrUseKind::Arith | PtrUseKind::Sized(_)));
+        let array_use = pu.iter().find(|u| {
+            matches!(
+                u.1,
+                PtrUseKind::Index | PtrUseKind::Arith | PtrUseKind::Sized(_)
+            )
+        });
         let str_use = pu.iter().find(|u| matches!(u.1, PtrUseKind::Str));
         if let Some((site, kind, _, _)) = array_use.or(str_use) {
             let (hint, what) = if matches!(kind, PtrUseKind::Str) {
@@ -1216,7 +1252,11 @@ impl TypeBuilder<'_, '_> {
         if let Some(r) = &known {
             for f in &r.fields {
                 if let CType::Record(_) = &f.ty {
-                    if self.uses.touches(prog, &f.ty, 0) && !members.iter().any(|(m, u)| m == &f.name && (u.read || u.write)) {
+                    if self.uses.touches(prog, &f.ty, 0)
+                        && !members
+                            .iter()
+                            .any(|(m, u)| m == &f.name && (u.read || u.write))
+                    {
                         let pfx = format!("{prefix}{}.", f.name);
                         self.collect_fields(root, &f.ty.clone(), &pfx, depth + 1, out, writes);
                     }
@@ -1260,7 +1300,8 @@ impl TypeBuilder<'_, '_> {
                 *writes = true;
             }
             // Hints on this member.
-            let hint = bare_tag(t).and_then(|tag| self.inp.ann.field_hints(&tag, m).next().cloned());
+            let hint =
+                bare_tag(t).and_then(|tag| self.inp.ann.field_hints(&tag, m).next().cloned());
             let how = if let Some(h) = &hint {
                 match &h.kind {
                     HintKind::NullTerm => FieldHow::Str,
@@ -1269,7 +1310,10 @@ impl TypeBuilder<'_, '_> {
                             CType::Ptr(target) => {
                                 let target = prog.resolve(target);
                                 if target.is_recordish() && self.uses.touches(prog, &target, 0) {
-                                    Some(self.ty(&target, format!("elements of member {m} of {}", t.c_spelling())))
+                                    Some(self.ty(
+                                        &target,
+                                        format!("elements of member {m} of {}", t.c_spelling()),
+                                    ))
                                 } else {
                                     None
                                 }
@@ -1293,7 +1337,10 @@ impl TypeBuilder<'_, '_> {
                             format!("struct {outer}")
                         };
                         let ot = CType::Record(o);
-                        let i = self.ty(&ot, format!("container of member {m} of {}", t.c_spelling()));
+                        let i = self.ty(
+                            &ot,
+                            format!("container of member {m} of {}", t.c_spelling()),
+                        );
                         FieldHow::Container {
                             outer: i,
                             member: member.clone(),
@@ -1319,7 +1366,8 @@ impl TypeBuilder<'_, '_> {
                     } else {
                         (
                             "used as an array",
-                            "kind = \"blob\", len = \"<bytes, over the struct's members>\"".to_string(),
+                            "kind = \"blob\", len = \"<bytes, over the struct's members>\""
+                                .to_string(),
                         )
                     };
                     self.diags.push(self.inp.diag(
@@ -1370,7 +1418,11 @@ impl TypeBuilder<'_, '_> {
                 }
             }
             CType::Array(..) => FieldHow::Bytes,
-            CType::FieldOf(..) | CType::Unknown | CType::Named(_) | CType::Record(_) | CType::PointeeOf(_) => {
+            CType::FieldOf(..)
+            | CType::Unknown
+            | CType::Named(_)
+            | CType::Record(_)
+            | CType::PointeeOf(_) => {
                 // Unknown member type: a pointer whose target is used, or bytes.
                 let pointee = CType::PointeeOf(Box::new(if let CType::FieldOf(..) = fty {
                     fty.clone()
@@ -1378,7 +1430,10 @@ impl TypeBuilder<'_, '_> {
                     CType::FieldOf(Box::new(base.clone()), m.to_string())
                 }));
                 if self.uses.touches(prog, &pointee, 0) {
-                    let i = self.ty(&pointee, format!("target of member {m} of {}", base.c_spelling()));
+                    let i = self.ty(
+                        &pointee,
+                        format!("target of member {m} of {}", base.c_spelling()),
+                    );
                     FieldHow::Ptr { target: i }
                 } else {
                     // Unknown type with no sign of an array: plain assignment
@@ -1478,7 +1533,10 @@ mod tests {
         let t = CType::Record("struct a".into());
         assert_eq!(field_len_expr(&prog, &t, "n * 4", ""), "o->n * 4");
         assert_eq!(field_len_expr(&prog, &t, "adapter->n", ""), "o->n");
-        assert_eq!(field_len_expr(&prog, &t, "sizeof(int) * n", ""), "sizeof(int) * o->n");
+        assert_eq!(
+            field_len_expr(&prog, &t, "sizeof(int) * n", ""),
+            "sizeof(int) * o->n"
+        );
         assert_eq!(field_len_expr(&prog, &t, "n * 4", "in."), "o->in.n * 4");
         assert_eq!(field_len_expr(&prog, &t, "a->n", "in."), "o->in.n");
     }
@@ -1486,7 +1544,10 @@ mod tests {
     #[test]
     fn abort_values() {
         assert_eq!(abort_for(&CType::Void, "void"), AbortReturn::Void);
-        assert_eq!(abort_for(&CType::Scalar("int".into()), "int"), AbortReturn::Error);
+        assert_eq!(
+            abort_for(&CType::Scalar("int".into()), "int"),
+            AbortReturn::Error
+        );
         assert_eq!(
             abort_for(&CType::Scalar("u32".into()), "u32"),
             AbortReturn::Value("0".into())
@@ -1495,11 +1556,5 @@ mod tests {
             abort_for(&CType::Named("irqreturn_t".into()), "irqreturn_t"),
             AbortReturn::Value("IRQ_NONE".into())
         );
-    }
-
-    #[test]
-    fn returns_are_used() {
-        // Keep the Returns import meaningful for the planner's callers.
-        assert_ne!(Returns::Priv, Returns::Fresh);
     }
 }

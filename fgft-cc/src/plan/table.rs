@@ -302,8 +302,22 @@ impl Table {
 
 fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliError> {
     const EFFECTS: &[&str] = &[
-        "pure", "alloc", "free", "lock", "unlock", "device", "log", "delay", "sync", "state",
-        "queue", "timer", "irq", "dma", "work", "irreversible",
+        "pure",
+        "alloc",
+        "free",
+        "lock",
+        "unlock",
+        "device",
+        "log",
+        "delay",
+        "sync",
+        "state",
+        "queue",
+        "timer",
+        "irq",
+        "dma",
+        "work",
+        "irreversible",
     ];
     if !EFFECTS.contains(&raw.effect.as_str()) {
         return Err(located(
@@ -441,7 +455,11 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
         }
     }
     if variadic
-        && (raw.undo.is_some() || raw.commit || lock.is_some() || unlock.is_some() || grant.is_some())
+        && (raw.undo.is_some()
+            || raw.commit
+            || lock.is_some()
+            || unlock.is_some()
+            || grant.is_some())
     {
         return Err(located(
             src,
@@ -460,7 +478,9 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
         return Err(located(
             src,
             &format!("[api.{name}]"),
-            format!("api `{name}`: an inline entry cannot record compensations (it has no wrapper)"),
+            format!(
+                "api `{name}`: an inline entry cannot record compensations (it has no wrapper)"
+            ),
         ));
     }
     Ok(ApiEntry {
@@ -537,7 +557,10 @@ pub fn parse_proto(name: &str, proto: &str) -> Result<(String, Vec<WParam>, bool
     let mut params = Vec::new();
     let mut variadic = false;
     if !plist.is_empty() && plist != "void" {
-        for (i, p) in fgft_facts::macros::split_args(plist).into_iter().enumerate() {
+        for (i, p) in fgft_facts::macros::split_args(plist)
+            .into_iter()
+            .enumerate()
+        {
             if p == "..." {
                 variadic = true;
                 continue;
@@ -593,7 +616,10 @@ mod tests {
         assert_eq!(k.params.len(), 2);
         assert!(k.undo.is_some());
         assert!(t.apis["kfree"].commit);
-        assert_eq!(t.apis["spin_lock_irqsave"].lock, Some(LockKind::SpinIrqsave));
+        assert_eq!(
+            t.apis["spin_lock_irqsave"].lock,
+            Some(LockKind::SpinIrqsave)
+        );
     }
 
     #[test]

@@ -25,7 +25,11 @@ pub fn kernel() -> (PathBuf, PathBuf) {
         .arg("--print-env")
         .output()
         .expect("run scripts/setup.sh");
-    assert!(out.status.success(), "setup.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "setup.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     let get = |k: &str| {
         text.lines()
@@ -70,12 +74,21 @@ pub fn kbuild(kdir: &Path, dir: &Path) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success(), "kbuild of {} failed:\n{text}", dir.display());
+    assert!(
+        out.status.success(),
+        "kbuild of {} failed:\n{text}",
+        dir.display()
+    );
     let warnings: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("warning:") || l.contains("WARNING:"))
         .collect();
-    assert!(warnings.is_empty(), "kbuild of {} warns:\n{}", dir.display(), warnings.join("\n"));
+    assert!(
+        warnings.is_empty(),
+        "kbuild of {} warns:\n{}",
+        dir.display(),
+        warnings.join("\n")
+    );
 }
 
 /// checkpatch on a generated file: no error, no warning.
@@ -91,7 +104,12 @@ pub fn checkpatch(src612: &Path, file: &Path) {
         .lines()
         .filter(|l| l.contains(": ERROR:") || l.contains(": WARNING:"))
         .collect();
-    assert!(bad.is_empty(), "checkpatch on {}:\n{}", file.display(), bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "checkpatch on {}:\n{}",
+        file.display(),
+        bad.join("\n")
+    );
 }
 
 /// Checks that weaving only inserted text: every line of the original is a
@@ -104,16 +122,26 @@ pub fn only_insertions(original: &str, woven: &str) {
         .iter()
         .position(|l| l.starts_with("#include \"fgft_aspect_"))
         .expect("the woven file includes the aspect header");
-    assert!(w[inc + 1].starts_with("#line "), "#line follows the include");
+    assert!(
+        w[inc + 1].starts_with("#line "),
+        "#line follows the include"
+    );
     let w: Vec<&str> = w[..inc].iter().chain(&w[inc + 2..]).copied().collect();
     let extra = w.len().saturating_sub(o.len());
-    assert!(extra <= 1, "woven file has {extra} more lines than the original");
+    assert!(
+        extra <= 1,
+        "woven file has {extra} more lines than the original"
+    );
     for (i, (a, b)) in o.iter().zip(&w).enumerate() {
         if b.contains("__fgft_a") {
             continue;
         }
         let mut it = b.chars();
         let ok = a.chars().all(|c| it.any(|d| d == c));
-        assert!(ok, "line {} is not an insertion-only rewrite:\n  {a}\n  {b}", i + 1);
+        assert!(
+            ok,
+            "line {} is not an insertion-only rewrite:\n  {a}\n  {b}",
+            i + 1
+        );
     }
 }

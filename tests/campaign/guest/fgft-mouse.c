@@ -17,8 +17,8 @@
  *                      FGFT-MARK mouse-check ok=<0|1> port=<p> protocol=<p0>
  *                      probed=<protocol after the switch> inputs=<n>
  *
- * The port is the first serio port bound to psmouse, waited for up to 3 s,
- * unless -p names one. Markers for show and set are
+ * The port is the first serio port bound to psmouse with its attributes in
+ * place, waited for up to 3 s, unless -p names one. Markers for show and set are
  *
  *   FGFT-MARK mouse op=<op> attr=<a> ret=<rc> errno=<n> value=<v> port=<p>
  *
@@ -58,9 +58,14 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* The first serio port bound to psmouse, waiting up to 3 s. */
+/*
+ * The first serio port bound to psmouse whose attributes are there, waiting
+ * up to 3 s: the driver link appears when probing starts, the attributes
+ * when psmouse_connect() has finished.
+ */
 static int find_port(char *port, size_t len)
 {
+	char path[512];
 	int tries;
 
 	for (tries = 0; tries < 30; tries++) {
@@ -68,7 +73,11 @@ static int find_port(char *port, size_t len)
 		struct dirent *e;
 
 		while (d && (e = readdir(d))) {
-			if (!strncmp(e->d_name, "serio", 5)) {
+			if (strncmp(e->d_name, "serio", 5))
+				continue;
+			snprintf(path, sizeof(path), SERIO_DEVICES "/%s/protocol",
+				 e->d_name);
+			if (!access(path, R_OK)) {
 				snprintf(port, len, "%s", e->d_name);
 				closedir(d);
 				return 0;

@@ -33,10 +33,44 @@ fn config_path(env: &Env, name: &str) -> PathBuf {
         .join(format!("{name}.toml"))
 }
 
+/// Builds every guest program once per process: the tests run in parallel
+/// threads, and `fgft_vm::guest_program` must not build the same program
+/// from two threads at once.
+fn prebuild_guest_programs(env: &Env) {
+    static DONE: std::sync::OnceLock<()> = std::sync::OnceLock::new();
+    DONE.get_or_init(|| {
+        guest_programs(env);
+    });
+}
+
+/// fgft-ethtool, fgft-pkt and every campaign guest program, as (host
+/// binary, guest path).
+fn guest_programs(env: &Env) -> Vec<(PathBuf, String)> {
+    let mut files: Vec<(PathBuf, String)> = ["fgft-ethtool", "fgft-pkt"]
+        .iter()
+        .map(|t| (fgft_vm::guest_tool(env, t).unwrap(), format!("/bin/{t}")))
+        .collect();
+    let mut progs: Vec<PathBuf> = std::fs::read_dir(env.repo_root.join("tests/campaign/guest"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    progs.sort();
+    for p in progs {
+        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+        files.push((
+            fgft_vm::guest_program(env, &p).unwrap(),
+            format!("/bin/{stem}"),
+        ));
+    }
+    files
+}
+
 /// Entry BUG variants of `entries` in driver `name`: each must oops the
 /// native kernel, and one timed restart must succeed.
 fn entry_bug_campaign(name: &str, entries: &[&str]) {
     let env = env();
+    prebuild_guest_programs(&env);
     let cfg = Config::load(&config_path(&env, name)).unwrap();
     let mut prep = prepare::inject(&env, &cfg, 1, 1, &[FaultKind::Bug]).unwrap();
     prep.variants
@@ -188,29 +222,7 @@ fn triggers_reach_entry_points() {
         });
         assert!(!paths.is_empty(), "FGFT_REACH_ONLY matches no config");
     }
-    let mut tools = vec![
-        (
-            fgft_vm::guest_tool(&env, "fgft-ethtool").unwrap(),
-            "/bin/fgft-ethtool".to_string(),
-        ),
-        (
-            fgft_vm::guest_tool(&env, "fgft-pkt").unwrap(),
-            "/bin/fgft-pkt".to_string(),
-        ),
-    ];
-    let mut progs: Vec<PathBuf> = std::fs::read_dir(env.repo_root.join("tests/campaign/guest"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "c"))
-        .collect();
-    progs.sort();
-    for p in progs {
-        let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
-        tools.push((
-            fgft_vm::guest_program(&env, &p).unwrap(),
-            format!("/bin/{stem}"),
-        ));
-    }
+    let tools = guest_programs(&env);
     let results: Vec<(PathBuf, Result<String, String>)> = std::thread::scope(|sc| {
         let handles: Vec<_> = paths
             .iter()

@@ -39,16 +39,29 @@ fn real_main() -> Result<(), String> {
     // The VM: plain and woven modules.
     let woven_dir = env.target_dir.join("aspect-bench-woven-src");
     bench::weave_module(&repo, &woven_dir, Some(&env.kdir))?;
-    let woven = kbuild(&env, "aspect-bench-woven", &woven_dir, &env.kdir, &[]).map_err(|e| e.to_string())?;
-    let plain = kbuild(&env, "aspect-bench-plain", &bench::bench_dir(&repo).join("module"), &env.kdir, &[])
+    let woven = kbuild(&env, "aspect-bench-woven", &woven_dir, &env.kdir, &[])
         .map_err(|e| e.to_string())?;
+    let plain = kbuild(
+        &env,
+        "aspect-bench-plain",
+        &bench::bench_dir(&repo).join("module"),
+        &env.kdir,
+        &[],
+    )
+    .map_err(|e| e.to_string())?;
     let mods = env.target_dir.join("aspect-bench-modules");
     std::fs::create_dir_all(&mods).map_err(|e| e.to_string())?;
-    for (src, name) in [(plain.join("fgft_bench.ko"), "fgft_bench_plain.ko"), (woven.join("fgft_bench.ko"), "fgft_bench_woven.ko")] {
+    for (src, name) in [
+        (plain.join("fgft_bench.ko"), "fgft_bench_plain.ko"),
+        (woven.join("fgft_bench.ko"), "fgft_bench_woven.ko"),
+    ] {
         std::fs::copy(&src, mods.join(name)).map_err(|e| format!("{}: {e}", src.display()))?;
     }
     let mut spec = VmSpec::new("aspect-bench");
-    spec.modules = vec![mods.join("fgft_bench_plain.ko"), mods.join("fgft_bench_woven.ko")];
+    spec.modules = vec![
+        mods.join("fgft_bench_plain.ko"),
+        mods.join("fgft_bench_woven.ko"),
+    ];
     spec.script = "insmod /lib/fgft/fgft_bench_plain.ko iters=1000000 || exit 10\n\
                    rmmod fgft_bench || exit 11\n\
                    insmod /lib/fgft/fgft_bench_woven.ko iters=1000000 || exit 12\n\
@@ -73,7 +86,11 @@ fn real_main() -> Result<(), String> {
     };
     row("uninstrumented", m("plain"), v("plain"));
     row("hook switched off", m("disabled"), v("disabled"));
-    row("hook on, empty advice", m("enabled-empty"), v("enabled-empty"));
+    row(
+        "hook on, empty advice",
+        m("enabled-empty"),
+        v("enabled-empty"),
+    );
     row("kprobe on entry (ftrace)", f64::NAN, v("kprobe-entry"));
     row("kprobe inside the function", f64::NAN, v("kprobe-inside"));
     println!();

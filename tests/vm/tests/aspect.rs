@@ -152,7 +152,11 @@ fn sk_buff_trace_on_e1000_follows_the_receive_path() {
     let xs = PATTERN.matches('x').count();
     let arps = PATTERN.matches('a').count();
     let ifaces = vm.marker("aspect-ifaces").unwrap_or_else(|| panic!("{vm}"));
-    assert_eq!(ifaces.get("switch"), Some("0"), "advices start switched off\n{vm}");
+    assert_eq!(
+        ifaces.get("switch"),
+        Some("0"),
+        "advices start switched off\n{vm}"
+    );
     let phase = |name: &str| {
         vm.markers_named("aspect-phase")
             .into_iter()
@@ -163,7 +167,10 @@ fn sk_buff_trace_on_e1000_follows_the_receive_path() {
     for name in ["off", "std", "jumbo", "off-again"] {
         let m = phase(name);
         let rx: usize = m.parse("rx").unwrap();
-        assert!(rx >= xs + arps, "phase {name}: the e1000 received {rx} frames\n{vm}");
+        assert!(
+            rx >= xs + arps,
+            "phase {name}: the e1000 received {rx} frames\n{vm}"
+        );
     }
 
     // Switched off: nothing.
@@ -175,7 +182,11 @@ fn sk_buff_trace_on_e1000_follows_the_receive_path() {
     let std: Vec<&Rec> = recs.iter().filter(|r| r.phase == "std").collect();
     assert_eq!(std.len(), xs, "one record per non-ARP frame:\n{std:#?}");
     for r in &std {
-        assert_eq!((r.func.as_str(), r.what.as_str()), ("e1000_receive_skb", "sk_buff.protocol"), "{r:?}");
+        assert_eq!(
+            (r.func.as_str(), r.what.as_str()),
+            ("e1000_receive_skb", "sk_buff.protocol"),
+            "{r:?}"
+        );
         assert!(r.value.starts_with("0xffff"), "skb pointer: {r:?}");
     }
 
@@ -188,10 +199,18 @@ fn sk_buff_trace_on_e1000_follows_the_receive_path() {
         ("e1000_clean_jumbo_rx_irq", "sk_buff.len"),
     ];
     let jumbo: Vec<&Rec> = recs.iter().filter(|r| r.phase == "jumbo").collect();
-    assert_eq!(jumbo.len(), xs * path.len(), "records of the jumbo phase:\n{jumbo:#?}");
+    assert_eq!(
+        jumbo.len(),
+        xs * path.len(),
+        "records of the jumbo phase:\n{jumbo:#?}"
+    );
     for (k, group) in jumbo.chunks(path.len()).enumerate() {
         for (r, (func, what)) in group.iter().zip(path) {
-            assert_eq!((r.func.as_str(), r.what.as_str()), (func, what), "frame {k}: {group:#?}");
+            assert_eq!(
+                (r.func.as_str(), r.what.as_str()),
+                (func, what),
+                "frame {k}: {group:#?}"
+            );
             assert_eq!(r.value, group[0].value, "one skb per frame: {group:#?}");
         }
     }
