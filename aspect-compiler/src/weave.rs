@@ -589,7 +589,14 @@ impl Visitor for Weaver<'_> {
                 // Right after the last statement, so that the closing brace
                 // stays on its own line.
                 let text = &site.file.pf.text[..*at];
-                let at = text.trim_end().len();
+                let end = text.trim_end().len();
+                let last = text[..end].rsplit('\n').next().unwrap_or("");
+                let plain = (last.ends_with(';') || last.ends_with('}'))
+                    && !last.contains("//")
+                    && !last.trim_start().starts_with('#');
+                // After a directive or a line comment, only the brace's own
+                // position is safe.
+                let at = if plain { end } else { *at };
                 if hooked {
                     edits.push(Edit::insert(at, 1, format!(" {mac}();")));
                 }

@@ -292,10 +292,15 @@ fn gather(args: &Args, ann: &Annotations) -> Result<Files, CliError> {
                 module = Some(m.clone());
             }
         }
+        // Shown relative to the tree, else from the driver's directory.
+        let shown = match tree.filter(|t| p.starts_with(t)) {
+            Some(_) => plan::shown_path(p, tree),
+            None => plan::shown_path(p, base_dir.parent()),
+        };
         files.push(DriverFile {
             role,
             rel,
-            shown: plan::shown_path(p, tree),
+            shown,
             config: member.and_then(|m| m.1),
             included_by: included_by[i].clone(),
         });

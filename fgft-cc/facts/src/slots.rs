@@ -450,6 +450,11 @@ pub fn facts_of(pf: &ParsedFile) -> Facts {
             _ => {}
         }
         let inside_fn = n.kind() == "function_definition";
+        if inside_fn {
+            // Bodies hold no file-scope facts; struct types defined inside a
+            // function are too rare to pay a walk of every body.
+            continue;
+        }
         for c in named_children(n) {
             // Struct types are also declared inside functions; globals only at
             // file scope (or in #if blocks there).
@@ -971,6 +976,10 @@ impl<'a> Finder<'a> {
         let Some(field) = left.child_by_field_name("field").map(|f| self.text(f)) else {
             return;
         };
+        // Cheap filter first: only fields some slot structure points with.
+        if !self.table.ptr_field_targets.contains_key(field) {
+            return;
+        }
         let Some(var) = self.address_of(right) else {
             return;
         };
@@ -1001,6 +1010,11 @@ impl<'a> Finder<'a> {
         let Some(field) = left.child_by_field_name("field").map(|f| self.text(f)) else {
             return;
         };
+        // Cheap filter first: a slot is a function field of a slot structure
+        // (type resolution below is what costs).
+        if !self.table.fn_field_owners.contains_key(field) {
+            return;
+        }
         let var = left
             .child_by_field_name("argument")
             .map(|a| compact(self.text(a)))
