@@ -28,13 +28,13 @@ echo "== parse health (top-level functions without ERROR/MISSING nodes)"
 "$bin/examples/parse-health" "$tree" | head -1
 
 echo "== fgft-cc roots"
-/usr/bin/time -f "roots: %e s wall, %M KiB peak RSS" \
+/usr/bin/time -f "roots: %e s wall, %U s user CPU, %M KiB peak RSS" \
 	"$bin/fgft-cc" roots "$tree" >"$out/roots.txt"
 echo "roots: $(wc -l <"$out/roots.txt") lines"
 
 echo "== spatch -j 2"
 for q in $queries; do
-	/usr/bin/time -f "spatch $q: %e s wall, %M KiB peak RSS" \
+	/usr/bin/time -f "spatch $q: %e s wall, %U s user CPU, %M KiB peak RSS" \
 		spatch -j 2 --very-quiet --sp-file "$root/fgft-cc/tests/cocci/$q.cocci" \
 		--dir "$tree" >"$out/$q.txt" 2>"$out/$q.err" || {
 		echo "spatch $q failed:"; tail -5 "$out/$q.err"; }

@@ -467,7 +467,7 @@ impl Plan<'_> {
             if self.uses_records() { ", the record ring " } else { " " },
             a.name
         ));
-        for inc in [
+        const BASE: [&str; 8] = [
             "linux/atomic.h",
             "linux/debugfs.h",
             "linux/fs.h",
@@ -476,12 +476,18 @@ impl Plan<'_> {
             "linux/module.h",
             "linux/seq_file.h",
             "linux/timekeeping.h",
-        ] {
+        ];
+        for inc in BASE {
             c.text(&format!("#include <{inc}>\n"));
         }
-        if !self.kernel_includes.is_empty() {
+        let extra: Vec<&String> = self
+            .kernel_includes
+            .iter()
+            .filter(|i| !BASE.contains(&i.as_str()))
+            .collect();
+        if !extra.is_empty() {
             c.text("\n/* kernel headers of the driver: types the advice receives */\n");
-            for inc in &self.kernel_includes {
+            for inc in extra {
                 c.text(&format!("#include <{inc}>\n"));
             }
         }
@@ -495,9 +501,14 @@ impl Plan<'_> {
                 );
             }
         }
-        if !self.driver_headers.is_empty() {
+        let headers: Vec<&String> = self
+            .driver_headers
+            .iter()
+            .filter(|h| !a.imports.iter().any(|i| &i.header == *h))
+            .collect();
+        if !headers.is_empty() {
             c.text("\n/* driver headers defining types the advice receives */\n");
-            for h in &self.driver_headers {
+            for h in headers {
                 c.text(&format!("#include \"{h}\"\n"));
             }
         }

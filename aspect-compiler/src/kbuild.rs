@@ -33,35 +33,35 @@ fn tail(s: &str, n: usize) -> String {
     lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
-/// System includes (`<...>`) at the top level of the driver's files, in order.
+/// System includes (`<...>`) at the top level of the driver's files (and
+/// inside include guards), in source order.
 pub fn system_includes(driver: &Driver) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for f in &driver.files {
-        let root = f.pf.tree.root_node();
-        let mut stack = vec![root];
-        while let Some(n) = stack.pop() {
-            for k in (0..n.named_child_count()).rev() {
-                let Some(c) = n.named_child(k as u32) else {
-                    continue;
-                };
-                match c.kind() {
-                    "preproc_include" => {
-                        if let Some(p) = c.child_by_field_name("path") {
-                            if p.kind() == "system_lib_string" {
-                                let h = f.pf.text[p.byte_range()]
-                                    .trim_matches(['<', '>'])
-                                    .to_string();
-                                if !h.starts_with("trace/") && !out.contains(&h) {
-                                    out.push(h);
-                                }
+    fn walk(f: &crate::scan::SrcFile, n: tree_sitter::Node<'_>, out: &mut Vec<String>) {
+        for k in 0..n.named_child_count() {
+            let Some(c) = n.named_child(k as u32) else {
+                continue;
+            };
+            match c.kind() {
+                "preproc_include" => {
+                    if let Some(p) = c.child_by_field_name("path") {
+                        if p.kind() == "system_lib_string" {
+                            let h = f.pf.text[p.byte_range()]
+                                .trim_matches(['<', '>'])
+                                .to_string();
+                            if !h.starts_with("trace/") && !out.contains(&h) {
+                                out.push(h);
                             }
                         }
                     }
-                    "preproc_ifdef" if n.kind() == "translation_unit" => stack.push(c),
-                    _ => {}
                 }
+                "preproc_ifdef" if n.kind() == "translation_unit" => walk(f, c, out),
+                _ => {}
             }
         }
+    }
+    let mut out: Vec<String> = Vec::new();
+    for f in &driver.files {
+        walk(f, f.pf.tree.root_node(), &mut out);
     }
     out
 }

@@ -180,3 +180,26 @@ fn pointcut_filters_and_bindings() {
     // Locals may be read before they are set: the hook says so to gcc.
     assert!(h.contains("-Wuninitialized"), "{h}");
 }
+
+#[test]
+fn fall_off_hook_after_comments_and_directives() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("f.c"),
+        "void a(int *p)\n{\n\t*p = 1;\n\t/* done */\n}\n\nvoid b(int *p)\n{\n\t*p = 2; // done\n}\n\nvoid c(int *p)\n{\n#ifdef X\n\t*p = 3;\n#endif\n}\n\nvoid d(int *p)\n{\n\t*p = 4;\n}\n",
+    )
+    .unwrap();
+    let a = Aspect::parse(
+        Path::new("t.xml"),
+        "<aspect name=\"t\"><advice name=\"a\"><pointcut>execution(%)</pointcut><after></after></advice></aspect>",
+    )
+    .unwrap();
+    let d = Driver::load(&[dir.path().to_path_buf()]).unwrap();
+    let w = weave(&a, &d, &Options::default()).unwrap();
+    let f = &w.files["f.c"];
+    // Never inside a comment or on a directive's line.
+    assert!(f.contains("/* done */\n FGFT_T_0();}"), "{f}");
+    assert!(f.contains("// done\n FGFT_T_1();}"), "{f}");
+    assert!(f.contains("#endif\n FGFT_T_2();}"), "{f}");
+    assert!(f.contains("*p = 4; FGFT_T_3();\n}"), "{f}");
+}

@@ -163,3 +163,38 @@ fn weave_then_split() {
     assert!(kbuild.contains("fgft_aspect_rdcompose.o"), "{kbuild}");
     assert!(split.path().join("main/fgft_aspect_rdcompose.c").is_file());
 }
+
+/// Every access, call, entry and exit of an upstream single-file driver
+/// (8139too, not in the corpus) woven at once: it builds with no warning,
+/// and the generated C is included by the driver file (no Makefile given).
+#[test]
+fn weave_everything_into_8139too_builds() {
+    let (kdir, src612) = kernel();
+    let src = src612.join("drivers/net/ethernet/realtek/8139too.c");
+    let out = tempfile::tempdir().unwrap();
+    let (code, stdout, stderr) = aspect(&[
+        "corpus/aspects/everything.xml",
+        src.to_str().unwrap(),
+        "-o",
+        out.path().to_str().unwrap(),
+        "--kdir",
+        kdir.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stderr.contains("fgft_aspect_all.c is included at the end of 8139too.c"),
+        "{stderr}"
+    );
+    let n: usize = stdout
+        .split_whitespace()
+        .nth(2)
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(0);
+    assert!(n > 1000, "join points: {stdout}");
+    only_insertions(
+        &std::fs::read_to_string(&src).unwrap(),
+        &std::fs::read_to_string(out.path().join("8139too.c")).unwrap(),
+    );
+    std::fs::write(out.path().join("Kbuild"), "obj-m := 8139too.o\n").unwrap();
+    kbuild(&kdir, out.path());
+}

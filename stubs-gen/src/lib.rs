@@ -165,7 +165,8 @@ pub struct EntrySpec {
     pub dev_key: String,
     pub types: Vec<TypeSpec>,
     pub globals: Vec<GlobalSpec>,
-    /// Kernel variables the closure reads (granted read-only).
+    /// Kernel variables the closure names (all the table's are granted
+    /// read-only by the SFI module's grant function; listed for the plan).
     pub kernel_globals: Vec<String>,
 }
 
@@ -994,18 +995,9 @@ fn emit_stub(s: &mut String, e: &EntrySpec) {
     s.push_str("\tif (IS_ERR(txn)) {\n\t\terr = PTR_ERR(txn);\n");
     s.push_str(&abort_return(e, 2));
     s.push_str("\t}\n");
-    for g in &e.kernel_globals {
-        let _ = writeln!(
-            s,
-            "{}",
-            wrap_call(
-                1,
-                &format!("err = fgft_map(txn, (const void *)&{g}, sizeof({g}), FGFT_R)"),
-                ";"
-            )
-        );
-        s.push_str("\tif (err)\n\t\tgoto abort;\n");
-    }
+    // Kernel variables SFI code reads (the SFI module knows their headers).
+    let _ = writeln!(s, "\terr = fgft_sfi_{}_grant(txn);", e.driver);
+    s.push_str("\tif (err)\n\t\tgoto abort;\n");
     for g in &e.globals {
         let _ = writeln!(s, "\terr = fgft_gin_{}_{}(txn);", e.driver, g.name);
         s.push_str("\tif (err)\n\t\tgoto abort;\n");
@@ -1180,7 +1172,7 @@ mod tests {
             "fgft_txn_call(txn, fgft_thunk_drv_get_thing, &a);",
             "fgft_blob_out(txn, (void *)buf, 64);",
             "o->msg_enable = c->msg_enable;",
-            "fgft_map(txn, (const void *)&jiffies, sizeof(jiffies), FGFT_R)",
+            "err = fgft_sfi_drv_grant(txn);",
             "err = fgft_txn_abort(txn);\n\treturn err;",
             "a->ret = fgft_sfi_entry_drv_get_thing(a->netdev, a->buf);",
         ] {

@@ -391,8 +391,7 @@ fn children_by_field<'t>(n: Node<'t>, field: &str) -> Vec<Node<'t>> {
 
 fn named_children(n: Node<'_>) -> Vec<Node<'_>> {
     let mut c = n.walk();
-    n.named_children(&mut c)
-        .collect()
+    n.named_children(&mut c).collect()
 }
 
 /// Collects the type facts of one parsed file.

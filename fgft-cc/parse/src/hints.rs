@@ -526,8 +526,8 @@ fn lex(b: &[u8]) -> (Vec<Tok>, Vec<Directive>) {
                 i += 1;
                 while i < n {
                     let d = b[i];
-                    let exponent_sign = (d == b'+' || d == b'-')
-                        && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+                    let exponent_sign =
+                        (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
                     if is_ident_char(d) || d == b'.' || exponent_sign {
                         i += 1;
                     } else {

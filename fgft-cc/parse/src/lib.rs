@@ -279,6 +279,16 @@ enum TsFail {
 
 /// One tree-sitter-c parse with a deadline.
 fn ts_parse(text: &str, deadline: Instant, budget: Duration) -> Result<tree_sitter::Tree, TsFail> {
+    ts_reparse(text, None, deadline, budget)
+}
+
+/// A parse that reuses `old` (already edited) where the text is unchanged.
+fn ts_reparse(
+    text: &str,
+    old: Option<&tree_sitter::Tree>,
+    deadline: Instant,
+    budget: Duration,
+) -> Result<tree_sitter::Tree, TsFail> {
     let mut parser = tree_sitter::Parser::new();
     parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
@@ -298,7 +308,7 @@ fn ts_parse(text: &str, deadline: Instant, budget: Duration) -> Result<tree_sitt
     let mut input = |off: usize, _: tree_sitter::Point| bytes.get(off..).unwrap_or(&[]);
     let tree = parser.parse_with_options(
         &mut input,
-        None,
+        old,
         Some(tree_sitter::ParseOptions::new().progress_callback(&mut progress)),
     );
     match tree {
@@ -332,9 +342,16 @@ fn cond_fallback(
     if regions.is_empty() {
         return Ok((tree, hinted));
     }
+    // A variant parses only the regions: everything else is blanked (same
+    // length, same newlines), so the parse costs what the regions cost.
     let variant = |keep_first: bool| -> Result<(Vec<u8>, Vec<Range<usize>>), TsFail> {
-        let mut v = hinted.as_bytes().to_vec();
+        let src = hinted.as_bytes();
+        let mut v: Vec<u8> = src
+            .iter()
+            .map(|&c| if c == b'\n' || c == b'\r' { c } else { b' ' })
+            .collect();
         for r in &regions {
+            v[r.clone()].copy_from_slice(&src[r.clone()]);
             cond::apply(&mut v, &groups, r, keep_first);
         }
         let s = String::from_utf8(v).map_err(|_| TsFail::Other)?;
@@ -347,6 +364,7 @@ fn cond_fallback(
         !bad.iter().any(|b| b.start < r.end && r.start < b.end)
     };
     let mut out = hinted.as_bytes().to_vec();
+    let mut edited = tree.clone();
     let mut changed = false;
     for r in &regions {
         let src = if clean(&first_bad, r) {
@@ -357,19 +375,37 @@ fn cond_fallback(
             continue;
         };
         out[r.clone()].copy_from_slice(&src[r.clone()]);
+        // Same-length edit: tree-sitter re-parses only around it.
+        let (start, end) = (point_at(&out, r.start), point_at(&out, r.end));
+        edited.edit(&tree_sitter::InputEdit {
+            start_byte: r.start,
+            old_end_byte: r.end,
+            new_end_byte: r.end,
+            start_position: start,
+            old_end_position: end,
+            new_end_position: end,
+        });
         changed = true;
     }
     if !changed {
         return Ok((tree, hinted));
     }
     let out = String::from_utf8(out).map_err(|_| TsFail::Other)?;
-    let t2 = ts_parse(&out, deadline, budget)?;
+    let t2 = ts_reparse(&out, Some(&edited), deadline, budget)?;
     let before = health::problem_regions(&tree).len();
     if health::problem_regions(&t2).len() <= before {
         Ok((t2, out))
     } else {
         Ok((tree, hinted))
     }
+}
+
+/// Row and column (bytes) of offset `at`.
+fn point_at(text: &[u8], at: usize) -> tree_sitter::Point {
+    let before = &text[..at.min(text.len())];
+    let row = before.iter().filter(|&&c| c == b'\n').count();
+    let col = before.iter().rev().take_while(|&&c| c != b'\n').count();
+    tree_sitter::Point { row, column: col }
 }
 
 /// The name a function definition defines (through pointer, parenthesized and

@@ -122,7 +122,10 @@ pub fn preprocess(kdir: &Path, file: &Path) -> Result<String, ParseError> {
         .filter(|_| file.extension().is_some_and(|e| e == "c"))
         .ok_or_else(|| err("not a .c file".into()))?;
     if !kdir.join("Makefile").is_file() {
-        return Err(err(format!("{} is not a kernel build directory", kdir.display())));
+        return Err(err(format!(
+            "{} is not a kernel build directory",
+            kdir.display()
+        )));
     }
     let scratch = tempfile::tempdir().map_err(|e| err(format!("scratch directory: {e}")))?;
     let entries = std::fs::read_dir(dir).map_err(|e| err(format!("{}: {e}", dir.display())))?;
@@ -135,8 +138,11 @@ pub fn preprocess(kdir: &Path, file: &Path) -> Result<String, ParseError> {
             }
         }
     }
-    std::fs::write(scratch.path().join("Kbuild"), format!("obj-m := {stem}.o\n"))
-        .map_err(|e| err(format!("write Kbuild: {e}")))?;
+    std::fs::write(
+        scratch.path().join("Kbuild"),
+        format!("obj-m := {stem}.o\n"),
+    )
+    .map_err(|e| err(format!("write Kbuild: {e}")))?;
     let out = std::process::Command::new("make")
         .arg("-C")
         .arg(kdir)
@@ -236,7 +242,11 @@ pub fn fix_up(text: &str) -> (String, Vec<String>) {
                 out[s..e].copy_from_slice(b"long    ");
             }
             b"__int128_t" | b"__uint128_t" => {
-                out[s..e].copy_from_slice(if t.len() == 10 { b"long      " } else { b"long       " });
+                out[s..e].copy_from_slice(if t.len() == 10 {
+                    b"long      "
+                } else {
+                    b"long       "
+                });
             }
             b"__seg_gs" | b"__seg_fs" => blank(&mut out, s, e),
             b"__auto_type" => out[s..e].copy_from_slice(b"long       "),
@@ -261,14 +271,14 @@ pub fn fix_up(text: &str) -> (String, Vec<String>) {
                     }
                 }
             }
-            b"__builtin_types_compatible_p" => {
-                if k + 1 < toks.len() && &b[toks[k + 1].0..toks[k + 1].1] == b"(" {
-                    if let Some(close) = match_paren(b, &toks, k + 1) {
-                        blank(&mut out, s, toks[close].1);
-                        out[s] = b'1';
-                        k = close + 1;
-                        continue;
-                    }
+            b"__builtin_types_compatible_p"
+                if k + 1 < toks.len() && &b[toks[k + 1].0..toks[k + 1].1] == b"(" =>
+            {
+                if let Some(close) = match_paren(b, &toks, k + 1) {
+                    blank(&mut out, s, toks[close].1);
+                    out[s] = b'1';
+                    k = close + 1;
+                    continue;
                 }
             }
             b"_Float16" | b"__bf16" => {
@@ -371,7 +381,10 @@ fn body_owner(b: &[u8], toks: &[(usize, usize)], k: usize) -> Option<String> {
             }
             // Compound literal or initializer: `= (T){`.
             b"=" | b"," | b"(" => return None,
-            name if name.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') => {
+            name if name
+                .first()
+                .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_') =>
+            {
                 return Some(String::from_utf8_lossy(name).into_owned());
             }
             // `(*f(int))(...)` style declarators: find the innermost name.
@@ -380,7 +393,8 @@ fn body_owner(b: &[u8], toks: &[(usize, usize)], k: usize) -> Option<String> {
                 let mut n = inner + 1;
                 while n < before {
                     let t = text(n);
-                    if t.first().is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
+                    if t.first()
+                        .is_some_and(|c| c.is_ascii_alphabetic() || *c == b'_')
                         && text(n + 1) == b"("
                     {
                         return Some(String::from_utf8_lossy(t).into_owned());
@@ -624,7 +638,11 @@ impl Reader<'_> {
         let shape = Self::squash(&shape);
         Some(Field {
             name,
-            ty: if shape.is_empty() { base.to_string() } else { format!("{base} {shape}") },
+            ty: if shape.is_empty() {
+                base.to_string()
+            } else {
+                format!("{base} {shape}")
+            },
             pointer,
             array,
             function_pointer: func && pointer,
@@ -637,10 +655,10 @@ impl Reader<'_> {
         let mut quals = Vec::new();
         for s in &d.node.specifiers {
             match &s.node {
-                ast::DeclarationSpecifier::StorageClass(sc) => {
-                    if sc.node == ast::StorageClassSpecifier::Typedef {
-                        typedef = true;
-                    }
+                ast::DeclarationSpecifier::StorageClass(sc)
+                    if sc.node == ast::StorageClassSpecifier::Typedef =>
+                {
+                    typedef = true;
                 }
                 ast::DeclarationSpecifier::TypeSpecifier(t) => specs.push(t),
                 ast::DeclarationSpecifier::TypeQualifier(q) => {
@@ -660,7 +678,11 @@ impl Reader<'_> {
                 shape.replace_range(pos..pos + name.len(), "");
             }
             let shape = Self::squash(&shape);
-            let full = if shape.is_empty() { base.clone() } else { format!("{base} {shape}") };
+            let full = if shape.is_empty() {
+                base.clone()
+            } else {
+                format!("{base} {shape}")
+            };
             if typedef {
                 self.types.typedefs.entry(name).or_insert(full);
             } else if func {
@@ -668,12 +690,15 @@ impl Reader<'_> {
                     .map(|ps| ps.iter().map(|p| Self::squash(self.text(p))).collect())
                     .unwrap_or_default();
                 let ret = Self::squash(&format!("{base} {}", return_shape(&decl.node)));
-                self.types.prototypes.entry(name.clone()).or_insert(Prototype {
-                    name,
-                    ret,
-                    params,
-                    defined: false,
-                });
+                self.types
+                    .prototypes
+                    .entry(name.clone())
+                    .or_insert(Prototype {
+                        name,
+                        ret,
+                        params,
+                        defined: false,
+                    });
             }
         }
     }
@@ -864,7 +889,9 @@ fn ts_declarator(
             "function_declarator" => func = true,
             _ => {}
         }
-        n = n.child_by_field_name("declarator").or_else(|| n.named_child(0))?;
+        n = n
+            .child_by_field_name("declarator")
+            .or_else(|| n.named_child(0))?;
     }
     None
 }
@@ -875,7 +902,9 @@ fn find_params(d: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
         if n.kind() == "function_declarator" {
             return n.child_by_field_name("parameters");
         }
-        n = n.child_by_field_name("declarator").or_else(|| n.named_child(0))?;
+        n = n
+            .child_by_field_name("declarator")
+            .or_else(|| n.named_child(0))?;
     }
     None
 }

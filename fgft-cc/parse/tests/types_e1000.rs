@@ -24,9 +24,15 @@ fn kdir() -> PathBuf {
 fn src612() -> PathBuf {
     let p = std::env::var_os("SRC612")
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/fgft/linux-6.12")))
+        .or_else(|| {
+            std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache/fgft/linux-6.12"))
+        })
         .expect("SRC612 or HOME");
-    assert!(p.is_dir(), "linux-source-6.12 missing at {} (run scripts/setup.sh)", p.display());
+    assert!(
+        p.is_dir(),
+        "linux-source-6.12 missing at {} (run scripts/setup.sh)",
+        p.display()
+    );
     p
 }
 
@@ -38,10 +44,17 @@ fn e1000_unit_types_from_lang_c() {
     assert!(warning.is_none(), "{}", warning.unwrap());
     assert_eq!(t.source, TypesSource::LangC);
     // The user's tree is not written.
-    assert_eq!(std::fs::read_dir(file.parent().unwrap()).unwrap().count(), before);
+    assert_eq!(
+        std::fs::read_dir(file.parent().unwrap()).unwrap().count(),
+        before
+    );
 
     let a = &t.structs["e1000_adapter"];
-    assert!(a.file.ends_with("drivers/net/ethernet/intel/e1000/e1000.h"), "{}", a.file);
+    assert!(
+        a.file.ends_with("drivers/net/ethernet/intel/e1000/e1000.h"),
+        "{}",
+        a.file
+    );
     let f = |s: &str, n: &str| {
         t.structs[s]
             .fields
@@ -51,7 +64,10 @@ fn e1000_unit_types_from_lang_c() {
             .clone()
     };
     let netdev = f("e1000_adapter", "netdev");
-    assert!(netdev.pointer && netdev.ty == "struct net_device *", "{netdev:?}");
+    assert!(
+        netdev.pointer && netdev.ty == "struct net_device *",
+        "{netdev:?}"
+    );
     let wd = f("e1000_adapter", "watchdog_task");
     assert!(!wd.pointer && wd.ty == "struct delayed_work", "{wd:?}");
     let open = f("net_device_ops", "ndo_open");
@@ -61,7 +77,10 @@ fn e1000_unit_types_from_lang_c() {
     assert!(t.typedefs.contains_key("u32"));
     assert!(t.prototypes["e1000_open"].defined);
     assert!(!t.prototypes["register_netdev"].defined);
-    assert_eq!(t.prototypes["register_netdev"].params, ["struct net_device *dev"]);
+    assert_eq!(
+        t.prototypes["register_netdev"].params,
+        ["struct net_device *dev"]
+    );
 }
 
 #[test]
@@ -77,7 +96,10 @@ fn lang_c_failure_falls_back_with_a_warning() {
     .unwrap();
     let (t, warning) = unit_types(&kdir(), &file).expect("fallback");
     let w = warning.expect("a warning, never silent");
-    assert!(w.message.contains("tree-sitter") && w.message.contains("lang-c"), "{w}");
+    assert!(
+        w.message.contains("tree-sitter") && w.message.contains("lang-c"),
+        "{w}"
+    );
     assert_eq!(t.source, TypesSource::TreeSitter);
     assert!(t.structs["odd_priv"].fields[0].pointer);
     assert!(t.prototypes["odd_probe"].defined);

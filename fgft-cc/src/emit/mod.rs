@@ -774,6 +774,7 @@ fn main_header(
         let _ = writeln!(s, "int fgft_gin_{d}_{g}(struct fgft_txn *txn);");
         let _ = writeln!(s, "void fgft_gout_{d}_{g}(struct fgft_txn *txn);");
     }
+    let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn);");
     let _ = writeln!(s, "int fgft_register_{d}(void);");
     let _ = writeln!(s, "void fgft_unregister_{d}(void);");
     let _ = writeln!(s, "\n#endif /* _FGFT_{}_MAIN_H */", d.to_uppercase());

@@ -194,8 +194,9 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     let _ = writeln!(s, "void *fgft_sfi_{d}_kobj(const void *p);");
     let _ = writeln!(
         s,
-        "void *fgft_sfi_{d}_checked(const void *p, size_t len, unsigned int rights);\n"
+        "void *fgft_sfi_{d}_checked(const void *p, size_t len, unsigned int rights);"
     );
+    let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn);\n");
     for n in &plan.wrapped {
         let Some(e) = table.apis.get(n) else { continue };
         let _ = writeln!(s, "/* {}: {} (compensations.toml) */", e.name, describe(e));
@@ -342,6 +343,7 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
             }
         }
     }
+    headers.extend(table.globals.values().cloned());
     for h in &headers {
         let _ = writeln!(s, "#include <{h}>");
     }
@@ -390,6 +392,44 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
     s.push_str("{\n\tconst char *q = p;\n\n\tif (!p)\n\t\treturn p;\n");
     s.push_str("\tdo {\n\t\tfgft_check_or_fail(q, 1, FGFT_R);\n\t} while (*q++);\n");
     s.push_str("\treturn p;\n}\n\n");
+    let _ = writeln!(
+        s,
+        "/* fgft: grants @txn read access to the kernel variables SFI code reads. */"
+    );
+    let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn)");
+    s.push_str("{
+");
+    if table.globals.is_empty() {
+        s.push_str("	(void)txn;
+	return 0;
+");
+    } else {
+        s.push_str("	int err;
+
+");
+        for (i, g) in table.globals.keys().enumerate() {
+            let _ = writeln!(
+                s,
+                "{}",
+                fgft_stubs::wrap_call(
+                    1,
+                    &format!("err = fgft_map(txn, (const void *)&{g}, sizeof({g}), FGFT_R)"),
+                    ";"
+                )
+            );
+            if i + 1 < table.globals.len() {
+                s.push_str("	if (err)
+		return err;
+");
+            }
+        }
+        s.push_str("	return err;
+");
+    }
+    s.push_str("}
+");
+    let _ = writeln!(s, "EXPORT_SYMBOL_GPL(fgft_sfi_{d}_grant);
+");
     let uses_str = plan.wrapped.iter().any(|w| {
         table
             .apis

@@ -1,0 +1,262 @@
+//! Every corpus driver, split by `fgft-cc split`, builds with Kbuild with no
+//! error and no warning: the six paper drivers (ens1370 and ens1371 both)
+//! from linux-source-6.12 against the 6.12 headers and from linux-source-6.1
+//! against the 6.1 headers, and our own two drivers against 6.12.  Two
+//! builds run at a time.
+//!
+//! On the built objects it also checks:
+//! - the SFI objects (compiled with the sanitizer) call `__asan_*` before
+//!   their loads and stores, kernel inline helpers included, and call no
+//!   kernel function except through a wrapper, or one of the functions
+//!   printing and bit-search helpers expand to (listed below);
+//! - the C fgft generates is clean under checkpatch.pl.
+
+mod split_common;
+
+use split_common::*;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+
+struct Job {
+    driver: &'static str,
+    kernel: &'static str,
+    out: PathBuf,
+}
+
+/// Kernel functions SFI code may reach without a wrapper: what the kernel's
+/// printing macros, WARN(), the dynamic-debug and bit-search helpers and
+/// string helpers compiled into SFI code call (they take their arguments as
+/// given and do not keep them), and the variadic functions the compensation
+/// table calls directly with checked arguments.
+const ALLOWED: &[&str] = &[
+    "_printk",
+    "__warn_printk",
+    "__dynamic_pr_debug",
+    "__dynamic_dev_dbg",
+    "__dynamic_netdev_dbg",
+    "_dev_err",
+    "_dev_warn",
+    "_dev_info",
+    "_dev_notice",
+    "_dev_printk",
+    "dev_printk_emit",
+    "netdev_err",
+    "netdev_warn",
+    "netdev_info",
+    "netdev_notice",
+    "netdev_printk",
+    "seq_printf",
+    "sprintf",
+    "snprintf",
+    "scnprintf",
+    "sysfs_emit",
+    "strchr",
+    "strnlen",
+    "_find_next_bit",
+    "_find_first_bit",
+    "_find_first_zero_bit",
+    "_find_next_zero_bit",
+    // Kernel variables (granted read-only by fgft_sfi_<m>_grant()).
+    "jiffies",
+    "jiffies_64",
+    "page_offset_base",
+];
+
+fn allowed(sym: &str) -> bool {
+    sym.starts_with("__asan_")
+        || sym.starts_with("__hwasan_")
+        || sym.starts_with("fgft_")
+        || sym.starts_with("__x86_")
+        || sym == "__fentry__"
+        || sym == "__stack_chk_fail"
+        || ALLOWED.contains(&sym)
+}
+
+fn undefined(obj: &Path) -> Vec<String> {
+    let out = Command::new("nm").arg("-u").arg(obj).output().expect("nm");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect()
+}
+
+fn sfi_objects(out: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("sfi"))
+        .expect("sfi dir")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "o"))
+        .filter(|p| !p.file_name().is_some_and(|f| f.to_string_lossy().ends_with("_sfi_rt.o")))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn corpus_splits_build_clean_on_612_and_61() {
+    let env = env();
+    let t = tempfile::tempdir().expect("temp dir");
+    // The runtime's Module.symvers for each kernel, built in parallel.
+    let (k612, k61) = (env.kdir.clone(), env.kdir61.clone());
+    let (d612, d61) = (t.path().join("rt612"), t.path().join("rt61"));
+    std::fs::create_dir_all(&d612).unwrap();
+    std::fs::create_dir_all(&d61).unwrap();
+    let h = std::thread::spawn(move || build_runtime(&k61, &d61));
+    let sym612 = build_runtime(&k612, &d612);
+    let sym61 = h.join().expect("runtime 6.1 build");
+
+    let mut jobs = Vec::new();
+    for d in drivers() {
+        let kernels: &[&str] = if d.upstream { &["6.12", "6.1"] } else { &["6.12"] };
+        for k in kernels {
+            jobs.push(Job {
+                driver: d.name,
+                kernel: k,
+                out: t.path().join(format!("{}-{k}", d.name)),
+            });
+        }
+    }
+    let queue = Arc::new(Mutex::new(jobs));
+    let failures: Arc<Mutex<Vec<String>>> = Arc::new(Mutex::new(Vec::new()));
+    let built: Arc<Mutex<Vec<(String, PathBuf)>>> = Arc::new(Mutex::new(Vec::new()));
+    let mut workers = Vec::new();
+    for _ in 0..2 {
+        let (queue, failures, built) = (queue.clone(), failures.clone(), built.clone());
+        let (env, sym612, sym61) = (env.clone(), sym612.clone(), sym61.clone());
+        workers.push(std::thread::spawn(move || loop {
+            let job = match queue.lock().unwrap().pop() {
+                Some(j) => j,
+                None => break,
+            };
+            let d = drivers().into_iter().find(|d| d.name == job.driver).unwrap();
+            let (tree, kdir, sym) = if job.kernel == "6.12" {
+                (&env.src612, &env.kdir, &sym612)
+            } else {
+                (&env.src61, &env.kdir61, &sym61)
+            };
+            let symarg = sym.display().to_string();
+            split_driver(&d, Some(tree), &job.out, &["--runtime-symvers", &symarg]);
+            let (ok, log) = kbuild(kdir, &job.out);
+            let probs = problems(&log);
+            let tag = format!("{} ({})", job.driver, job.kernel);
+            if !ok || !probs.is_empty() {
+                failures
+                    .lock()
+                    .unwrap()
+                    .push(format!("{tag}: build {}:\n{}", if ok { "warned" } else { "failed" }, probs.join("\n")));
+                continue;
+            }
+            let m = std::fs::read_to_string(job.out.join("Kbuild")).unwrap_or_default();
+            let module = m
+                .lines()
+                .find_map(|l| l.strip_prefix("obj-m += "))
+                .and_then(|l| l.split_whitespace().next())
+                .map(|o| o.trim_end_matches("_fgft.o").to_string())
+                .unwrap_or_default();
+            for ko in [format!("{module}_fgft.ko"), format!("{module}_sfi.ko")] {
+                if !job.out.join(&ko).is_file() {
+                    failures.lock().unwrap().push(format!("{tag}: no {ko}"));
+                }
+            }
+            built.lock().unwrap().push((tag, job.out.clone()));
+        }));
+    }
+    for w in workers {
+        w.join().expect("build worker");
+    }
+    let failures = failures.lock().unwrap().clone();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+
+    // SFI objects: sanitizer call-backs everywhere, kernel calls only
+    // through wrappers.
+    let built = built.lock().unwrap().clone();
+    let mut bad = Vec::new();
+    for (tag, out) in &built {
+        for o in sfi_objects(out) {
+            let und = undefined(&o);
+            assert!(
+                und.iter().any(|s| s.starts_with("__asan_store")),
+                "{tag}: {} has no store checks",
+                o.display()
+            );
+            for s in und.iter().filter(|s| !allowed(s)) {
+                bad.push(format!("{tag}: {} calls {s} without a wrapper", o.display()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+
+    // An inlined kernel helper inside SFI code is checked: in e1000's SFI
+    // copy of e1000_get_regs (memset is wrapped, the register reads are
+    // MMIO), the stores into the regs buffer each call __asan_store4.
+    let (_, e1000) = built
+        .iter()
+        .find(|(t, _)| t == "e1000 (6.12)")
+        .expect("e1000 built");
+    let dis = Command::new("objdump")
+        .arg("-dr")
+        .arg(e1000.join("sfi/e1000_ethtool.o"))
+        .output()
+        .expect("objdump");
+    let dis = String::from_utf8_lossy(&dis.stdout);
+    let body: String = dis
+        .split("\n\n")
+        .filter(|f| f.contains("<fgft_sfi_e1000_get_regs>:"))
+        .collect();
+    assert!(body.matches("__asan_store4_noabort").count() >= 20, "{body}");
+    assert!(body.contains("fgft_w_memset"), "memset must go through its wrapper");
+    assert!(body.contains("fgft_w_spin_lock_irqsave") || dis.contains("fgft_w_spin_lock_irqsave"));
+
+    // checkpatch on the C fgft generated (the SFI runtime file, the
+    // generated headers, and the code appended to the driver's files).
+    let checkpatch = env.src612.join("scripts/checkpatch.pl");
+    let mut reports = Vec::new();
+    for (tag, out) in built.iter().filter(|(t, _)| t.ends_with("(6.12)")) {
+        let mut files: Vec<PathBuf> = Vec::new();
+        for dir in ["sfi", "main"] {
+            for e in std::fs::read_dir(out.join(dir)).unwrap().flatten() {
+                let n = e.file_name().to_string_lossy().to_string();
+                if n.starts_with("fgft_") && (n.ends_with(".c") || n.ends_with(".h")) {
+                    files.push(e.path());
+                }
+            }
+        }
+        // Appended stubs, from the edit log.
+        let edits = std::fs::read_to_string(out.join("edits.txt")).unwrap();
+        let mut stubs = String::from("// SPDX-License-Identifier: GPL-2.0\n");
+        let mut in_main = false;
+        for l in edits.lines() {
+            if let Some(f) = l.strip_prefix("=== ") {
+                in_main = f.starts_with("main/");
+            } else if in_main {
+                if let Some(code) = l.strip_prefix("+ ") {
+                    stubs.push_str(code);
+                    stubs.push('\n');
+                } else if l == "+" {
+                    stubs.push('\n');
+                }
+            }
+        }
+        let sp = out.join("fgft_appended.c");
+        std::fs::write(&sp, stubs).unwrap();
+        files.sort();
+        files.push(sp);
+        for f in files {
+            let o = Command::new("perl")
+                .arg(&checkpatch)
+                .args(["--no-tree", "--terse", "-f"])
+                // Appended code is out of context: externs of the entry
+                // objects and the SFI trampolines live in the shared header.
+                .args(["--ignore", "AVOID_EXTERNS"])
+                .arg(&f)
+                .output()
+                .expect("checkpatch");
+            let text = String::from_utf8_lossy(&o.stdout);
+            for l in text.lines().filter(|l| l.contains("ERROR:") || l.contains("WARNING:")) {
+                reports.push(format!("{tag}: {l}"));
+            }
+        }
+    }
+    assert!(reports.is_empty(), "checkpatch:\n{}", reports.join("\n"));
+}

@@ -1,0 +1,257 @@
+//! Shared helpers of the split tests.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("fgft-cc is in the repository")
+        .to_path_buf()
+}
+
+/// The kernel variables the split tests use.
+#[derive(Debug, Clone)]
+pub struct Env {
+    pub kdir: PathBuf,
+    pub kdir61: PathBuf,
+    pub src612: PathBuf,
+    pub src61: PathBuf,
+}
+
+/// From the environment or from `scripts/setup.sh --print-env`.  A test that
+/// needs them fails without them: the set-up step is part of the test
+/// command.
+pub fn env() -> Env {
+    let vars = ["KDIR", "KDIR61", "SRC612", "SRC61"];
+    let text = if vars.iter().all(|v| std::env::var(v).is_ok()) {
+        vars.iter()
+            .map(|v| format!("export {v}={}\n", std::env::var(v).unwrap_or_default()))
+            .collect::<String>()
+    } else {
+        let out = Command::new("bash")
+            .arg(root().join("scripts/setup.sh"))
+            .arg("--print-env")
+            .output()
+            .expect("run scripts/setup.sh");
+        assert!(
+            out.status.success(),
+            "setup.sh failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).to_string()
+    };
+    let get = |k: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(&format!("export {k}=")))
+            .map(PathBuf::from)
+            .unwrap_or_else(|| panic!("no {k} (scripts/setup.sh --print-env)"))
+    };
+    Env {
+        kdir: get("KDIR"),
+        kdir61: get("KDIR61"),
+        src612: get("SRC612"),
+        src61: get("SRC61"),
+    }
+}
+
+/// Runs `fgft-cc split ARGS` from the repository root; returns (exit code,
+/// stdout, stderr).
+pub fn split(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fgft-cc"))
+        .arg("split")
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env_remove("FGFT_TABLES")
+        .output()
+        .expect("run fgft-cc");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).to_string(),
+        String::from_utf8_lossy(&out.stderr).to_string(),
+    )
+}
+
+/// A corpus driver: its sidecar and the test overlays that go with it.
+pub struct Driver {
+    pub name: &'static str,
+    pub annotations: Vec<&'static str>,
+    /// Sidecar names files relative to a tree.
+    pub upstream: bool,
+}
+
+/// The six paper drivers (ens1370 and ens1371 are one source file built
+/// twice) and our own two.
+pub fn drivers() -> Vec<Driver> {
+    let up = |name: &'static str, extra: &[&'static str]| {
+        let mut a = vec![match name {
+            "e1000" => "corpus/upstream/e1000.toml",
+            "8139too" => "corpus/upstream/8139too.toml",
+            "r8169" => "corpus/upstream/r8169.toml",
+            "pegasus" => "corpus/upstream/pegasus.toml",
+            "ens1370" => "corpus/upstream/ens1370.toml",
+            "ens1371" => "corpus/upstream/ens1371.toml",
+            _ => "corpus/upstream/psmouse.toml",
+        }];
+        a.extend_from_slice(extra);
+        Driver {
+            name,
+            annotations: a,
+            upstream: true,
+        }
+    };
+    vec![
+        up("e1000", &["fgft-cc/tests/split_fixtures/e1000-rings.toml"]),
+        up("8139too", &[]),
+        up("r8169", &[]),
+        up("pegasus", &[]),
+        up("ens1370", &[]),
+        up("ens1371", &[]),
+        up("psmouse", &["fgft-cc/tests/split_fixtures/psmouse-attrs.toml"]),
+        Driver {
+            name: "fgft_ne2k",
+            annotations: vec!["corpus/drivers/fgft_ne2k/fgft_ne2k.toml"],
+            upstream: false,
+        },
+        Driver {
+            name: "fgft_char",
+            annotations: vec!["corpus/drivers/fgft_char/fgft_char.toml"],
+            upstream: false,
+        },
+    ]
+}
+
+/// Splits `d` into `out` (for a tree when upstream).  Panics with the
+/// diagnostics on failure.
+pub fn split_driver(d: &Driver, tree: Option<&Path>, out: &Path, extra: &[&str]) {
+    let mut args: Vec<String> = Vec::new();
+    for a in &d.annotations {
+        args.push("--annotations".into());
+        args.push(a.to_string());
+    }
+    if d.upstream {
+        args.push("--tree".into());
+        args.push(tree.expect("upstream drivers need a tree").display().to_string());
+    }
+    args.push("-o".into());
+    args.push(out.display().to_string());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, _o, e) = split(&argv);
+    assert_eq!(code, 0, "fgft-cc split {}: {e}", d.name);
+}
+
+/// Every file under `dir`, by relative path.
+pub fn read_tree(dir: &Path) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(p) = stack.pop() {
+        for e in std::fs::read_dir(&p).expect("read dir").flatten() {
+            let q = e.path();
+            if q.is_dir() {
+                stack.push(q);
+            } else {
+                let rel = q.strip_prefix(dir).expect("under dir").display().to_string();
+                let text = std::fs::read(&q).expect("read file");
+                out.insert(rel, String::from_utf8_lossy(&text).to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The files of a split that fgft generated (for upstream drivers: never
+/// the copies of upstream code, only the plan, the build file, the edit log
+/// with the text fgft inserted, and the generated headers and C file).
+pub fn generated_only(files: &BTreeMap<String, String>) -> BTreeMap<String, String> {
+    files
+        .iter()
+        .filter(|(k, _)| {
+            k.as_str() == "plan.txt"
+                || k.as_str() == "Kbuild"
+                || k.as_str() == "Makefile"
+                || k.as_str() == "edits.txt"
+                || k.rsplit('/').next().is_some_and(|f| f.starts_with("fgft_"))
+        })
+        .filter(|(k, _)| !k.starts_with("include/"))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// One text holding several files, for a snapshot.
+pub fn bundle(files: &BTreeMap<String, String>) -> String {
+    let mut s = String::new();
+    for (k, v) in files {
+        s.push_str(&format!("===== {k}\n{v}"));
+        if !v.ends_with('\n') {
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// Builds the runtime module (a copy of runtime-kmod/, without its
+/// self-test) for `kdir` under `dir`; returns its Module.symvers.
+pub fn build_runtime(kdir: &Path, dir: &Path) -> PathBuf {
+    let src = root().join("runtime-kmod");
+    let st = Command::new("cp")
+        .arg("-r")
+        .arg(&src)
+        .arg(dir)
+        .status()
+        .expect("cp runtime-kmod");
+    assert!(st.success());
+    let rt = dir.join("runtime-kmod");
+    let out = Command::new("make")
+        .arg("-C")
+        .arg(kdir)
+        .arg(format!("M={}", rt.display()))
+        .arg("FGFT_NO_SELFTEST=y")
+        .arg("modules")
+        .output()
+        .expect("make runtime");
+    assert!(
+        out.status.success(),
+        "building the runtime for {}: {}{}",
+        kdir.display(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    rt.join("Module.symvers")
+}
+
+/// `make -C kdir M=dir modules`: (success, combined output).
+pub fn kbuild(kdir: &Path, dir: &Path) -> (bool, String) {
+    let out = Command::new("make")
+        .arg("-C")
+        .arg(kdir)
+        .arg(format!("M={}", dir.display()))
+        .arg("modules")
+        .output()
+        .expect("run make");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// Lines of a Kbuild log that are warnings or errors (compiler, objtool,
+/// modpost).
+pub fn problems(log: &str) -> Vec<String> {
+    log.lines()
+        .filter(|l| {
+            let l2 = l.to_ascii_lowercase();
+            l2.contains("warning:") || l2.contains("error:") || l2.contains("error ")
+        })
+        .map(str::to_string)
+        .collect()
+}
