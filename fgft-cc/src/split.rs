@@ -425,6 +425,7 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
         ann: &ann,
         module: fl.module.clone(),
         roots: &roots,
+        reported: Default::default(),
     };
     let plan = plan::build(&inputs);
     if plan.has_errors() {

@@ -29,6 +29,10 @@ pub struct Args {
     /// compensations.toml); repeatable. FGFT_TABLES=dir[:dir] is read too.
     #[arg(long = "tables", value_name = "DIR")]
     pub tables: Vec<PathBuf>,
+    /// Check kernel calls against this compensation table instead of the
+    /// built-in one (extension files from --tables/FGFT_TABLES still apply).
+    #[arg(long, value_name = "FILE")]
+    pub api_table: Option<PathBuf>,
     /// No progress bar (it is only shown on a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,
@@ -40,6 +44,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         tables: args.tables.clone(),
         jobs: args.jobs,
         progress: !args.no_progress,
+        api_table: args.api_table.clone(),
     };
     let outcome = fgft_survey::survey(&args.tree, &opts).map_err(|e| match e {
         fgft_survey::SurveyError::Parse(p) => CliError::Parse(p),

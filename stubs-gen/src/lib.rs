@@ -323,6 +323,58 @@ fn split_top(s: &str) -> Vec<String> {
     out
 }
 
+/// Rewraps comments of generated C at 80 columns: a one-line `/* ... */`
+/// that is too long becomes a block comment, and long ` * ` lines of block
+/// comments are wrapped.
+pub fn wrap_comments(text: &str) -> String {
+    let width = |s: &str| {
+        s.chars()
+            .fold(0usize, |w, c| if c == '\t' { (w / 8 + 1) * 8 } else { w + 1 })
+    };
+    let fill = |lead: &str, words: &str, out: &mut String| {
+        let mut line = lead.to_string();
+        let mut empty = true;
+        for w in words.split_whitespace() {
+            if !empty && width(&line) + 1 + w.len() > 80 {
+                out.push_str(line.trim_end());
+                out.push('\n');
+                line = lead.to_string();
+                empty = true;
+            }
+            if !empty {
+                line.push(' ');
+            }
+            line.push_str(w);
+            empty = false;
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    };
+    let mut out = String::with_capacity(text.len());
+    for l in text.split_inclusive('\n') {
+        let body = l.trim_end_matches('\n');
+        if width(body) <= 80 {
+            out.push_str(l);
+            continue;
+        }
+        let indent: String = body.chars().take_while(|c| *c == '\t').collect();
+        let rest = &body[indent.len()..];
+        if let Some(inner) = rest.strip_prefix("/* ").and_then(|r| r.strip_suffix(" */")) {
+            out.push_str(&format!("{indent}/*\n"));
+            fill(&format!("{indent} * "), inner, &mut out);
+            out.push_str(&format!("{indent} */"));
+            if l.ends_with('\n') {
+                out.push('\n');
+            }
+        } else if let Some(inner) = rest.strip_prefix(" * ") {
+            fill(&format!("{indent} * "), inner, &mut out);
+        } else {
+            out.push_str(l);
+        }
+    }
+    out
+}
+
 /// The prototype of the SFI module's trampoline for `e` (declared in the
 /// main module's shared header).
 pub fn sfi_prototype(e: &EntrySpec) -> String {
@@ -538,7 +590,7 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
     }
     emit_thunk(&mut s, e);
     emit_stub(&mut s, e);
-    Ok(s)
+    Ok(wrap_comments(&s))
 }
 
 fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
@@ -1179,6 +1231,14 @@ mod tests {
             assert!(c.contains(needle), "missing `{needle}` in:\n{c}");
         }
         assert!(!c.lines().any(|l| l.ends_with(' ') || l.ends_with('\t')));
+    }
+
+    #[test]
+    fn long_comments_are_wrapped() {
+        let w = wrap_comments(&format!("\t/* {} */\nint x;\n", "word ".repeat(30).trim()));
+        assert!(w.lines().all(|l| l.len() <= 80), "{w}");
+        assert!(w.starts_with("\t/*\n\t * word"), "{w}");
+        assert!(w.ends_with("\t */\nint x;\n"), "{w}");
     }
 
     #[test]

@@ -9,7 +9,8 @@ fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };
-    let s = fgft_survey::rust::summarize_text(text, FileSummary::empty("fuzz.rs".into(), Lang::Rust));
+    let s =
+        fgft_survey::rust::summarize_text(text, FileSummary::empty("fuzz.rs".into(), Lang::Rust));
     if let Some(f) = s.failure {
         assert!(f.line >= 1);
     }

@@ -310,7 +310,7 @@ pub fn emit(
         if needs_header.contains(&fid) {
             let mut t = format!("\n#include \"fgft_{d}_main.h\"\n");
             t.push_str(&tails[fid]);
-            ed.insert(pf.text.len(), t);
+            ed.insert(pf.text.len(), fgft_stubs::wrap_comments(&t));
         }
         match ed.apply(&pf.text) {
             Ok(text) => {
@@ -334,7 +334,7 @@ pub fn emit(
     );
     out.insert(
         PathBuf::from(format!("main/fgft_{d}_main.h")),
-        main_header(inp, plan, &binds),
+        fgft_stubs::wrap_comments(&main_header(inp, plan, &binds)),
     );
 
     // ---------------------------------------------------------------- SFI
@@ -433,7 +433,7 @@ pub fn emit(
         }
         t.push_str("}\n");
         let _ = writeln!(t, "EXPORT_SYMBOL_GPL({});", spec.sfi_name());
-        ed.insert(prog.files[fd.file].text.len(), t);
+        ed.insert(prog.files[fd.file].text.len(), fgft_stubs::wrap_comments(&t));
     }
     for (fid, ed) in &sedits {
         let pf = &prog.files[*fid];
@@ -455,15 +455,18 @@ pub fn emit(
     }
     for (tu, _) in &sfi_files {
         let name = format!("sfi/fgft_sfi_{}.h", stem(&inp.files[*tu].rel));
-        out.insert(PathBuf::from(name), tu_header(inp, plan, *tu));
+        out.insert(
+            PathBuf::from(name),
+            fgft_stubs::wrap_comments(&tu_header(inp, plan, *tu)),
+        );
     }
     out.insert(
         PathBuf::from(format!("sfi/fgft_{d}_sfi.h")),
-        wrappers::sfi_header(plan, table),
+        fgft_stubs::wrap_comments(&wrappers::sfi_header(plan, table)),
     );
     out.insert(
         PathBuf::from(format!("sfi/fgft_{d}_sfi_rt.c")),
-        wrappers::sfi_rt(plan, table),
+        fgft_stubs::wrap_comments(&wrappers::sfi_rt(plan, table)),
     );
 
     // ---------------------------------------------------------------- build
@@ -845,7 +848,7 @@ fn hook_init(
         let _ = writeln!(t, "\terr = {arg}();");
         let _ = writeln!(t, "\tif (err)\n\t\tfgft_unregister_{d}();");
         t.push_str("\treturn err;\n}\n\n");
-        medits[fid].insert(item.start, t);
+        medits[fid].insert(item.start, fgft_stubs::wrap_comments(&t));
         // Replace the argument.
         let text = &pf.text[item.clone()];
         if let (Some(a), Some(b)) = (text.find('('), text.rfind(')')) {
@@ -863,7 +866,7 @@ fn hook_init(
                 );
                 let _ = writeln!(t, "static void __exit fgft_exit_{d}(void)");
                 let _ = writeln!(t, "{{\n\t{earg}();\n\tfgft_unregister_{d}();\n}}\n");
-                medits[efid].insert(eitem.start, t);
+                medits[efid].insert(eitem.start, fgft_stubs::wrap_comments(&t));
                 let text = &prog.files[efid].text[eitem.clone()];
                 if let (Some(a), Some(b)) = (text.find('('), text.rfind(')')) {
                     medits[efid].replace(
@@ -878,7 +881,7 @@ fn hook_init(
                 let _ = writeln!(t, "static void __exit fgft_exit_{d}(void)");
                 let _ = writeln!(t, "{{\n\tfgft_unregister_{d}();\n}}\n");
                 let _ = writeln!(t, "module_exit(fgft_exit_{d});");
-                medits[fid].insert(item.end, t);
+                medits[fid].insert(item.end, fgft_stubs::wrap_comments(&t));
             }
         }
     } else {
@@ -904,7 +907,7 @@ fn hook_init(
         let _ = writeln!(t, "{{\n\t{unreg};\n\tfgft_unregister_{d}();\n}}\n");
         let _ = writeln!(t, "module_init(fgft_init_{d});");
         let _ = write!(t, "module_exit(fgft_exit_{d});");
-        medits[fid].replace(item.clone(), t);
+        medits[fid].replace(item.clone(), fgft_stubs::wrap_comments(&t));
     }
     // Registration functions, at the end of the init file.
     let t = &mut tails[fid];

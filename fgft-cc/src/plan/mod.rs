@@ -110,6 +110,8 @@ pub struct Inputs<'a> {
     pub module: String,
     /// Slots (fgft-facts' roots) of every driver file.
     pub roots: &'a [(FileId, fgft_facts::slots::Root)],
+    /// Sites already warned about (one warning per site).
+    pub reported: std::cell::RefCell<BTreeSet<(FileId, usize)>>,
 }
 
 fn c_ident(s: &str) -> String {
@@ -609,7 +611,10 @@ fn plan_entry(
             continue;
         };
         let fdef = &prog.fns[fd];
-        if inp.files[fdef.file].role == FileRole::Header && f != &name {
+        if inp.files[fdef.file].role == FileRole::Header
+            && f != &name
+            && inp.reported.borrow_mut().insert((fdef.file, fdef.range.start))
+        {
             diags.push(inp.diag_at(
                 fdef.file,
                 fdef.name_range.clone(),
@@ -623,6 +628,9 @@ fn plan_entry(
         }
         if let Some(ff) = inp.facts.per_fn.get(f) {
             for s in &ff.local_statics {
+                if !inp.reported.borrow_mut().insert((s.file, s.range.start)) {
+                    continue;
+                }
                 diags.push(inp.diag(
                     s,
                     true,
@@ -637,11 +645,16 @@ fn plan_entry(
         let CallTarget::Indirect(expr) = &c.target else {
             continue;
         };
+        // One warning per call site, whatever the entries that reach it.
+        let key = (c.at.file, c.at.range.start);
+        if !inp.reported.borrow_mut().insert(key) {
+            continue;
+        }
         diags.push(inp.diag(
             &c.at,
             true,
             format!(
-                "call through a pointer (`{expr}`) in `{}`, reached from `{name}`: the target runs outside isolation, unchecked",
+                "call through a pointer (`{expr}`) in `{}`, which isolated entry points reach (first: `{name}`): the target runs outside isolation, unchecked",
                 c.at.func
             ),
             "indirect call",

@@ -34,18 +34,36 @@ fn main() {
     };
     let mut t = [Duration::ZERO; 9];
     let names = [
-        "raw parse", "hinted parse", "(hint rewrite)", "(parse of rewritten, no fallback)", "facts_of", "headers", "roots", "health", "survey walk",
+        "raw parse",
+        "hinted parse",
+        "(hint rewrite)",
+        "(parse of rewritten, no fallback)",
+        "facts_of",
+        "headers",
+        "roots",
+        "health",
+        "survey walk",
     ];
     let mut hdr_seen = HashSet::new();
-    for rel in d.sources.iter().filter(|p| p.extension().is_some_and(|x| x == "c")) {
+    for rel in d
+        .sources
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+    {
         let p = tree.join(rel);
-        let Ok(bytes) = std::fs::read(&p) else { continue };
-        let Ok((text, _)) = fgft_parse::decode(&p, bytes) else { continue };
+        let Ok(bytes) = std::fs::read(&p) else {
+            continue;
+        };
+        let Ok((text, _)) = fgft_parse::decode(&p, bytes) else {
+            continue;
+        };
         let s = Instant::now();
         let _ = fgft_parse::parse_text_with(&p, text.clone(), &raw);
         t[0] += s.elapsed();
         let s = Instant::now();
-        let Ok(pf) = fgft_parse::parse_text_with(&p, text.clone(), &opts) else { continue };
+        let Ok(pf) = fgft_parse::parse_text_with(&p, text.clone(), &opts) else {
+            continue;
+        };
         t[1] += s.elapsed();
         let s = Instant::now();
         let rewritten = hints.rewrite(&text);

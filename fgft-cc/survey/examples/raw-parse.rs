@@ -55,7 +55,10 @@ fn main() {
                     return (0usize, 0usize);
                 };
                 let mut parser = tree_sitter::Parser::new();
-                if parser.set_language(&tree_sitter_c::LANGUAGE.into()).is_err() {
+                if parser
+                    .set_language(&tree_sitter_c::LANGUAGE.into())
+                    .is_err()
+                {
                     return (text.len(), 1);
                 }
                 match parser.parse(&text, None) {

@@ -10,7 +10,7 @@
 use fgft_parse::tables::{self, TableSource};
 use fgft_parse::ParseError;
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub const TABLE_NAME: &str = "compensations.toml";
 const BUILTIN: &str = include_str!("../../tables/compensations.toml");
@@ -26,6 +26,22 @@ impl KnownApis {
     pub fn load(extra_dirs: &[PathBuf]) -> Result<KnownApis, ParseError> {
         let dirs = tables::table_dirs(extra_dirs);
         Self::from_sources(&tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?)
+    }
+
+    /// `file` instead of the built-in table, extended by `FGFT_TABLES` and
+    /// `extra_dirs`.
+    pub fn load_replacing(file: &Path, extra_dirs: &[PathBuf]) -> Result<KnownApis, ParseError> {
+        let text = std::fs::read_to_string(file).map_err(|source| ParseError::Io {
+            path: file.to_path_buf(),
+            source,
+        })?;
+        let dirs = tables::table_dirs(extra_dirs);
+        let mut sources = tables::extension_files("", TABLE_NAME, &dirs)?;
+        sources[0] = TableSource {
+            path: Some(file.to_path_buf()),
+            text,
+        };
+        Self::from_sources(&sources)
     }
 
     pub fn from_sources(sources: &[TableSource]) -> Result<KnownApis, ParseError> {

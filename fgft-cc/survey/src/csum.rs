@@ -15,11 +15,41 @@ use tree_sitter::Node;
 /// String functions: a member handed to one of them is read as a
 /// NUL-terminated string.
 const STRING_FUNCS: &[&str] = &[
-    "strcpy", "strncpy", "strscpy", "strlcpy", "strcat", "strncat", "strlcat", "strlen",
-    "strnlen", "strcmp", "strncmp", "strcasecmp", "strncasecmp", "strchr", "strrchr", "strstr",
-    "sprintf", "snprintf", "scnprintf", "sscanf", "kstrdup", "kstrndup", "kstrtoul",
-    "kstrtoint", "kstrtouint", "kstrtol", "kstrtou8", "kstrtou16", "kstrtou32", "kstrtobool",
-    "sysfs_emit", "sysfs_streq", "strsep", "strim", "skip_spaces",
+    "strcpy",
+    "strncpy",
+    "strscpy",
+    "strlcpy",
+    "strcat",
+    "strncat",
+    "strlcat",
+    "strlen",
+    "strnlen",
+    "strcmp",
+    "strncmp",
+    "strcasecmp",
+    "strncasecmp",
+    "strchr",
+    "strrchr",
+    "strstr",
+    "sprintf",
+    "snprintf",
+    "scnprintf",
+    "sscanf",
+    "kstrdup",
+    "kstrndup",
+    "kstrtoul",
+    "kstrtoint",
+    "kstrtouint",
+    "kstrtol",
+    "kstrtou8",
+    "kstrtou16",
+    "kstrtou32",
+    "kstrtobool",
+    "sysfs_emit",
+    "sysfs_streq",
+    "strsep",
+    "strim",
+    "skip_spaces",
 ];
 
 /// How deep local `#include "..."` chains are followed.
@@ -59,11 +89,7 @@ impl CContext {
     }
 
     fn header(&self, path: &Path) -> Arc<HeaderInfo> {
-        let cached = self
-            .headers
-            .lock()
-            .ok()
-            .and_then(|m| m.get(path).cloned());
+        let cached = self.headers.lock().ok().and_then(|m| m.get(path).cloned());
         if let Some(h) = cached {
             return h;
         }
@@ -92,7 +118,6 @@ impl CContext {
         }
         info
     }
-
 }
 
 /// Summarizes the C file at `path` (`rel` is its name in the report).
@@ -122,7 +147,12 @@ pub fn summarize_file(ctx: &CContext, path: &Path, rel: &Path) -> FileSummary {
 }
 
 /// Summarizes C text (used by [`summarize_file`] and the fuzzer).
-pub fn summarize_text(ctx: &CContext, path: &Path, text: String, mut out: FileSummary) -> FileSummary {
+pub fn summarize_text(
+    ctx: &CContext,
+    path: &Path,
+    text: String,
+    mut out: FileSummary,
+) -> FileSummary {
     out.bytes = text.len();
     let pf = match fgft_parse::parse_text_with(path, text, &ctx.opts) {
         Ok(pf) => pf,
@@ -319,9 +349,8 @@ pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldD
                 if op == "+" || op == "-" {
                     // Either side may be the pointer of `p + n` / `n + p`.
                     for side in ["left", "right"] {
-                        if let Some(f) = n
-                            .child_by_field_name(side)
-                            .and_then(|a| member_name(pf, a))
+                        if let Some(f) =
+                            n.child_by_field_name(side).and_then(|a| member_name(pf, a))
                         {
                             c.sum.field_uses.push(FieldUse {
                                 field: f.to_string(),
@@ -357,7 +386,12 @@ pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldD
 }
 
 /// Records a direct call and member arguments of string functions.
-fn call(pf: &ParsedFile, n: Node<'_>, calls: &mut BTreeMap<String, usize>, uses: &mut Vec<FieldUse>) {
+fn call(
+    pf: &ParsedFile,
+    n: Node<'_>,
+    calls: &mut BTreeMap<String, usize>,
+    uses: &mut Vec<FieldUse>,
+) {
     let Some(f) = n.child_by_field_name("function") else {
         return;
     };
@@ -429,10 +463,24 @@ fn macro_sum(pf: &ParsedFile, n: Node<'_>) -> Option<FnSum> {
                 while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
                     j += 1;
                 }
-                let prev_is_member = s > 0 && (b[s - 1] == b'.' || (s > 1 && &b[s - 2..s] == b"->"));
+                let prev_is_member =
+                    s > 0 && (b[s - 1] == b'.' || (s > 1 && &b[s - 2..s] == b"->"));
                 if j < b.len() && b[j] == b'(' && !prev_is_member {
                     let id = &body[s..i];
-                    if id != name && !matches!(id, "sizeof" | "typeof" | "__typeof__" | "if" | "while" | "for" | "switch" | "return" | "defined") {
+                    if id != name
+                        && !matches!(
+                            id,
+                            "sizeof"
+                                | "typeof"
+                                | "__typeof__"
+                                | "if"
+                                | "while"
+                                | "for"
+                                | "switch"
+                                | "return"
+                                | "defined"
+                        )
+                    {
                         calls.entry(id.to_string()).or_insert(line);
                     }
                 }
@@ -513,7 +561,9 @@ fn record_fields(pf: &ParsedFile, rec: &str, body: Node<'_>, out: &mut Vec<Field
                         }
                         continue;
                     }
-                    let base = ty.map(|t| pf.node_text(t).trim().to_string()).unwrap_or_default();
+                    let base = ty
+                        .map(|t| pf.node_text(t).trim().to_string())
+                        .unwrap_or_default();
                     for d in decls {
                         if let Some((name, kind)) = declarator_kind(pf, d, &base) {
                             out.push(FieldDecl {
@@ -553,17 +603,9 @@ fn declarator_kind(pf: &ParsedFile, mut d: Node<'_>, base: &str) -> Option<(Stri
                 };
                 return Some((name, kind));
             }
-            "pointer_declarator" => {
-                if !array && !function {
-                    pointers += 1;
-                }
-            }
-            "array_declarator" => {
-                // `T *a[N]` is an array; `T (*p)[N]` a pointer to one.
-                if pointers == 0 {
-                    array = true;
-                }
-            }
+            "pointer_declarator" if !array && !function => pointers += 1,
+            // `T *a[N]` is an array; `T (*p)[N]` a pointer to one.
+            "array_declarator" if pointers == 0 => array = true,
             "function_declarator" => function = true,
             _ => {}
         }
@@ -618,17 +660,31 @@ mod tests {
             .collect();
         assert_eq!(
             uses,
-            [("buf", UseKind::Index), ("name", UseKind::Str), ("regs", UseKind::Arith)]
+            [
+                ("buf", UseKind::Index),
+                ("name", UseKind::Str),
+                ("regs", UseKind::Arith)
+            ]
         );
         let kinds: Vec<_> = s
             .fields
             .iter()
             .map(|d| (d.field.as_str(), d.kind.clone()))
             .collect();
-        assert!(kinds.contains(&("buf", FieldKind::Ptr { pointee: "u8".into() })));
+        assert!(kinds.contains(&(
+            "buf",
+            FieldKind::Ptr {
+                pointee: "u8".into()
+            }
+        )));
         assert!(kinds.contains(&("mac", FieldKind::Array)));
         assert!(kinds.contains(&("hook", FieldKind::FnPtr)));
-        assert!(kinds.contains(&("regs", FieldKind::Ptr { pointee: "u32".into() })));
+        assert!(kinds.contains(&(
+            "regs",
+            FieldKind::Ptr {
+                pointee: "u32".into()
+            }
+        )));
         assert_eq!(s.roots.len(), 1);
         assert_eq!(s.roots[0].function, "foo_open");
         assert_eq!(s.roots[0].kind, "net");

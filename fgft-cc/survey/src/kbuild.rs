@@ -590,7 +590,12 @@ mod tests {
         assert_eq!(m[0].line, 2);
         assert_eq!(
             m[0].objects,
-            ["e1000_ethtool.o", "e1000_hw.o", "e1000_main.o", "e1000_param.o"]
+            [
+                "e1000_ethtool.o",
+                "e1000_hw.o",
+                "e1000_main.o",
+                "e1000_param.o"
+            ]
         );
     }
 
@@ -675,8 +680,17 @@ mod tests {
     #[test]
     fn garbage_never_panics() {
         for s in [
-            "$(", "obj-m += $(", "a := $(b\\", "\\", "obj-$(x += y.o", "=\n:=\n+=", "obj-m += .o",
-            "obj-m += ../../.o", "ü-y := ä.o\nobj-m += ü.o\n", "${{{", "obj-m += $$(x).o",
+            "$(",
+            "obj-m += $(",
+            "a := $(b\\",
+            "\\",
+            "obj-$(x += y.o",
+            "=\n:=\n+=",
+            "obj-m += .o",
+            "obj-m += ../../.o",
+            "ü-y := ä.o\nobj-m += ü.o\n",
+            "${{{",
+            "obj-m += $$(x).o",
         ] {
             let mk = parse(s);
             let _ = mk.modules();

@@ -59,6 +59,8 @@ pub struct SurveyOptions {
     pub jobs: Option<usize>,
     /// Show a progress bar when stderr is a terminal.
     pub progress: bool,
+    /// A compensation table to use instead of the built-in one.
+    pub api_table: Option<PathBuf>,
 }
 
 /// A per-file problem worth a diagnostic (budget exhausted, unreadable,
@@ -220,7 +222,10 @@ impl Context {
         };
         Ok(Context {
             c: csum::CContext::new(popts, SlotTable::load(&opts.tables)?),
-            apis: apis::KnownApis::load(&opts.tables)?,
+            apis: match &opts.api_table {
+                Some(f) => apis::KnownApis::load_replacing(f, &opts.tables)?,
+                None => apis::KnownApis::load(&opts.tables)?,
+            },
         })
     }
 
@@ -263,7 +268,11 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
     // Units are processed in parallel, and the files of each unit too; a
     // unit's summaries live until its report is made, then only the report
     // and a few numbers per file are kept.
-    type UnitOut = (report::ModuleReport, Vec<(usize, report::FileStat)>, Vec<FileDiag>);
+    type UnitOut = (
+        report::ModuleReport,
+        Vec<(usize, report::FileStat)>,
+        Vec<FileDiag>,
+    );
     let outs: Vec<UnitOut> = pool.install(|| {
         units
             .par_iter()
@@ -365,7 +374,10 @@ mod tests {
             std::fs::create_dir_all(p.parent().unwrap()).unwrap();
             std::fs::write(p, s).unwrap();
         };
-        w("Makefile", "obj-$(CONFIG_A) += a.o sub/\nobj-y += core.o\ncore-y := c1.o c2.o\n");
+        w(
+            "Makefile",
+            "obj-$(CONFIG_A) += a.o sub/\nobj-y += core.o\ncore-y := c1.o c2.o\n",
+        );
         w("a.c", "");
         w("c1.c", "");
         w("c2.c", "");
@@ -392,11 +404,27 @@ mod tests {
             got,
             [
                 ("a".into(), UnitKind::Module, vec!["a.c".into()]),
-                ("core".into(), UnitKind::Builtin, vec!["c1.c".into(), "c2.c".into()]),
+                (
+                    "core".into(),
+                    UnitKind::Builtin,
+                    vec!["c1.c".into(), "c2.c".into()]
+                ),
                 ("lost.c".into(), UnitKind::Unassigned, vec!["lost.c".into()]),
-                ("sub/k".into(), UnitKind::Module, vec!["c1.c".into(), "sub/k1.c".into()]),
-                ("sub/r.rs".into(), UnitKind::Unassigned, vec!["sub/r.rs".into()]),
-                ("sub/s.c".into(), UnitKind::Unassigned, vec!["sub/s.c".into()]),
+                (
+                    "sub/k".into(),
+                    UnitKind::Module,
+                    vec!["c1.c".into(), "sub/k1.c".into()]
+                ),
+                (
+                    "sub/r.rs".into(),
+                    UnitKind::Unassigned,
+                    vec!["sub/r.rs".into()]
+                ),
+                (
+                    "sub/s.c".into(),
+                    UnitKind::Unassigned,
+                    vec!["sub/s.c".into()]
+                ),
             ]
         );
         assert_eq!(units[0].configs, ["CONFIG_A"]);

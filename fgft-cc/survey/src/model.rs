@@ -92,7 +92,9 @@ pub struct FnSum {
 #[serde(rename_all = "kebab-case")]
 pub enum FieldKind {
     /// A data pointer to `pointee` (the base type as written).
-    Ptr { pointee: String },
+    Ptr {
+        pointee: String,
+    },
     Array,
     FnPtr,
     Value,

@@ -206,7 +206,9 @@ fn is_save(field: &str) -> bool {
 }
 
 fn is_restore(field: &str) -> bool {
-    ["resume", "thaw", "restore"].iter().any(|w| field.contains(w))
+    ["resume", "thaw", "restore"]
+        .iter()
+        .any(|w| field.contains(w))
 }
 
 /// Builds the report of one unit from the summaries of its files.
@@ -237,7 +239,9 @@ pub fn module_report(
     }
     for (name, h) in &headers {
         for f in &h.functions {
-            fns.entry(f.name.as_str()).or_default().push((name.clone(), f));
+            fns.entry(f.name.as_str())
+                .or_default()
+                .push((name.clone(), f));
         }
     }
     // Entry points.
@@ -247,9 +251,11 @@ pub fn module_report(
     for s in sums {
         for r in &s.roots {
             let driver_fn = s.lang == Lang::Rust
-                || sums
-                    .iter()
-                    .any(|x| x.functions.iter().any(|f| !f.is_macro && f.name == r.function));
+                || sums.iter().any(|x| {
+                    x.functions
+                        .iter()
+                        .any(|f| !f.is_macro && f.name == r.function)
+                });
             if !driver_fn {
                 library_slots += 1;
                 continue;
@@ -350,7 +356,11 @@ pub fn module_report(
     for f in &closure_all {
         for (s, d) in fns.get(f).map(Vec::as_slice).unwrap_or(&[]) {
             for u in &d.field_uses {
-                for decl in decls.get(u.field.as_str()).map(Vec::as_slice).unwrap_or(&[]) {
+                for decl in decls
+                    .get(u.field.as_str())
+                    .map(Vec::as_slice)
+                    .unwrap_or(&[])
+                {
                     let FieldKind::Ptr { pointee } = &decl.kind else {
                         continue;
                     };
@@ -371,10 +381,15 @@ pub fn module_report(
     let hints: Vec<HintNeed> = hints
         .into_iter()
         .map(|(field, (uses, at, charish))| {
-            let string = uses.contains(&UseKind::Str) || (charish && !uses.contains(&UseKind::Index));
+            let string =
+                uses.contains(&UseKind::Str) || (charish && !uses.contains(&UseKind::Index));
             HintNeed {
                 field,
-                hint: if string { "nullterm".into() } else { "blob(LEN)".into() },
+                hint: if string {
+                    "nullterm".into()
+                } else {
+                    "blob(LEN)".into()
+                },
                 uses: uses.into_iter().collect(),
                 at,
             }
@@ -439,6 +454,12 @@ pub fn module_report(
     }
     if !hints.is_empty() {
         reasons.push(format!("{} marshaling hint(s) needed", hints.len()));
+    }
+    if sums.iter().any(|s| s.lang == Lang::Rust) {
+        reasons.push(
+            "Rust: kernel calls and marshaling are not analyzed (split adds #[fgft::isolate])"
+                .into(),
+        );
     }
     let verdict = if n_entry == 0 {
         reasons.insert(0, "no function stored in a kernel slot".into());
@@ -574,7 +595,11 @@ pub fn render_table(s: &Survey) -> String {
                 name,
                 m.files.len().to_string(),
                 m.entry_count().to_string(),
-                if by_kind.is_empty() { "-".into() } else { by_kind },
+                if by_kind.is_empty() {
+                    "-".into()
+                } else {
+                    by_kind
+                },
                 pm,
                 m.unknown_apis.len().to_string(),
                 m.hints.len().to_string(),
@@ -638,7 +663,11 @@ pub fn render_table(s: &Survey) -> String {
             .collect();
         out.push_str(&format!("files not surveyed: {}\n", f.join(", ")));
     }
-    let v: Vec<String> = t.verdicts.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+    let v: Vec<String> = t
+        .verdicts
+        .iter()
+        .map(|(k, v)| format!("{k}: {v}"))
+        .collect();
     out.push_str(&format!("verdicts: {}\n", v.join(", ")));
     out
 }

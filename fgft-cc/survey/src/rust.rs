@@ -75,7 +75,8 @@ pub fn summarize_text(text: &str, mut out: FileSummary) -> FileSummary {
     v.visit_file(&file);
     v.roots.sort();
     v.roots.dedup();
-    v.fns.sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+    v.fns
+        .sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
     out.roots = v.roots;
     out.functions = v.fns;
     out
