@@ -594,6 +594,18 @@ fn plan_entry(
             vec![],
         ));
     }
+    if d.conditional {
+        diags.push(inp.diag_at(
+            d.file,
+            d.name_range.clone(),
+            true,
+            format!(
+                "`{name}` is defined inside #if/#ifdef: its stub is not, so a configuration without the definition does not build"
+            ),
+            "conditional definition",
+            vec![],
+        ));
+    }
     if d.variadic {
         diags.push(inp.diag_at(
             d.file,
