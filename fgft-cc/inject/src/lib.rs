@@ -395,7 +395,12 @@ impl Finder<'_> {
         if is_arrow && arg.kind() == "identifier" {
             let a = self.file.node_text(arg).to_string();
             if let Some(at) = statement_before(self.file, n, &a) {
-                self.push(FaultKind::NullDeref, at..at, Template::AssignBefore("NULL"), &a);
+                self.push(
+                    FaultKind::NullDeref,
+                    at..at,
+                    Template::AssignBefore("NULL"),
+                    &a,
+                );
                 self.push(
                     FaultKind::CorruptPtr,
                     at..at,
@@ -465,7 +470,12 @@ fn statement_before(file: &ParsedFile, n: Node<'_>, var: &str) -> Option<usize> 
     let mut cur = n;
     loop {
         let p = cur.parent()?;
-        if p.kind() == "compound_statement" {
+        // Statements sit in blocks, after `case X:` and after `label:`;
+        // inserting there keeps the guard on the path of the access (before
+        // a `case` label it would be dead code).
+        let in_case = p.kind() == "case_statement"
+            && p.child_by_field_name("value").map(|v| v.id()) != Some(cur.id());
+        if p.kind() == "compound_statement" || in_case || p.kind() == "labeled_statement" {
             break;
         }
         if p.kind() == "function_definition" {

@@ -24,6 +24,18 @@ static void fx_set_msglevel(struct adapter *adapter, int data)
 		adapter->msg_enable = data;
 }
 
+static int fx_ioctl(struct adapter *adapter, int cmd)
+{
+	switch (cmd) {
+	case 1:
+		return adapter->count;
+	default:
+		adapter->msg_enable = cmd;
+		break;
+	}
+	return 0;
+}
+
 static int fx_other(struct adapter *adapter)
 {
 	return adapter->count;
@@ -50,7 +62,7 @@ fn sources() -> Vec<Source> {
 }
 
 fn is_fx_entry(n: &str) -> bool {
-    n == "fx_get_regs" || n == "fx_set_msglevel"
+    n == "fx_get_regs" || n == "fx_set_msglevel" || n == "fx_ioctl"
 }
 
 #[test]
@@ -61,6 +73,17 @@ fn finds_every_kind_in_entries_only() {
         assert!(sites.iter().any(|s| s.kind == k), "no {k} site");
     }
     assert!(sites.iter().all(|s| s.entry != "fx_other"));
+    // Guards in a switch go after the case label, never before it.
+    for s in sites
+        .iter()
+        .filter(|s| s.entry == "fx_ioctl" && s.range.is_empty())
+    {
+        let line = FIXTURE.lines().nth(s.line - 1).unwrap();
+        assert!(
+            !line.trim_start().starts_with("case") && !line.trim_start().starts_with("default"),
+            "{line}"
+        );
+    }
     // The loop bound is the off-by-one site; the division's right side a div-zero site.
     let obo = sites
         .iter()
@@ -132,6 +155,7 @@ fn edits_keep_lines_and_compile() {
             "-std=gnu11",
             "-fsyntax-only",
             "-Wall",
+            "-Wimplicit-fallthrough",
             "-Werror",
             "-Wno-unused-function",
         ])

@@ -33,6 +33,40 @@ pub struct Driver {
     /// Interface the ethtool triggers address.
     #[serde(default = "default_iface")]
     pub iface: String,
+    /// Stock modules the driver needs (`mii`, `8390`, `snd-pcm`, ...): put in
+    /// the guest and loaded with `modprobe` before the driver.
+    #[serde(default)]
+    pub deps: Vec<String>,
+    /// The tree `dir` is relative to.
+    #[serde(default)]
+    pub tree: Tree,
+    /// Source edits that let the driver run on QEMU's model, applied to the
+    /// copy of the tree before injection (native and fgft builds alike).
+    #[serde(default)]
+    pub compat: Vec<Compat>,
+}
+
+/// One compatibility edit: `find` occurs exactly once in `file` (relative
+/// to `dir`) and becomes `replace`. Neither may hold a line break, so every
+/// line number (and so every variant label) stays that of the original.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compat {
+    pub file: String,
+    pub find: String,
+    pub replace: String,
+}
+
+/// Where a driver's sources live.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tree {
+    /// The unpacked linux-source-6.12 tree (`$SRC612`).
+    #[default]
+    Linux,
+    /// This repository (our corpus drivers); built with
+    /// `annotations/include` on the include path.
+    Repo,
 }
 
 fn default_iface() -> String {
@@ -63,6 +97,21 @@ impl Config {
         }
         c.path = path.to_path_buf();
         Ok(c)
+    }
+
+    /// The module's name as the kernel spells it (`/sys/module/<name>`,
+    /// `rmmod`): `-` becomes `_`.
+    pub fn sysfs_module(&self) -> String {
+        self.driver.module.replace('-', "_")
+    }
+
+    /// Guest commands that load the stock modules the driver needs.
+    pub fn load_deps(&self) -> String {
+        self.driver
+            .deps
+            .iter()
+            .map(|d| format!("modprobe {d} || exit 3\n"))
+            .collect()
     }
 
     /// The guest command that reaches `entry`.

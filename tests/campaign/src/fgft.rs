@@ -57,6 +57,7 @@ const PRELUDE: &str =
 pub fn script(cfg: &Config, mods: &FgftModules, batch: &[&Variant]) -> String {
     let d = &cfg.driver;
     let mut s = String::from(PRELUDE);
+    s.push_str(&cfg.load_deps());
     for m in &mods.modules {
         let f = m
             .file_name()
@@ -163,8 +164,7 @@ pub fn run_all(
         spec.qemu_args = cfg.driver.qemu.clone();
         spec.timeout = timeout + Duration::from_secs(3 * rest.len() as u64);
         spec.script = script(cfg, mods, &rest);
-        spec.add_tool(env, "fgft-ethtool")?;
-        spec.add_tool(env, "fgft-pkt")?;
+        crate::add_guest_support(cfg, &crate::guest_files(env)?, &mut spec);
         let out = fgft_vm::run(env, &spec)?;
         if out.marker("ready").is_none() {
             return Err(CampaignError::Msg(format!(

@@ -44,6 +44,45 @@ pub enum CampaignError {
     Msg(String),
 }
 
+/// The guest programs every campaign VM gets, as (host binary, guest path):
+/// `fgft-ethtool`, `fgft-pkt`, and every campaign guest program
+/// `tests/campaign/guest/*.c` as `/bin/<stem>`. Build them once, before
+/// booting VMs from several threads: `fgft_vm::guest_program` is not safe
+/// to run for the same program from two threads of one process.
+pub fn guest_files(env: &fgft_vm::Env) -> Result<Vec<(PathBuf, String)>, CampaignError> {
+    let mut files = Vec::new();
+    for tool in ["fgft-ethtool", "fgft-pkt"] {
+        files.push((fgft_vm::guest_tool(env, tool)?, format!("/bin/{tool}")));
+    }
+    let dir = env.repo_root.join("tests/campaign/guest");
+    let mut progs: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .map_err(io(&dir))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "c"))
+        .collect();
+    progs.sort();
+    for src in progs {
+        let stem = src
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        files.push((fgft_vm::guest_program(env, &src)?, format!("/bin/{stem}")));
+    }
+    Ok(files)
+}
+
+/// What every campaign VM of `cfg` gets besides the driver: the stock
+/// modules of `cfg.driver.deps` (the script loads them with
+/// [`config::Config::load_deps`]) and the [`guest_files`].
+pub fn add_guest_support(
+    cfg: &config::Config,
+    files: &[(PathBuf, String)],
+    spec: &mut fgft_vm::VmSpec,
+) {
+    spec.stock_modules = cfg.driver.deps.clone();
+    spec.files.extend(files.iter().cloned());
+}
+
 pub(crate) fn io(path: &std::path::Path) -> impl FnOnce(std::io::Error) -> CampaignError + '_ {
     move |source| CampaignError::Io {
         path: path.to_path_buf(),

@@ -53,7 +53,7 @@ pub fn script(cfg: &Config, module_file: &str, v: &Variant) -> String {
         .trigger_cmd(&v.entry)
         .unwrap_or_else(|| "false".to_string());
     format!(
-        "insmod /lib/fgft/{module_file} || exit 3\n\
+        "{deps}insmod /lib/fgft/{module_file} || exit 3\n\
          sleep 1\n\
          {setup}\n\
          sleep 1\n\
@@ -64,9 +64,10 @@ pub fn script(cfg: &Config, module_file: &str, v: &Variant) -> String {
          echo 0 > /sys/module/{m}/parameters/fgft_inject_id\n\
          {check}\n\
          echo FGFT-MARK done id={id}\n",
+        deps = cfg.load_deps(),
         setup = d.setup,
         id = v.id,
-        m = d.module,
+        m = cfg.sysfs_module(),
         check = d.check,
     )
 }
@@ -115,6 +116,7 @@ pub fn run_all(
         .file_name()
         .map(|f| f.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let files = crate::guest_files(env)?;
     let results = std::sync::Mutex::new(Vec::new());
     let next = std::sync::atomic::AtomicUsize::new(0);
     let first_err = std::sync::Mutex::new(None);
@@ -129,12 +131,8 @@ pub fn run_all(
                 spec.qemu_args = cfg.driver.qemu.clone();
                 spec.timeout = timeout;
                 spec.script = script(cfg, &module_file, v);
-                let r = spec
-                    .add_tool(env, "fgft-ethtool")
-                    .and_then(|s| s.add_tool(env, "fgft-pkt"))
-                    .map(|_| ())
-                    .and_then(|_| fgft_vm::run(env, &spec));
-                match r {
+                crate::add_guest_support(cfg, &files, &mut spec);
+                match fgft_vm::run(env, &spec) {
                     Ok(out) => {
                         let c = classify(cfg, v, &out);
                         eprintln!(

@@ -1,7 +1,7 @@
 //! Variant preparation: inject into a scratch copy of the driver and build
 //! the native module.
 
-use crate::config::Config;
+use crate::config::{Config, Tree};
 use crate::{io, CampaignError};
 use fgft_inject::{FaultKind, Options, Source, Variant};
 use fgft_vm::Env;
@@ -14,6 +14,49 @@ pub struct Prepared {
     pub variants: Vec<Variant>,
 }
 
+/// The driver's directory in its tree.
+pub fn driver_dir(env: &Env, cfg: &Config) -> PathBuf {
+    match cfg.driver.tree {
+        Tree::Linux => env.src612.join(&cfg.driver.dir),
+        Tree::Repo => env.repo_root.join(&cfg.driver.dir),
+    }
+}
+
+/// The name a source is built under: a module made of several objects
+/// cannot have an object named like itself (Kbuild: circular dependency),
+/// so `8139too.c` in module `8139too` becomes `8139too-fgft.c`.
+fn build_name(cfg: &Config, source: &str) -> String {
+    let stem = source.trim_end_matches(".c");
+    if stem.replace('-', "_") == cfg.driver.module.replace('-', "_") {
+        format!("{stem}-fgft.c")
+    } else {
+        source.to_string()
+    }
+}
+
+/// Applies the config's compatibility edits to the copy in `work`.
+fn apply_compat(cfg: &Config, work: &Path) -> Result<(), CampaignError> {
+    for c in &cfg.driver.compat {
+        let bad = |msg: String| CampaignError::Config {
+            path: cfg.path.clone(),
+            msg: format!("compat edit of {}: {msg}", c.file),
+        };
+        if c.find.is_empty() || c.find.contains('\n') || c.replace.contains('\n') {
+            return Err(bad(
+                "`find` must be non-empty and neither may hold a line break".into(),
+            ));
+        }
+        let p = work.join(&c.file);
+        let text = std::fs::read_to_string(&p).map_err(io(&p))?;
+        let n = text.matches(&c.find).count();
+        if n != 1 {
+            return Err(bad(format!("`{}` occurs {n} times, not once", c.find)));
+        }
+        std::fs::write(&p, text.replacen(&c.find, &c.replace, 1)).map_err(io(&p))?;
+    }
+    Ok(())
+}
+
 /// Copies the driver directory from the 6.12 tree and plants the variants.
 pub fn inject(
     env: &Env,
@@ -22,7 +65,7 @@ pub fn inject(
     per_entry: usize,
     kinds: &[FaultKind],
 ) -> Result<Prepared, CampaignError> {
-    let src = env.src612.join(&cfg.driver.dir);
+    let src = driver_dir(env, cfg);
     let work = env
         .target_dir
         .join("campaign")
@@ -39,12 +82,14 @@ pub fn inject(
             std::fs::copy(&p, &dest).map_err(io(&dest))?;
         }
     }
+    apply_compat(cfg, &work)?;
     let mut sources = Vec::new();
     for f in &cfg.driver.sources {
-        let p = src.join(f);
+        let p = work.join(f);
+        let text = std::fs::read_to_string(&p).map_err(io(&p))?;
         sources.push(Source {
             rel: PathBuf::from(f),
-            file: fgft_parse::parse_file(&p)?,
+            file: fgft_parse::parse_text(&src.join(f), text)?,
         });
     }
     let entries: Vec<&String> = cfg.trigger.keys().collect();
@@ -90,8 +135,9 @@ pub fn build_native(env: &Env, cfg: &Config, prep: &Prepared) -> Result<PathBuf,
     for e in std::fs::read_dir(&prep.dir).map_err(io(&prep.dir))? {
         let p = e.map_err(io(&prep.dir))?.path();
         let name = p.file_name().unwrap_or_default();
-        if p.is_file() && name != "Makefile" && name != "Kconfig" {
-            let dest = dir.join(name);
+        if p.is_file() && name != "Makefile" && name != "Kconfig" && name != "Kbuild" {
+            let name = name.to_string_lossy();
+            let dest = dir.join(build_name(cfg, &name));
             std::fs::copy(&p, &dest).map_err(io(&dest))?;
         }
     }
@@ -101,20 +147,26 @@ pub fn build_native(env: &Env, cfg: &Config, prep: &Prepared) -> Result<PathBuf,
         .driver
         .sources
         .iter()
-        .map(|s| s.trim_end_matches(".c").to_string() + ".o")
+        .map(|s| build_name(cfg, s).trim_end_matches(".c").to_string() + ".o")
         .chain(std::iter::once("fgft_inject.o".to_string()))
         .collect();
     // The module keeps its upstream name, so module parameters and the
     // guest's view are those of the stock driver.
-    let kbuild = format!(
+    let mut kbuild = format!(
         "obj-m += {m}.o\n{m}-y := {}\n",
         objs.join(" "),
         m = cfg.driver.module
     );
+    let include = env.repo_root.join("annotations/include");
+    let mut extra: Vec<&Path> = Vec::new();
+    if cfg.driver.tree == Tree::Repo {
+        kbuild.push_str("ccflags-y += -I$(src)/include\n");
+        extra.push(&include);
+    }
     let kb = dir.join("Kbuild");
     std::fs::write(&kb, kbuild).map_err(io(&kb))?;
     let name = format!("campaign-{}-native", cfg.driver.name);
-    let built = fgft_vm::kbuild(env, &name, &dir, &env.kdir, &[])?;
+    let built = fgft_vm::kbuild(env, &name, &dir, &env.kdir, &extra)?;
     Ok(built.join(format!("{}.ko", cfg.driver.module)))
 }
 

@@ -11,7 +11,8 @@ use std::time::Duration;
 pub fn script(cfg: &Config, module_file: &str, runs: usize) -> String {
     let d = &cfg.driver;
     let mut s = format!(
-        "insmod /lib/fgft/{module_file} || exit 3\nsleep 1\n{setup}\n{check}\n",
+        "{deps}insmod /lib/fgft/{module_file} || exit 3\nsleep 1\n{setup}\n{check}\n",
+        deps = cfg.load_deps(),
         setup = d.setup,
         check = d.check
     );
@@ -19,7 +20,7 @@ pub fn script(cfg: &Config, module_file: &str, runs: usize) -> String {
     for _ in 0..runs {
         s.push_str(&format!(
             "fgft-time restart sh -c 'rmmod {m} && insmod /lib/fgft/{module_file} && {ready}'\n",
-            m = d.module
+            m = cfg.sysfs_module()
         ));
     }
     s
@@ -36,11 +37,7 @@ pub fn measure(env: &Env, cfg: &Config, ko: &Path, runs: usize) -> Result<Vec<u6
     spec.qemu_args = cfg.driver.qemu.clone();
     spec.timeout = Duration::from_secs(60 + 20 * runs as u64);
     spec.script = script(cfg, &file, runs);
-    spec.add_tool(env, "fgft-ethtool")?;
-    spec.add_tool(env, "fgft-pkt")?;
-    let timer =
-        fgft_vm::guest_program(env, &env.repo_root.join("tests/campaign/guest/fgft-time.c"))?;
-    spec.files.push((timer, "/bin/fgft-time".into()));
+    crate::add_guest_support(cfg, &crate::guest_files(env)?, &mut spec);
     let out = fgft_vm::run(env, &spec)?;
     let times: Vec<u64> = out
         .markers_named("time")
