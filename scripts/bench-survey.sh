@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # Benchmark (not a test): `fgft-cc survey` of drivers/net against raw
-# tree-sitter-c parsing of the same .c files, in one run on 2 worker threads,
-# with the survey's peak RSS.  Targets (issue 6): survey <= 1.5x raw parsing,
-# peak RSS <= 1 GiB.
+# tree-sitter-c parsing of the same .c files and against `spatch -j 2` with
+# the ethtool_ops query (fgft-cc/tests/cocci/), in one run on 2 worker
+# threads, with peak RSS.  Targets (issue 6): survey <= 1.5x raw parsing,
+# peak RSS <= 1 GiB.  (`fgft-cc roots` against all four spatch queries and
+# recall: scripts/bench-roots.sh.)
 #
 #   scripts/bench-survey.sh [TREE]     (default: $SRC612/drivers/net)
+#   NO_SPATCH=1 scripts/bench-survey.sh   skips the spatch run
 #
 # Prints one line per measurement and a summary; writes the survey's JSON and
 # table to results/raw/survey/ (not committed).
@@ -37,6 +40,11 @@ run() { # name command...: wall seconds to $out/name.secs, peak RSS KiB to $out/
 run raw "$raw" "$tree" -j "$jobs"
 run survey "$bin" survey "$tree" -j "$jobs" --no-progress --json "$out/survey.json"
 "$bin" survey "$tree" -j "$jobs" --no-progress >"$out/survey.txt" 2>/dev/null
+if [ -z "${NO_SPATCH:-}" ] && command -v spatch >/dev/null; then
+	run spatch spatch -j "$jobs" --very-quiet \
+		--sp-file fgft-cc/tests/cocci/ethtool_ops.cocci --dir "$tree" ||
+		{ echo "spatch failed" >&2; rm -f "$out/spatch.secs"; }
+fi
 raw_s=$(cat "$out/raw.secs")
 survey_s=$(cat "$out/survey.secs")
 raw_rss=$(tail -n 1 "$out/raw.rss")
@@ -46,6 +54,10 @@ ratio=$(awk -v a="$survey_s" -v b="$raw_s" 'BEGIN { printf "%.3f", a / b }')
 printf 'tree            %s\n' "$tree"
 printf 'raw tree-sitter %.2f s  (peak RSS %d MiB)\n' "$raw_s" $((raw_rss / 1024))
 printf 'fgft-cc survey  %.2f s  (peak RSS %d MiB)\n' "$survey_s" $((survey_rss / 1024))
+if [ -f "$out/spatch.secs" ]; then
+	printf 'spatch -j %d    %.2f s  (ethtool_ops query only; peak RSS %d MiB)\n' \
+		"$jobs" "$(cat "$out/spatch.secs")" $(($(tail -n 1 "$out/spatch.rss") / 1024))
+fi
 printf 'ratio           %.2fx   (target <= 1.5x)\n' "$ratio"
 printf 'peak RSS        %d MiB  (target <= 1024 MiB)\n' $((survey_rss / 1024))
 printf 'load average    %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

@@ -53,6 +53,9 @@ const ALLOWED: &[&str] = &[
     "sysfs_emit",
     "strchr",
     "strnlen",
+    // List-corruption checks of list_add() and friends (read only).
+    "__list_add_valid_or_report",
+    "__list_del_entry_valid_or_report",
     "_find_next_bit",
     "_find_first_bit",
     "_find_first_zero_bit",
@@ -125,7 +128,11 @@ fn corpus_splits_build_clean_on_612_and_61() {
     let sym612 = build_runtime(&k612, &d612);
     let sym61 = h.join().expect("runtime 6.1 build");
 
-    let mut jobs = Vec::new();
+    let mut jobs = vec![Job {
+        driver: "listdemo",
+        kernel: "6.12",
+        out: t.path().join("listdemo-6.12"),
+    }];
     for d in drivers() {
         let kernels: &[&str] = if d.upstream { &["6.12", "6.1"] } else { &["6.12"] };
         for k in kernels {
@@ -148,7 +155,11 @@ fn corpus_splits_build_clean_on_612_and_61() {
                 Some(j) => j,
                 None => break,
             };
-            let d = drivers().into_iter().find(|d| d.name == job.driver).unwrap();
+            let d = drivers()
+                .into_iter()
+                .chain(std::iter::once(listdemo()))
+                .find(|d| d.name == job.driver)
+                .unwrap();
             let (tree, kdir, sym) = if job.kernel == "6.12" {
                 (&env.src612, &env.kdir, &sym612)
             } else {
@@ -206,9 +217,10 @@ fn corpus_splits_build_clean_on_612_and_61() {
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
 
-    // An inlined kernel helper inside SFI code is checked: in e1000's SFI
-    // copy of e1000_get_regs (memset is wrapped, the register reads are
-    // MMIO), the stores into the regs buffer each call __asan_store4.
+    // Stores of SFI code are checked: e1000's SFI copy of e1000_get_regs
+    // (inlined into its exported trampoline; memset is wrapped, the register
+    // reads are MMIO) calls __asan_store4 before each store into the regs
+    // buffer.
     let (_, e1000) = built
         .iter()
         .find(|(t, _)| t == "e1000 (6.12)")
@@ -221,11 +233,65 @@ fn corpus_splits_build_clean_on_612_and_61() {
     let dis = String::from_utf8_lossy(&dis.stdout);
     let body: String = dis
         .split("\n\n")
-        .filter(|f| f.contains("<fgft_sfi_e1000_get_regs>:"))
+        .filter(|f| {
+            f.contains("<fgft_sfi_e1000_get_regs>:") || f.contains("<fgft_sfi_entry_e1000_get_regs>:")
+        })
         .collect();
     assert!(body.matches("__asan_store4_noabort").count() >= 20, "{body}");
     assert!(body.contains("fgft_w_memset"), "memset must go through its wrapper");
-    assert!(body.contains("fgft_w_spin_lock_irqsave") || dis.contains("fgft_w_spin_lock_irqsave"));
+    let hw = Command::new("objdump")
+        .arg("-dr")
+        .arg(e1000.join("sfi/e1000_hw.o"))
+        .output()
+        .expect("objdump");
+    let hw = String::from_utf8_lossy(&hw.stdout);
+    assert!(hw.contains("fgft_w_spin_lock_irqsave"), "locks go through their wrappers");
+    assert!(hw.contains("fgft_w_mutex_lock"), "locks go through their wrappers");
+    // An inlined kernel helper is checked too: list_add() and friends,
+    // netif_running() (an inline reading dev->state) in e1000's SFI code.
+    let main = Command::new("objdump")
+        .arg("-dr")
+        .arg(e1000.join("sfi/e1000_main.o"))
+        .output()
+        .expect("objdump");
+    let main = String::from_utf8_lossy(&main.stdout);
+    assert!(main.matches("__asan_load8_noabort").count() > 10);
+
+    // The stores list_add() makes, inlined into the SFI copy of the
+    // fixture's ioctl, are each checked before they happen.
+    let (_, ld) = built
+        .iter()
+        .find(|(t, _)| t == "listdemo (6.12)")
+        .expect("listdemo built");
+    let dis = Command::new("objdump")
+        .arg("-dr")
+        .arg(ld.join("sfi/listdemo.o"))
+        .output()
+        .expect("objdump");
+    let dis = String::from_utf8_lossy(&dis.stdout);
+    let body: Vec<&str> = dis
+        .split("\n\n")
+        .filter(|f| f.contains("<fgft_sfi_entry_listdemo_ioctl>:"))
+        .flat_map(|f| f.lines())
+        .collect();
+    assert!(!body.iter().any(|l| l.contains("call") && l.contains("list_add>")), "list_add is inlined");
+    let mut stores = 0;
+    for (i, l) in body.iter().enumerate() {
+        // `mov %reg,disp(%reg)`: a store.
+        let Some(ops) = l.split('\t').nth(2) else { continue };
+        let is_store = ops.starts_with("mov ") && ops.contains(",") && ops.trim_end().ends_with(')');
+        if !is_store {
+            continue;
+        }
+        stores += 1;
+        let lo = i.saturating_sub(8);
+        assert!(
+            body[lo..i].iter().any(|p| p.contains("__asan_store")),
+            "unchecked store: {l}\n{}",
+            body.join("\n")
+        );
+    }
+    assert!(stores >= 5, "list_add's four stores and the counter: {}", body.join("\n"));
 
     // checkpatch on the C fgft generated (the SFI runtime file, the
     // generated headers, and the code appended to the driver's files).

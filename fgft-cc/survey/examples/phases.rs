@@ -32,7 +32,7 @@ fn main() {
         eprintln!("phases: no hint table");
         std::process::exit(1);
     };
-    let mut t = [Duration::ZERO; 9];
+    let mut t = [Duration::ZERO; 10];
     let names = [
         "raw parse",
         "hinted parse",
@@ -42,7 +42,7 @@ fn main() {
         "headers",
         "roots",
         "health",
-        "survey walk",
+        "survey walk", "(bare cursor walk)",
     ];
     let mut hdr_seen = HashSet::new();
     for rel in d
@@ -93,6 +93,25 @@ fn main() {
         let s = Instant::now();
         let _ = fgft_survey::csum::walk(&pf, &broken);
         t[8] += s.elapsed();
+        let s = Instant::now();
+        let mut c = pf.tree.root_node().walk();
+        let mut nodes = 0usize;
+        'w: loop {
+            nodes += c.node().kind_id() as usize & 1;
+            if c.goto_first_child() {
+                continue;
+            }
+            loop {
+                if c.goto_next_sibling() {
+                    break;
+                }
+                if !c.goto_parent() {
+                    break 'w;
+                }
+            }
+        }
+        std::hint::black_box(nodes);
+        t[9] += s.elapsed();
     }
     for (n, d) in names.iter().zip(t) {
         println!("{n:>14}: {:.2}s", d.as_secs_f64());

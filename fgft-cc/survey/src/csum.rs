@@ -256,11 +256,43 @@ struct Kinds {
     binary_expression: u16,
     struct_specifier: u16,
     union_specifier: u16,
+    identifier: u16,
+    field_expression: u16,
+    parenthesized_expression: u16,
+    cast_expression: u16,
+    f_function: Option<std::num::NonZeroU16>,
+    f_arguments: Option<std::num::NonZeroU16>,
+    f_argument: Option<std::num::NonZeroU16>,
+    f_field: Option<std::num::NonZeroU16>,
+    f_value: Option<std::num::NonZeroU16>,
+    f_operator: Option<std::num::NonZeroU16>,
+    f_left: Option<std::num::NonZeroU16>,
+    f_right: Option<std::num::NonZeroU16>,
+}
+
+impl Kinds {
+    /// A child by field id (a field the grammar lacks gives `None`).
+    fn child<'t>(&self, n: Node<'t>, f: Option<std::num::NonZeroU16>) -> Option<Node<'t>> {
+        n.child_by_field_id(f?.get())
+    }
 }
 
 fn kinds(lang: &tree_sitter::Language) -> Kinds {
     let id = |k: &str| lang.id_for_node_kind(k, true);
+    let f = |k: &str| lang.field_id_for_name(k);
     Kinds {
+        identifier: id("identifier"),
+        field_expression: id("field_expression"),
+        parenthesized_expression: id("parenthesized_expression"),
+        cast_expression: id("cast_expression"),
+        f_function: f("function"),
+        f_arguments: f("arguments"),
+        f_argument: f("argument"),
+        f_field: f("field"),
+        f_value: f("value"),
+        f_operator: f("operator"),
+        f_left: f("left"),
+        f_right: f("right"),
         function_definition: id("function_definition"),
         preproc_function_def: id("preproc_function_def"),
         call_expression: id("call_expression"),
@@ -325,13 +357,13 @@ pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldD
             descend = false;
         } else if id == k.call_expression {
             if let Some(c) = cur.as_mut() {
-                call(pf, n, &mut c.calls, &mut c.sum.field_uses);
+                call(pf, &k, n, &mut c.calls, &mut c.sum.field_uses);
             }
         } else if id == k.subscript_expression {
             if let Some(c) = cur.as_mut() {
-                if let Some(f) = n
-                    .child_by_field_name("argument")
-                    .and_then(|a| member_name(pf, a))
+                if let Some(f) = k
+                    .child(n, k.f_argument)
+                    .and_then(|a| member_name(pf, &k, a))
                 {
                     c.sum.field_uses.push(FieldUse {
                         field: f.to_string(),
@@ -342,16 +374,14 @@ pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldD
             }
         } else if id == k.binary_expression {
             if let Some(c) = cur.as_mut() {
-                let op = n
-                    .child_by_field_name("operator")
+                let op = k
+                    .child(n, k.f_operator)
                     .map(|o| pf.node_text(o))
                     .unwrap_or("");
                 if op == "+" || op == "-" {
                     // Either side may be the pointer of `p + n` / `n + p`.
-                    for side in ["left", "right"] {
-                        if let Some(f) =
-                            n.child_by_field_name(side).and_then(|a| member_name(pf, a))
-                        {
+                    for side in [k.f_left, k.f_right] {
+                        if let Some(f) = k.child(n, side).and_then(|a| member_name(pf, &k, a)) {
                             c.sum.field_uses.push(FieldUse {
                                 field: f.to_string(),
                                 kind: UseKind::Arith,
@@ -388,26 +418,32 @@ pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldD
 /// Records a direct call and member arguments of string functions.
 fn call(
     pf: &ParsedFile,
+    k: &Kinds,
     n: Node<'_>,
     calls: &mut BTreeMap<String, usize>,
     uses: &mut Vec<FieldUse>,
 ) {
-    let Some(f) = n.child_by_field_name("function") else {
+    let Some(f) = k.child(n, k.f_function) else {
         return;
     };
-    if f.kind() != "identifier" {
+    if f.kind_id() != k.identifier {
         return; // through a pointer: not a named API
     }
     let name = pf.node_text(f);
     if name.is_empty() {
         return;
     }
-    let line = n.start_position().row + 1;
-    calls.entry(name.to_string()).or_insert(line);
+    let line = || n.start_position().row + 1;
+    if !calls.contains_key(name) {
+        calls.insert(name.to_string(), line());
+    }
     if STRING_FUNCS.contains(&name) {
-        if let Some(args) = n.child_by_field_name("arguments") {
-            for k in 0..args.named_child_count() {
-                if let Some(field) = args.named_child(k as u32).and_then(|a| member_name(pf, a)) {
+        if let Some(args) = k.child(n, k.f_arguments) {
+            let line = line();
+            let mut c = args.walk();
+            let list: Vec<Node<'_>> = args.named_children(&mut c).collect();
+            for a in list {
+                if let Some(field) = member_name(pf, k, a) {
                     uses.push(FieldUse {
                         field: field.to_string(),
                         kind: UseKind::Str,
@@ -420,15 +456,17 @@ fn call(
 }
 
 /// The member name of `x->f` / `x.f` (through parentheses and casts).
-fn member_name<'a>(pf: &'a ParsedFile, mut n: Node<'_>) -> Option<&'a str> {
+fn member_name<'a>(pf: &'a ParsedFile, k: &Kinds, mut n: Node<'_>) -> Option<&'a str> {
     for _ in 0..8 {
-        match n.kind() {
-            "field_expression" => {
-                return n.child_by_field_name("field").map(|f| pf.node_text(f));
-            }
-            "parenthesized_expression" => n = n.named_child(0)?,
-            "cast_expression" => n = n.child_by_field_name("value")?,
-            _ => return None,
+        let id = n.kind_id();
+        if id == k.field_expression {
+            return k.child(n, k.f_field).map(|f| pf.node_text(f));
+        } else if id == k.parenthesized_expression {
+            n = n.named_child(0)?;
+        } else if id == k.cast_expression {
+            n = k.child(n, k.f_value)?;
+        } else {
+            return None;
         }
     }
     None

@@ -268,8 +268,9 @@ impl Makefile {
                     i += 2;
                     continue;
                 }
-                // `$x`: a one-letter variable; nothing we know.
-                i += 2;
+                // `$x`: a one-character variable; nothing we know.  Skip the
+                // whole character (it may be several bytes).
+                i += 1 + s[i + 1..].chars().next().map_or(1, char::len_utf8);
                 continue;
             }
             let ch_len = s[i..].chars().next().map_or(1, char::len_utf8);
@@ -691,6 +692,10 @@ mod tests {
             "ü-y := ä.o\nobj-m += ü.o\n",
             "${{{",
             "obj-m += $$(x).o",
+            // Found by the fuzzer: `$` before a multi-byte character.
+            "obj-m += $é.o",
+            "obj-m += a$",
+            "x := $ü\nobj-m += $(x)",
         ] {
             let mk = parse(s);
             let _ = mk.modules();

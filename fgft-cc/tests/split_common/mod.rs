@@ -126,6 +126,15 @@ pub fn drivers() -> Vec<Driver> {
     ]
 }
 
+/// The list_add() fixture (fgft-cc/tests/split_fixtures/listdemo).
+pub fn listdemo() -> Driver {
+    Driver {
+        name: "listdemo",
+        annotations: vec!["fgft-cc/tests/split_fixtures/listdemo/listdemo.toml"],
+        upstream: false,
+    }
+}
+
 /// Splits `d` into `out` (for a tree when upstream).  Panics with the
 /// diagnostics on failure.
 pub fn split_driver(d: &Driver, tree: Option<&Path>, out: &Path, extra: &[&str]) {
