@@ -4,7 +4,7 @@
 # committed: corpora live in fgft-cc/fuzz/corpus, ignored by git).
 # Needs the nightly toolchain and cargo-fuzz (`cargo install cargo-fuzz`).
 #
-#   fgft-cc/fuzz/run.sh [SECS] [TARGET...]
+#   [MAX_LEN=N] fgft-cc/fuzz/run.sh [SECS] [TARGET...]
 set -euo pipefail
 cd "$(dirname "$0")"
 root=$(cd ../.. && pwd)
@@ -40,7 +40,7 @@ seed rust_reader "$fx"/*.rs "$SRC612"/drivers/net/phy/*.rs
 for t in "${targets[@]}"; do
 	echo "== $t ($secs s)"
 	cargo +nightly fuzz run -O "$t" "corpus/$t" -- \
-		-max_total_time="$secs" -max_len=65536 -rss_limit_mb=2048 -timeout=20 \
+		-max_total_time="$secs" -max_len="${MAX_LEN:-65536}" -rss_limit_mb=2048 -timeout=20 \
 		-print_final_stats=1 2>&1 | grep -E 'stat::|Done|SUMMARY|panicked|ERROR|artifact' || true
 done
 crashes=$(find artifacts -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \) 2>/dev/null | wc -l)

@@ -81,7 +81,10 @@ fn unknown_kernel_function_and_missing_hints_are_located() {
         "{err}"
     );
     assert!(err.contains("demo.c:18:"), "{err}");
-    assert!(err.contains("[kernel-api] pure = [\"mystery_kernel_call\"]"), "{err}");
+    assert!(
+        err.contains("[kernel-api] pure = [\"mystery_kernel_call\"]"),
+        "{err}"
+    );
     // The buffer parameter used as an array, naming the hint that fixes it.
     assert!(
         err.contains("parameter `buf` of isolated `demo_get_regs` is used as a buffer"),
@@ -96,8 +99,14 @@ fn unknown_kernel_function_and_missing_hints_are_located() {
         err.contains("member `table` of `struct demo_priv` is a pointer used as an array"),
         "{err}"
     );
-    assert!(err.contains("struct = \"demo_priv\", field = \"table\""), "{err}");
-    assert!(!out.exists(), "nothing may be written when there are errors");
+    assert!(
+        err.contains("struct = \"demo_priv\", field = \"table\""),
+        "{err}"
+    );
+    assert!(
+        !out.exists(),
+        "nothing may be written when there are errors"
+    );
 }
 
 #[test]
@@ -137,7 +146,10 @@ pure = ["mystery_kernel_call"]
     ]);
     assert_eq!(code, 0, "{err}");
     let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
-    assert!(plan.contains("param buf: blob of regs->len bytes, copied out"), "{plan}");
+    assert!(
+        plan.contains("param buf: blob of regs->len bytes, copied out"),
+        "{plan}"
+    );
     assert!(plan.contains("table in Blob { len: \"o->n\""), "{plan}");
     let main = std::fs::read_to_string(out.join("main/demo.c")).unwrap();
     assert!(main.contains(".get_regs = fgft_stub_demo_get_regs,"));
@@ -157,7 +169,10 @@ fn unmatched_isolate_pattern_is_an_error() {
         out.to_str().unwrap(),
     ]);
     assert_eq!(code, 1);
-    assert!(err.contains("isolate pattern `no_such_function` matches no function"), "{err}");
+    assert!(
+        err.contains("isolate pattern `no_such_function` matches no function"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -182,7 +197,10 @@ fn out_is_never_overwritten_or_inside_an_input() {
     let (code, err) = run(&args);
     assert_eq!(code, 1);
     assert!(err.contains("is not empty (use --force"), "{err}");
-    assert_eq!(std::fs::read_to_string(out.join("keep.txt")).unwrap(), "mine");
+    assert_eq!(
+        std::fs::read_to_string(out.join("keep.txt")).unwrap(),
+        "mine"
+    );
     // --force replaces it.
     args.push("--force");
     let (code, err) = run(&args);
@@ -251,9 +269,18 @@ fn table_extension_adds_a_wrapped_function() {
     ]);
     assert_eq!(code, 0, "{err}");
     let rt = std::fs::read_to_string(out.join("sfi/fgft_demo_sfi_rt.c")).unwrap();
-    assert!(rt.contains("void fgft_w_mystery_kernel_call(struct net_device *dev)"), "{rt}");
-    assert!(rt.contains("dev = fgft_sfi_demo_kobj((const void *)dev);"), "{rt}");
-    assert!(rt.contains("fgft_undo_push(txn, fgft_undo_mystery_kernel_call"), "{rt}");
+    assert!(
+        rt.contains("void fgft_w_mystery_kernel_call(struct net_device *dev)"),
+        "{rt}"
+    );
+    assert!(
+        rt.contains("dev = fgft_sfi_demo_kobj((const void *)dev);"),
+        "{rt}"
+    );
+    assert!(
+        rt.contains("fgft_undo_push(txn, fgft_undo_mystery_kernel_call"),
+        "{rt}"
+    );
     let h = std::fs::read_to_string(out.join("sfi/fgft_demo_sfi.h")).unwrap();
     assert!(h.contains("#define mystery_kernel_call(...) fgft_w_mystery_kernel_call(__VA_ARGS__)"));
 }

@@ -42,7 +42,10 @@ fn upstream_drivers_generated_output() {
 #[test]
 fn output_is_deterministic() {
     let env = env();
-    let d = drivers().into_iter().find(|d| d.name == "e1000").expect("e1000");
+    let d = drivers()
+        .into_iter()
+        .find(|d| d.name == "e1000")
+        .expect("e1000");
     let t = tmp();
     let a = t.path().join("a");
     let b = t.path().join("b");
@@ -59,7 +62,10 @@ fn output_is_deterministic() {
 #[test]
 fn untouched_files_are_byte_identical() {
     let env = env();
-    let d = drivers().into_iter().find(|d| d.name == "e1000").expect("e1000");
+    let d = drivers()
+        .into_iter()
+        .find(|d| d.name == "e1000")
+        .expect("e1000");
     let t = tmp();
     let out = t.path().join("out");
     split_driver(&d, Some(&env.src612), &out, &[]);
@@ -73,7 +79,11 @@ fn untouched_files_are_byte_identical() {
     // original's (the first and last original lines are there as written).
     let orig = std::fs::read_to_string(dir.join("e1000_ethtool.c")).expect("read");
     let copy = std::fs::read_to_string(out.join("main/e1000_ethtool.c")).expect("read");
-    assert!(copy.starts_with(&orig[..orig.find("static int e1000_get_link_ksettings").unwrap_or(0)]));
+    assert!(copy.starts_with(
+        &orig[..orig
+            .find("static int e1000_get_link_ksettings")
+            .unwrap_or(0)]
+    ));
     let edits = std::fs::read_to_string(out.join("edits.txt")).expect("edits.txt");
     assert!(edits.contains("=== main/e1000_ethtool.c"));
     assert!(edits.contains("`e1000_get_regs` -> `fgft_stub_e1000_get_regs`"));

@@ -128,8 +128,10 @@ fn survey_facts() {
         .collect();
     assert!(hints.contains(&("fxnic_priv.rx_buf", "blob(LEN)")));
     assert!(hints.contains(&("fxnic_priv.fw_name", "nullterm")));
-    // regs is an array member: sized, no hint.
+    // regs is an array member: sized, no hint; mmio is __iomem: passed
+    // through, no hint.
     assert!(!hints.iter().any(|(f, _)| *f == "fxnic_priv.regs"));
+    assert!(!hints.iter().any(|(f, _)| *f == "fxnic_priv.mmio"));
     assert_eq!(
         nic["library_slots"], 2,
         "eth_validate_addr, ethtool_op_get_link"

@@ -328,8 +328,10 @@ fn split_top(s: &str) -> Vec<String> {
 /// comments are wrapped.
 pub fn wrap_comments(text: &str) -> String {
     let width = |s: &str| {
-        s.chars()
-            .fold(0usize, |w, c| if c == '\t' { (w / 8 + 1) * 8 } else { w + 1 })
+        s.chars().fold(
+            0usize,
+            |w, c| if c == '\t' { (w / 8 + 1) * 8 } else { w + 1 },
+        )
     };
     let fill = |lead: &str, words: &str, out: &mut String| {
         let mut line = lead.to_string();
@@ -511,6 +513,19 @@ static inline void fgft_blob_out(struct fgft_txn *txn, void *o, size_t len)
 /// point: entry object, copy functions, thunk and stub.
 pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
     e.check()?;
+    // Types spelled with typeof (members of kernel structs fgft does not
+    // read) get a macro name: declarations stay readable, and checkpatch
+    // reads them as declarations.
+    let mut e = e.clone();
+    let mut type_macros = Vec::new();
+    for (i, t) in e.types.iter_mut().enumerate() {
+        if t.c_type.contains("typeof") {
+            let m = format!("FGFT_TYPE_{}_{}", e.name.to_uppercase(), i);
+            type_macros.push(format!("#define {m} {}", t.c_type));
+            t.c_type = m;
+        }
+    }
+    let e = &e;
     let mut s = String::new();
     let slots = if e.slots.is_empty() {
         String::new()
@@ -522,6 +537,17 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
         "\n/* fgft: isolated entry point {} ({}{}) */\n",
         e.name, e.origin, slots
     );
+    if !type_macros.is_empty() {
+        let _ = writeln!(
+            s,
+            "/* fgft: kernel member types {} reaches ({}) */",
+            e.name, e.origin
+        );
+        for m in &type_macros {
+            let _ = writeln!(s, "{m}");
+        }
+        s.push('\n');
+    }
     // Entry object.
     let _ = writeln!(s, "/* fgft: runtime entry of {} ({}) */", e.name, e.origin);
     let _ = writeln!(s, "struct fgft_entry {} = {{", e.ep_name());
@@ -599,8 +625,8 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     // Field copy-in.
     let _ = writeln!(
         s,
-        "/* fgft: copy-in of {} for {} ({}) */",
-        t.c_type, e.name, t.why
+        "/* fgft: copy-in of {} ({}) for {} ({}) */",
+        t.c_type, t.why, e.name, e.origin
     );
     let _ = writeln!(
         s,
@@ -783,7 +809,11 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     }
 
     // Field copy-out.
-    let _ = writeln!(s, "/* fgft: copy-out of {ty} for {} */", e.name);
+    let _ = writeln!(
+        s,
+        "/* fgft: copy-out of {ty} for {} ({}) */",
+        e.name, e.origin
+    );
     let _ = writeln!(
         s,
         "{}",
@@ -926,7 +956,11 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
     s.push_str("}\n\n");
 
     {
-        let _ = writeln!(s, "/* fgft: copy-out of a {ty} ({}) */", e.name);
+        let _ = writeln!(
+            s,
+            "/* fgft: copy-out of a {ty} for {} ({}) */",
+            e.name, e.origin
+        );
         let _ = writeln!(
             s,
             "{}",

@@ -433,7 +433,10 @@ pub fn emit(
         }
         t.push_str("}\n");
         let _ = writeln!(t, "EXPORT_SYMBOL_GPL({});", spec.sfi_name());
-        ed.insert(prog.files[fd.file].text.len(), fgft_stubs::wrap_comments(&t));
+        ed.insert(
+            prog.files[fd.file].text.len(),
+            fgft_stubs::wrap_comments(&t),
+        );
     }
     for (fid, ed) in &sedits {
         let pf = &prog.files[*fid];

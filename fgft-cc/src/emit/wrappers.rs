@@ -397,16 +397,22 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
         "/* fgft: grants @txn read access to the kernel variables SFI code reads. */"
     );
     let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn)");
-    s.push_str("{
-");
+    s.push_str(
+        "{
+",
+    );
     if table.globals.is_empty() {
-        s.push_str("	(void)txn;
+        s.push_str(
+            "	(void)txn;
 	return 0;
-");
+",
+        );
     } else {
-        s.push_str("	int err;
+        s.push_str(
+            "	int err;
 
-");
+",
+        );
         for (i, g) in table.globals.keys().enumerate() {
             let _ = writeln!(
                 s,
@@ -418,18 +424,27 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
                 )
             );
             if i + 1 < table.globals.len() {
-                s.push_str("	if (err)
+                s.push_str(
+                    "	if (err)
 		return err;
-");
+",
+                );
             }
         }
-        s.push_str("	return err;
-");
+        s.push_str(
+            "	return err;
+",
+        );
     }
-    s.push_str("}
-");
-    let _ = writeln!(s, "EXPORT_SYMBOL_GPL(fgft_sfi_{d}_grant);
-");
+    s.push_str(
+        "}
+",
+    );
+    let _ = writeln!(
+        s,
+        "EXPORT_SYMBOL_GPL(fgft_sfi_{d}_grant);
+"
+    );
     let uses_str = plan.wrapped.iter().any(|w| {
         table
             .apis

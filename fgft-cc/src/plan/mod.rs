@@ -625,7 +625,10 @@ fn plan_entry(
         let fdef = &prog.fns[fd];
         if inp.files[fdef.file].role == FileRole::Header
             && f != &name
-            && inp.reported.borrow_mut().insert((fdef.file, fdef.range.start))
+            && inp
+                .reported
+                .borrow_mut()
+                .insert((fdef.file, fdef.range.start))
         {
             diags.push(inp.diag_at(
                 fdef.file,

@@ -42,7 +42,8 @@ fn main() {
         "headers",
         "roots",
         "health",
-        "survey walk", "(bare cursor walk)",
+        "survey walk",
+        "(bare cursor walk)",
     ];
     let mut hdr_seen = HashSet::new();
     for rel in d

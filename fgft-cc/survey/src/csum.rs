@@ -602,8 +602,13 @@ fn record_fields(pf: &ParsedFile, rec: &str, body: Node<'_>, out: &mut Vec<Field
                     let base = ty
                         .map(|t| pf.node_text(t).trim().to_string())
                         .unwrap_or_default();
+                    let iomem = pf.node_text(fd).contains("__iomem");
                     for d in decls {
                         if let Some((name, kind)) = declarator_kind(pf, d, &base) {
+                            let kind = match kind {
+                                FieldKind::Ptr { .. } if iomem => FieldKind::IoMem,
+                                k => k,
+                            };
                             out.push(FieldDecl {
                                 record: rec.to_string(),
                                 field: name,
@@ -668,7 +673,7 @@ mod tests {
 
     #[test]
     fn functions_calls_fields_and_roots() {
-        let src = "struct priv { u8 *buf; char *name; u8 mac[6]; void *cookie;\n\
+        let src = "struct priv { u8 *buf; char *name; u8 mac[6]; void __iomem *mmio;\n\
                    int (*hook)(int); struct { u32 *regs; }; };\n\
                    #define RD(p, r) readl((p)->base + (r))\n\
                    static int foo_open(struct net_device *dev)\n{\n\
@@ -717,6 +722,7 @@ mod tests {
         )));
         assert!(kinds.contains(&("mac", FieldKind::Array)));
         assert!(kinds.contains(&("hook", FieldKind::FnPtr)));
+        assert!(kinds.contains(&("mmio", FieldKind::IoMem)));
         assert!(kinds.contains(&(
             "regs",
             FieldKind::Ptr {

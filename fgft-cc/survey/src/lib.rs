@@ -249,7 +249,9 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
         .build()
         .map_err(|e| SurveyError::Pool(e.to_string()))?;
     let bar = if opts.progress && std::io::stderr().is_terminal() {
-        let b = indicatif::ProgressBar::new(d.sources.len() as u64);
+        // A file in two modules is surveyed (and counted) twice.
+        let work: usize = units.iter().map(|u| u.files.len()).sum();
+        let b = indicatif::ProgressBar::new(work as u64);
         if let Ok(style) = indicatif::ProgressStyle::with_template(
             "{spinner} surveying [{bar:40}] {pos}/{len} files {elapsed_precise} {wide_msg}",
         ) {

@@ -95,6 +95,9 @@ pub enum FieldKind {
     Ptr {
         pointee: String,
     },
+    /// An `__iomem` pointer: MMIO, never dereferenced by C code, passed
+    /// through as it is (no marshaling, no hint).
+    IoMem,
     Array,
     FnPtr,
     Value,

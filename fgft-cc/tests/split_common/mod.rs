@@ -112,7 +112,10 @@ pub fn drivers() -> Vec<Driver> {
         up("pegasus", &[]),
         up("ens1370", &[]),
         up("ens1371", &[]),
-        up("psmouse", &["fgft-cc/tests/split_fixtures/psmouse-attrs.toml"]),
+        up(
+            "psmouse",
+            &["fgft-cc/tests/split_fixtures/psmouse-attrs.toml"],
+        ),
         Driver {
             name: "fgft_ne2k",
             annotations: vec!["corpus/drivers/fgft_ne2k/fgft_ne2k.toml"],
@@ -145,7 +148,11 @@ pub fn split_driver(d: &Driver, tree: Option<&Path>, out: &Path, extra: &[&str])
     }
     if d.upstream {
         args.push("--tree".into());
-        args.push(tree.expect("upstream drivers need a tree").display().to_string());
+        args.push(
+            tree.expect("upstream drivers need a tree")
+                .display()
+                .to_string(),
+        );
     }
     args.push("-o".into());
     args.push(out.display().to_string());
@@ -165,7 +172,11 @@ pub fn read_tree(dir: &Path) -> BTreeMap<String, String> {
             if q.is_dir() {
                 stack.push(q);
             } else {
-                let rel = q.strip_prefix(dir).expect("under dir").display().to_string();
+                let rel = q
+                    .strip_prefix(dir)
+                    .expect("under dir")
+                    .display()
+                    .to_string();
                 let text = std::fs::read(&q).expect("read file");
                 out.insert(rel, String::from_utf8_lossy(&text).to_string());
             }
