@@ -110,7 +110,7 @@ fn run(args: &Args) -> Result<(), CampaignError> {
     } else {
         0.0
     };
-    println!("   fgft recovery time: {rec_us:.1} us (runtime: fault to end of abort, incl. device restore)");
+    println!("   fgft recovery time: {rec_us:.1} us (runtime: fault to end of abort: undo log, locks, device restore when registered)");
     if !args.quick {
         let ko = prepare::build_native(&env, &cfg, &prep)?;
         let n = native::run_all(&env, &cfg, &ko, &prep.variants, Duration::from_secs(60))?;
