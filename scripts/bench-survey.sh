@@ -19,6 +19,7 @@ tree=${1:-$SRC612/drivers/net}
 jobs=2
 out=results/raw/survey
 mkdir -p "$out"
+rm -f "$out"/*.secs "$out"/*.rss "$out"/*.cpu "$out"/*.time
 
 cargo build --release --locked -q -p fgft-cc
 cargo build --release --locked -q -p fgft-survey --example raw-parse
@@ -28,13 +29,16 @@ raw=target/release/examples/raw-parse
 # Warm the page cache so both runs read from memory.
 find "$tree" -name '*.[ch]' -print0 | xargs -0 cat >/dev/null
 
-run() { # name command...: wall seconds to $out/name.secs, peak RSS KiB to $out/name.rss
+run() { # name command...: wall seconds to $out/name.secs, peak RSS KiB to
+	# $out/name.rss, user+system CPU seconds to $out/name.cpu
 	local name=$1 t0 t1
 	shift
 	t0=$(date +%s.%N)
-	/usr/bin/time -f '%M' -o "$out/$name.rss" "$@" >/dev/null
+	/usr/bin/time -f '%M %U %S' -o "$out/$name.time" "$@" >/dev/null
 	t1=$(date +%s.%N)
 	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }' >"$out/$name.secs"
+	tail -n 1 "$out/$name.time" | awk '{ print $1 }' >"$out/$name.rss"
+	tail -n 1 "$out/$name.time" | awk '{ printf "%.2f", $2 + $3 }' >"$out/$name.cpu"
 }
 
 run raw "$raw" "$tree" -j "$jobs"
@@ -51,14 +55,19 @@ raw_rss=$(tail -n 1 "$out/raw.rss")
 survey_rss=$(tail -n 1 "$out/survey.rss")
 
 ratio=$(awk -v a="$survey_s" -v b="$raw_s" 'BEGIN { printf "%.3f", a / b }')
+# CPU time is steadier than wall time when other jobs share the 2 cores.
+cpu_ratio=$(awk -v a="$(cat "$out/survey.cpu")" -v b="$(cat "$out/raw.cpu")" \
+	'BEGIN { printf "%.3f", a / b }')
 printf 'tree            %s\n' "$tree"
-printf 'raw tree-sitter %.2f s  (peak RSS %d MiB)\n' "$raw_s" $((raw_rss / 1024))
-printf 'fgft-cc survey  %.2f s  (peak RSS %d MiB)\n' "$survey_s" $((survey_rss / 1024))
+printf 'raw tree-sitter %.2f s wall, %s s CPU  (peak RSS %d MiB)\n' \
+	"$raw_s" "$(cat "$out/raw.cpu")" $((raw_rss / 1024))
+printf 'fgft-cc survey  %.2f s wall, %s s CPU  (peak RSS %d MiB)\n' \
+	"$survey_s" "$(cat "$out/survey.cpu")" $((survey_rss / 1024))
 if [ -f "$out/spatch.secs" ]; then
 	printf 'spatch -j %d    %.2f s  (ethtool_ops query only; peak RSS %d MiB)\n' \
 		"$jobs" "$(cat "$out/spatch.secs")" $(($(tail -n 1 "$out/spatch.rss") / 1024))
 fi
-printf 'ratio           %.2fx   (target <= 1.5x)\n' "$ratio"
+printf 'ratio           %.2fx wall, %.2fx CPU  (target <= 1.5x)\n' "$ratio" "$cpu_ratio"
 printf 'peak RSS        %d MiB  (target <= 1024 MiB)\n' $((survey_rss / 1024))
 printf 'load average    %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"
 tail -n 4 "$out/survey.txt"

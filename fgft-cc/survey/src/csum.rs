@@ -56,7 +56,7 @@ const STRING_FUNCS: &[&str] = &[
 const HEADER_DEPTH: usize = 4;
 
 /// How many headers the cache holds before it starts over.
-const HEADER_CACHE_MAX: usize = 2048;
+const HEADER_CACHE_MAX: usize = 8192;
 
 /// What one local header contributes.
 #[derive(Debug, Default)]
