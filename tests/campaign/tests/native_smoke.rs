@@ -4,9 +4,8 @@
 //!   at the entry of one entry point (so the outcome cannot be anything but
 //!   an oops once the trigger reaches it) is built natively, booted,
 //!   triggered and classified `Oops`; then the restart baseline (rmmod,
-//!   insmod, device ready) is measured once. tulip needs nothing the runner
-//!   lacks today; ens1370 needs `deps` and the campaign guest programs
-//!   (/work/helpers/campaign-requests.md, R1 and R2).
+//!   insmod, device ready) is measured once. ens1370 also exercises the
+//!   config's `deps` and the campaign guest programs (fgft-snd).
 //! - `triggers_reach_entry_points` (ignored: a few minutes): for every
 //!   config in `corpus/campaign/`, the driver built as the campaign builds
 //!   it, with no variant armed, booted once with the function tracer on the
