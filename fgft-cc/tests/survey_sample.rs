@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// How many files the sample holds (per tree, about a third each).
-const SAMPLE: usize = 240;
+const SAMPLE: usize = 200;
 
 fn src612() -> PathBuf {
     let out = Command::new("bash")
