@@ -26,6 +26,7 @@
 #include <linux/sched/clock.h>
 #include <linux/rcupdate.h>
 #include <linux/interrupt.h>
+#include <linux/uaccess.h>
 #include <linux/build_bug.h>
 #include <asm/trapnr.h>
 #include <asm/ptrace.h>
@@ -784,14 +785,38 @@ static void lock_misuse(struct fgft_txn *txn, const char *what, void *lock)
 }
 
 /*
+ * A lock word comes from SFI code: a NULL or wild pointer would fault
+ * inside the core kernel's lock code, which is not recoverable (and may
+ * have disabled interrupts first).  Probes it; a lock that cannot be read
+ * fails the running body before anything is taken or released.
+ */
+static bool lock_readable(struct fgft_txn *txn, void *lock)
+{
+	u32 word;
+
+	if (!copy_from_kernel_nofault(&word, lock, sizeof(word)))
+		return true;
+	pr_err_ratelimited("%s: lock %p is not kernel memory\n",
+			   txn->ep && txn->ep->name ? txn->ep->name : "txn",
+			   lock);
+	if (txn->state == FGFT_TXN_BODY && txn_owned(txn))
+		fgft_fail_active(txn, FGFT_CAUSE_RANGE);
+	WARN_ONCE(1, "fgft: bad lock outside a transaction body\n");
+	return false;
+}
+
+/*
  * Common part of the lock wrappers.  Returns true when the caller must take
  * the lock and record it; false when the transaction already holds it with
  * an unlock pending (two-phase locking keeps holding it).
  */
 static bool lock_prepare(struct fgft_txn *txn, void *lock)
 {
-	struct fgft_rec *r = fgft_undo_find_lock(&txn->log, lock);
+	struct fgft_rec *r;
 
+	if (!lock_readable(txn, lock))
+		return false;
+	r = fgft_undo_find_lock(&txn->log, lock);
 	if (r) {
 		if (r->unlock_pending) {
 			r->unlock_pending = 0;
@@ -910,6 +935,8 @@ static bool unlock_typed(struct fgft_txn *txn, u32 kind, void *lock,
 		r->unlock_pending = 1;
 		return true;
 	}
+	if (!lock_readable(txn, lock))
+		return false;
 	if (!kind) {
 		lock_misuse(txn, "untyped unlock of a lock it did not take",
 			    lock);

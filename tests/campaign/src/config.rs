@@ -44,6 +44,11 @@ pub struct Driver {
     /// copy of the tree before injection (native and fgft builds alike).
     #[serde(default)]
     pub compat: Vec<Compat>,
+    /// fgft sidecar (relative to the repository) whose isolation list and
+    /// marshaling hints the fgft build uses, on top of the triggered entry
+    /// points.
+    #[serde(default)]
+    pub annotations: Option<String>,
 }
 
 /// One compatibility edit: `find` occurs exactly once in `file` (relative

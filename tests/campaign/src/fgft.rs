@@ -72,7 +72,8 @@ pub fn script(cfg: &Config, mods: &FgftModules, batch: &[&Variant]) -> String {
             .trigger_cmd(&v.entry)
             .unwrap_or_else(|| "false".to_string());
         s.push_str(&format!(
-            "r0=$(stat recoveries); n0=$(stat recovery_ns_sum)\n\
+            "echo FGFT-MARK arm id={id}\n\
+             r0=$(stat recoveries); n0=$(stat recovery_ns_sum)\n\
              echo {id} > /sys/module/fgft_rt/parameters/fgft_inject_id\n\
              {trig}\n\
              rc=$?\n\
@@ -89,15 +90,34 @@ pub fn script(cfg: &Config, mods: &FgftModules, batch: &[&Variant]) -> String {
     s
 }
 
-/// Results for the variants of a batch that this boot got through. The
-/// first variant whose `checked` marker is missing is where the boot went
-/// down; it is a crash and the caller resumes after it.
+/// The console of one variant: from its `arm` marker to its `checked`
+/// marker, or to the end of the log when the boot went down first. Empty
+/// when the variant was never armed.
+fn variant_console<'a>(console: &'a str, id: u32) -> &'a str {
+    let arm = format!("FGFT-MARK arm id={id}\n");
+    let Some(start) = console.find(&arm) else {
+        return "";
+    };
+    let rest = &console[start..];
+    let done = format!("FGFT-MARK checked id={id}\n");
+    match rest.find(&done) {
+        Some(end) => &rest[..end],
+        None => rest,
+    }
+}
+
+/// Results for the variants of a batch that this boot got through. A
+/// variant whose console shows a kernel oops or panic, or whose `checked`
+/// marker is missing (the boot hung or went down), is a crash: the kernel
+/// is no longer trusted, so the caller resumes after it in a new boot.
 pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResult> {
     let mut res = Vec::new();
     let checks = out.markers_named(&cfg.driver.check_marker);
     // The first check is the baseline before any variant.
     let mut check_iter = checks.iter().skip(1);
     for v in batch {
+        let seen = fgft_vm::parse_console(variant_console(&out.console, v.id));
+        let crashed = seen.oopses > 0 || seen.panicked;
         let id = v.id.to_string();
         let m = out
             .markers_named("fgft")
@@ -107,7 +127,7 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
             .markers_named("checked")
             .into_iter()
             .any(|m| m.get("id") == Some(id.as_str()));
-        let Some(m) = m.filter(|_| checked) else {
+        let Some(m) = m.filter(|_| checked && !crashed) else {
             res.push(FgftResult {
                 id: v.id,
                 label: v.label.clone(),
@@ -187,4 +207,30 @@ pub fn run_all(
         rest.drain(..n.min(rest.len()));
     }
     Ok((results, boots))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::variant_console;
+
+    const LOG: &str = "FGFT-MARK ready\n\
+        FGFT-MARK arm id=1\n\
+        FGFT-MARK fgft id=1 rc=1 rec=1 rec_ns=5\n\
+        FGFT-MARK checked id=1\n\
+        FGFT-MARK arm id=2\n\
+        [    5.95] BUG: kernel NULL pointer dereference, address: 0240\n\
+        [    5.96] Oops: Oops: 0000 [#1] PREEMPT SMP NOPTI\n\
+        FGFT-MARK fgft id=2 rc=137 rec=0 rec_ns=0\n\
+        FGFT-MARK checked id=2\n\
+        FGFT-MARK arm id=3\n";
+
+    #[test]
+    fn an_oops_belongs_to_the_variant_armed_before_it() {
+        let one = fgft_vm::parse_console(variant_console(LOG, 1));
+        let two = fgft_vm::parse_console(variant_console(LOG, 2));
+        let three = fgft_vm::parse_console(variant_console(LOG, 3));
+        assert_eq!((one.oopses, two.oopses, three.oopses), (0, 1, 0));
+        assert!(variant_console(LOG, 3).starts_with("FGFT-MARK arm id=3"));
+        assert_eq!(variant_console(LOG, 4), "");
+    }
 }

@@ -34,6 +34,35 @@ fn build_name(cfg: &Config, source: &str) -> String {
     }
 }
 
+/// Copies the regular files of `src` into a fresh `dst` (removed first when
+/// it exists), naming each copy `rename(file name)`; `None` skips the file.
+fn copy_dir_files(
+    src: &Path,
+    dst: &Path,
+    rename: &dyn Fn(&str) -> Option<String>,
+) -> Result<(), CampaignError> {
+    if dst.exists() {
+        std::fs::remove_dir_all(dst).map_err(io(dst))?;
+    }
+    std::fs::create_dir_all(dst).map_err(io(dst))?;
+    let mut entries = Vec::new();
+    for e in std::fs::read_dir(src).map_err(io(src))? {
+        entries.push(e.map_err(io(src))?.path());
+    }
+    entries.sort();
+    for p in entries {
+        if !p.is_file() {
+            continue;
+        }
+        let name = p.file_name().unwrap_or_default().to_string_lossy();
+        if let Some(to) = rename(&name) {
+            let dest = dst.join(to);
+            std::fs::copy(&p, &dest).map_err(io(&dest))?;
+        }
+    }
+    Ok(())
+}
+
 /// Applies the config's compatibility edits to the copy in `work`.
 fn apply_compat(cfg: &Config, work: &Path) -> Result<(), CampaignError> {
     for c in &cfg.driver.compat {
@@ -71,17 +100,7 @@ pub fn inject(
         .join("campaign")
         .join(&cfg.driver.name)
         .join("inj");
-    if work.exists() {
-        std::fs::remove_dir_all(&work).map_err(io(&work))?;
-    }
-    std::fs::create_dir_all(&work).map_err(io(&work))?;
-    for e in std::fs::read_dir(&src).map_err(io(&src))? {
-        let p = e.map_err(io(&src))?.path();
-        if p.is_file() {
-            let dest = work.join(p.file_name().unwrap_or_default());
-            std::fs::copy(&p, &dest).map_err(io(&dest))?;
-        }
-    }
+    copy_dir_files(&src, &work, &|n| Some(n.to_string()))?;
     apply_compat(cfg, &work)?;
     let mut sources = Vec::new();
     for f in &cfg.driver.sources {
@@ -128,19 +147,9 @@ pub fn build_native(env: &Env, cfg: &Config, prep: &Prepared) -> Result<PathBuf,
         .parent()
         .unwrap_or(Path::new("."))
         .join("native-src");
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
-    }
-    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    for e in std::fs::read_dir(&prep.dir).map_err(io(&prep.dir))? {
-        let p = e.map_err(io(&prep.dir))?.path();
-        let name = p.file_name().unwrap_or_default();
-        if p.is_file() && name != "Makefile" && name != "Kconfig" && name != "Kbuild" {
-            let name = name.to_string_lossy();
-            let dest = dir.join(build_name(cfg, &name));
-            std::fs::copy(&p, &dest).map_err(io(&dest))?;
-        }
-    }
+    copy_dir_files(&prep.dir, &dir, &|n| {
+        (!matches!(n, "Makefile" | "Kconfig" | "Kbuild")).then(|| build_name(cfg, n))
+    })?;
     let support = dir.join("fgft_inject.c");
     std::fs::write(&support, fgft_inject::native_support_c()).map_err(io(&support))?;
     let objs: Vec<String> = cfg
@@ -236,11 +245,16 @@ pub fn build_fgft(
     std::fs::write(&t, INJECT_TABLE).map_err(io(&t))?;
     let out = work.join("split");
     let mut cmd = std::process::Command::new(fgft_cc()?);
-    cmd.arg("split")
-        .arg(&prep.dir)
-        .arg("-o")
-        .arg(&out)
-        .arg("--force");
+    cmd.arg("split");
+    // The module's own sources (split follows their local includes), not
+    // every file of a shared directory such as drivers/net/ethernet/realtek.
+    for f in &cfg.driver.sources {
+        cmd.arg(prep.dir.join(f));
+    }
+    if let Some(a) = &cfg.driver.annotations {
+        cmd.arg("--annotations").arg(env.repo_root.join(a));
+    }
+    cmd.arg("-o").arg(&out).arg("--force");
     cmd.arg("--kdir").arg(&env.kdir);
     cmd.arg("--module").arg(&cfg.driver.module);
     cmd.arg("--tables").arg(&tables);
@@ -273,23 +287,14 @@ pub fn build_fgft(
 /// The driver directory copied as is (no variants): the fgft build that
 /// throughput is measured on.
 pub fn plain(env: &Env, cfg: &Config) -> Result<Prepared, CampaignError> {
-    let src = env.src612.join(&cfg.driver.dir);
+    let src = driver_dir(env, cfg);
     let work = env
         .target_dir
         .join("campaign")
         .join(format!("{}-plain", cfg.driver.name))
         .join("src");
-    if work.exists() {
-        std::fs::remove_dir_all(&work).map_err(io(&work))?;
-    }
-    std::fs::create_dir_all(&work).map_err(io(&work))?;
-    for e in std::fs::read_dir(&src).map_err(io(&src))? {
-        let p = e.map_err(io(&src))?.path();
-        if p.is_file() {
-            let dest = work.join(p.file_name().unwrap_or_default());
-            std::fs::copy(&p, &dest).map_err(io(&dest))?;
-        }
-    }
+    copy_dir_files(&src, &work, &|n| Some(n.to_string()))?;
+    apply_compat(cfg, &work)?;
     Ok(Prepared {
         dir: work,
         variants: Vec::new(),
