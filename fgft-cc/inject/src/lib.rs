@@ -183,8 +183,11 @@ impl Site {
                 let bad = bad.replace('$', orig);
                 format!("({h} ? {bad} : ({orig}))")
             }
+            // `0 ? x : x` evaluates x once and, unlike `x` alone, is a plain
+            // rvalue: a bit-field member is promoted (`__auto_type` refuses a
+            // bit-field initializer) and a const one loses its qualifier.
             Template::Garbage => format!(
-                "({{ __auto_type __fgft_v = ({orig}); if ({h}) memset(&__fgft_v, 0x5a, sizeof(__fgft_v)); __fgft_v; }})"
+                "({{ __auto_type __fgft_v = 0 ? ({orig}) : ({orig}); if ({h}) memset(&__fgft_v, 0x5a, sizeof(__fgft_v)); __fgft_v; }})"
             ),
             Template::Skip => format!("({h} ? (void)0 : (void)({orig}))"),
             Template::Twice => format!("(({h} ? {orig} : (void)0), {orig})"),

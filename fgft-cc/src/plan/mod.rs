@@ -1376,6 +1376,11 @@ impl TypeBuilder<'_, '_> {
                     }
                     HintKind::Recursive => self.ptr_how(&fty, t, m, u),
                 }
+            } else if prog.field(t, m).is_some_and(|f| f.iomem) {
+                // An MMIO cookie (`void __iomem *`): C code never dereferences
+                // it, the accessor wrappers (ioread32, writel, ...) take it as
+                // is, so the pointer value is all the copy needs.
+                FieldHow::Assign
             } else if let Some((site, kind)) = &u.array_use {
                 if !matches!(fty, CType::Ptr(_)) {
                     // A member of unknown type used as an array: an array.
