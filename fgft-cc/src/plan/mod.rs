@@ -1456,6 +1456,16 @@ impl TypeBuilder<'_, '_> {
             | CType::Named(_)
             | CType::Record(_)
             | CType::PointeeOf(_) => {
+                // A member of a kernel struct whose type is not known here
+                // (`kcontrol->private_data`) that the closure converts to a
+                // typed pointer (`struct chip *c = snd_kcontrol_chip(k)`).
+                if let Some(to) = self.uses.conv.get(&(base.clone(), m.to_string())) {
+                    let target = prog.resolve(to);
+                    if target.is_recordish() && self.uses.touches(prog, &target, 0) {
+                        let i = self.ty(&target, format!("member {m} of {}", base.c_spelling()));
+                        return FieldHow::Ptr { target: i };
+                    }
+                }
                 // Unknown member type: a pointer whose target is used, or bytes.
                 let pointee = CType::PointeeOf(Box::new(if let CType::FieldOf(..) = fty {
                     fty.clone()
