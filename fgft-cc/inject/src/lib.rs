@@ -478,7 +478,19 @@ fn statement_before(file: &ParsedFile, n: Node<'_>, var: &str) -> Option<usize> 
         // a `case` label it would be dead code).
         let in_case = p.kind() == "case_statement"
             && p.child_by_field_name("value").map(|v| v.id()) != Some(cur.id());
-        if p.kind() == "compound_statement" || in_case || p.kind() == "labeled_statement" {
+        // A statement inside `#ifdef X ... #endif` sits in that branch: the
+        // guard goes there too, never before the directive (a `#` must stay
+        // first on its line).
+        let in_branch = matches!(
+            p.kind(),
+            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
+        ) && p.child_by_field_name("condition").map(|v| v.id()) != Some(cur.id())
+            && p.child_by_field_name("name").map(|v| v.id()) != Some(cur.id());
+        if p.kind() == "compound_statement"
+            || in_case
+            || in_branch
+            || p.kind() == "labeled_statement"
+        {
             break;
         }
         if p.kind() == "function_definition" {

@@ -179,3 +179,76 @@ fn unknown_kind_is_an_error() {
     ));
     assert_eq!(FaultKind::parse("div-zero").unwrap(), FaultKind::DivZero);
 }
+
+/// Kernel forms that broke early guards: a bit-field member read in a
+/// condition (`__auto_type` refuses a bit-field initializer) and an access
+/// whose statement sits in an `#ifdef` branch (a guard before the directive
+/// would leave `#` in the middle of a line).
+const FIXTURE_FORMS: &str = r#"struct priv { unsigned int mii:1, fdx:1; int count; };
+
+static int fy_get(struct priv *p, int *out)
+{
+	if (p->mii)
+		*out = 1;
+#ifdef FY_EXTRA
+	p->count = 2;
+#endif
+	return p->fdx;
+}
+"#;
+
+#[test]
+fn bit_fields_and_ifdef_branches_compile() {
+    let file = fgft_parse::parse_text(Path::new("fy.c"), FIXTURE_FORMS.to_string()).unwrap();
+    let src = vec![Source {
+        rel: PathBuf::from("drivers/fy/fy.c"),
+        file,
+    }];
+    let sites = find_sites(&src, &|n| n == "fy_get");
+    let vs = select(
+        &src,
+        &sites,
+        &Options {
+            seed: 3,
+            per_entry: 100,
+            kinds: vec![],
+        },
+    );
+    assert!(
+        vs.iter()
+            .any(|v| v.kind == FaultKind::CorruptField && v.target.contains("mii")),
+        "{:?}",
+        vs.iter().map(|v| &v.label).collect::<Vec<_>>()
+    );
+    assert!(
+        vs.iter().any(|v| v.line == 8),
+        "a variant in the #ifdef branch: {:?}",
+        vs.iter().map(|v| &v.label).collect::<Vec<_>>()
+    );
+    let out = apply(&src, &vs).unwrap();
+    assert_eq!(out[0].lines().count(), FIXTURE_FORMS.lines().count());
+    for l in out[0].lines() {
+        if let Some(at) = l.find('#') {
+            assert!(l[..at].trim().is_empty(), "directive not first: {l}");
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("fgft-inject-forms-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = dir.join("fy.c");
+    for def in ["-DFY_EXTRA", "-UFY_EXTRA"] {
+        std::fs::write(&c, format!("{PRELUDE}{}", out[0])).unwrap();
+        let st = std::process::Command::new("gcc")
+            .args(["-std=gnu11", "-fsyntax-only", "-Wall", "-Werror"])
+            .args(["-Wno-unused-function", def])
+            .arg(&c)
+            .output()
+            .expect("gcc runs");
+        assert!(
+            st.status.success(),
+            "{def}: {}\n{}",
+            String::from_utf8_lossy(&st.stderr),
+            out[0]
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
