@@ -592,7 +592,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             .collect();
         let _ = writeln!(s, "/* fgft: makes the deferred {} at commit */", e.name);
         let _ = writeln!(s, "static void fgft_commit_{}(unsigned long *a)", e.name);
-        let call = format!("{}({})", e.name, args.join(", "));
+        let call = if void {
+            format!("{}({})", e.name, args.join(", "))
+        } else {
+            format!("(void){}({})", e.name, args.join(", "))
+        };
         let _ = writeln!(s, "{{\n{}\n}}\n", fgft_stubs::wrap_call(1, &call, ";"));
     }
     let _ = writeln!(
@@ -730,12 +734,18 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             a.push("0".into());
         }
         s.push_str("\tif (!txn) {\n");
-        let _ = writeln!(
-            s,
-            "{}",
-            fgft_stubs::wrap_call(2, &format!("{}({})", e.name, args.join(", ")), ";")
-        );
-        s.push_str("\t\treturn;\n\t}\n");
+        let direct = format!("{}({})", e.name, args.join(", "));
+        if void {
+            let _ = writeln!(s, "{}", fgft_stubs::wrap_call(2, &direct, ";"));
+            s.push_str("\t\treturn;\n\t}\n");
+        } else {
+            let _ = writeln!(
+                s,
+                "{}",
+                fgft_stubs::wrap_call(2, &format!("return {direct}"), ";")
+            );
+            s.push_str("\t}\n");
+        }
         let _ = writeln!(
             s,
             "{}",
@@ -749,6 +759,9 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
                 ";"
             )
         );
+        if let Some(r) = e.commit_ret.as_deref().filter(|_| !void) {
+            let _ = writeln!(s, "\treturn {r};");
+        }
         s.push_str("}\n\n");
         return;
     }

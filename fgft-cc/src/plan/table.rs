@@ -67,6 +67,7 @@ struct EntryRaw {
     undo_if: Option<String>,
     #[serde(default)]
     commit: bool,
+    commit_ret: Option<String>,
     lock: Option<String>,
     unlock: Option<String>,
     lock_arg: Option<String>,
@@ -173,6 +174,8 @@ pub struct ApiEntry {
     pub undo: Option<String>,
     pub undo_if: Option<String>,
     pub commit: bool,
+    /// What a deferred call returns to the body meanwhile (C expression).
+    pub commit_ret: Option<String>,
     pub lock: Option<LockKind>,
     pub unlock: Option<LockKind>,
     /// The lock, as a C expression over the parameters (default: the first
@@ -467,11 +470,18 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
             format!("api `{name}`: a variadic function is called directly; it cannot record compensations or grants"),
         ));
     }
-    if raw.commit && ret.trim() != "void" {
+    if raw.commit && ret.trim() != "void" && raw.commit_ret.is_none() {
         return Err(located(
             src,
             &format!("[api.{name}]"),
-            format!("api `{name}`: a call deferred to commit cannot return a value"),
+            format!("api `{name}`: a call deferred to commit returns nothing yet: give `commit_ret`, the value the body gets meanwhile"),
+        ));
+    }
+    if raw.commit_ret.is_some() && (!raw.commit || ret.trim() == "void") {
+        return Err(located(
+            src,
+            &format!("[api.{name}]"),
+            format!("api `{name}`: `commit_ret` is only for a call deferred to commit (`commit = true`) that returns a value"),
         ));
     }
     if raw.inline && (raw.undo.is_some() || raw.commit || lock.is_some() || unlock.is_some()) {
@@ -499,6 +509,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
         undo: raw.undo,
         undo_if: raw.undo_if,
         commit: raw.commit,
+        commit_ret: raw.commit_ret,
         lock,
         unlock,
         lock_arg: raw.lock_arg,

@@ -49,6 +49,10 @@ pub struct Driver {
     /// points.
     #[serde(default)]
     pub annotations: Option<String>,
+    /// The I/O-path entry points (transmit, interrupt, NAPI poll) a second
+    /// fgft build isolates as well, for the throughput comparison.
+    #[serde(default)]
+    pub io_path: Vec<String>,
 }
 
 /// One compatibility edit: `find` occurs exactly once in `file` (relative

@@ -60,7 +60,7 @@ fn run(args: &Args) -> Result<(), CampaignError> {
         2,
         "build (Kbuild, 6.12 headers): fgft_rt.ko, e1000_sfi.ko, e1000_fgft.ko",
     );
-    let mods = prepare::build_fgft(&env, &cfg, &prep, std::slice::from_ref(&v.entry))?;
+    let mods = prepare::build_fgft(&env, &cfg, &prep, std::slice::from_ref(&v.entry), "fgft")?;
     for m in &mods.modules {
         println!("   {}", m.display());
     }

@@ -11,7 +11,7 @@ use crate::config::Config;
 use crate::CampaignError;
 use fgft_inject::Variant;
 use fgft_vm::{Env, Outcome, VmSpec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ pub struct FgftModules {
     pub modules: Vec<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FgftOutcome {
     /// The call faulted, fgft recovered (the runtime counted the recovery),
@@ -36,7 +36,7 @@ pub enum FgftOutcome {
     Crash,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct FgftResult {
     pub id: u32,
     pub label: String,

@@ -11,7 +11,7 @@ use std::time::Duration;
 #[command(name = "fgft-campaign", about = "Fault-injection campaigns in QEMU")]
 struct Args {
     /// Campaign configs (corpus/campaign/*.toml).
-    #[arg(required = true)]
+    #[arg(required_unless_present = "render_only")]
     configs: Vec<PathBuf>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -43,104 +43,194 @@ struct Args {
     /// Seconds of traffic per throughput measurement.
     #[arg(long = "throughput-secs", default_value_t = 3)]
     throughput_secs: u32,
-    /// Markdown report to write.
+    /// Markdown report to write; each driver's results are kept as JSON in
+    /// the directory of the same name (results/campaign/<driver>.json) and
+    /// the report covers every driver found there.
     #[arg(long, default_value = "results/campaign.md")]
     report: PathBuf,
+    /// Only re-render the report from the JSON results.
+    #[arg(long = "render-only")]
+    render_only: bool,
 }
 
-fn run(args: &Args) -> Result<(), CampaignError> {
-    let env = fgft_vm::Env::load()?;
-    let kinds = args
-        .kinds
-        .iter()
-        .map(|k| FaultKind::parse(k))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut reports = Vec::new();
-    for path in &args.configs {
-        let cfg = Config::load(path)?;
-        let mut prep = prepare::inject(&env, &cfg, args.seed, args.per_entry, &kinds)?;
-        if args.max > 0 {
-            prep.variants.truncate(args.max);
-        }
-        eprintln!("{}: {} variants", cfg.driver.name, prep.variants.len());
-        let ko = prepare::build_native(&env, &cfg, &prep)?;
-        let native = if args.no_native {
-            Vec::new()
-        } else {
-            native::run_all(
-                &env,
-                &cfg,
-                &ko,
-                &prep.variants,
-                Duration::from_secs(args.timeout),
-            )?
-        };
-        let (fgft, fgft_boots) = if args.no_fgft {
-            (Vec::new(), 0)
-        } else {
-            let entries: std::collections::BTreeSet<String> =
-                prep.variants.iter().map(|v| v.entry.clone()).collect();
-            let entries: Vec<String> = entries.into_iter().collect();
-            let mods = prepare::build_fgft(&env, &cfg, &prep, &entries)?;
-            fgft::run_all(
-                &env,
-                &cfg,
-                &mods,
-                &prep.variants,
-                Duration::from_secs(args.timeout),
-            )?
-        };
-        let restart_ns = if args.restarts > 0 {
-            restart::measure(&env, &cfg, &ko, args.restarts)?
-        } else {
-            Vec::new()
-        };
-        let throughput = if args.throughput > 0 {
-            let entries: std::collections::BTreeSet<String> =
-                prep.variants.iter().map(|v| v.entry.clone()).collect();
-            let entries: Vec<String> = entries.into_iter().collect();
-            let plain = prepare::plain(&env, &cfg)?;
-            let mods = prepare::build_fgft(&env, &cfg, &plain, &entries)?;
-            Some(throughput::measure(
-                &env,
-                &cfg,
-                &mods,
-                args.throughput,
-                args.throughput_secs,
-            )?)
-        } else {
-            None
-        };
-        reports.push(report::DriverReport {
-            driver: cfg.driver.name.clone(),
-            seed: args.seed,
-            native,
-            fgft,
-            fgft_boots,
-            restart_ns,
-            throughput,
-        });
+/// Where the per-driver results live next to the report:
+/// `results/campaign.md` -> `results/campaign/<driver>.json`.
+fn data_dir(report: &std::path::Path) -> PathBuf {
+    report.with_extension("")
+}
+
+fn run_driver(
+    args: &Args,
+    env: &fgft_vm::Env,
+    cfg: &Config,
+    kinds: &[FaultKind],
+) -> Result<report::DriverReport, CampaignError> {
+    let mut prep = prepare::inject(env, cfg, args.seed, args.per_entry, kinds)?;
+    if args.max > 0 {
+        prep.variants.truncate(args.max);
     }
-    let cmd = std::env::args().collect::<Vec<_>>().join(" ");
-    let text = report::render(&reports, &cmd);
-    if let Some(d) = args.report.parent() {
+    eprintln!("{}: {} variants", cfg.driver.name, prep.variants.len());
+    let entries: Vec<String> = prep
+        .variants
+        .iter()
+        .map(|v| v.entry.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let ko = prepare::build_native(env, cfg, &prep)?;
+    let native = if args.no_native {
+        Vec::new()
+    } else {
+        native::run_all(
+            env,
+            cfg,
+            &ko,
+            &prep.variants,
+            Duration::from_secs(args.timeout),
+        )?
+    };
+    let (fgft, fgft_boots) = if args.no_fgft {
+        (Vec::new(), 0)
+    } else {
+        let mods = prepare::build_fgft(env, cfg, &prep, &entries, "fgft")?;
+        fgft::run_all(
+            env,
+            cfg,
+            &mods,
+            &prep.variants,
+            Duration::from_secs(args.timeout),
+        )?
+    };
+    let restart_ns = if args.restarts > 0 {
+        restart::measure(env, cfg, &ko, args.restarts)?
+    } else {
+        Vec::new()
+    };
+    let throughput = if args.throughput > 0 {
+        let plain = prepare::plain(env, cfg)?;
+        let mods = prepare::build_fgft(env, cfg, &plain, &entries, "fgft")?;
+        // The I/O-path build: the same entry points plus transmit,
+        // interrupt and poll.
+        let io = if cfg.driver.io_path.is_empty() {
+            None
+        } else {
+            let all: Vec<String> = entries
+                .iter()
+                .chain(cfg.driver.io_path.iter())
+                .cloned()
+                .collect();
+            Some(prepare::build_fgft(env, cfg, &plain, &all, "fgft-io")?)
+        };
+        Some(throughput::measure(
+            env,
+            cfg,
+            &mods,
+            io.as_ref(),
+            args.throughput,
+            args.throughput_secs,
+        )?)
+    } else {
+        None
+    };
+    Ok(report::DriverReport {
+        driver: cfg.driver.name.clone(),
+        seed: args.seed,
+        native,
+        fgft,
+        fgft_boots,
+        restart_ns,
+        throughput,
+    })
+}
+
+fn write(path: &std::path::Path, text: &str) -> Result<(), CampaignError> {
+    if let Some(d) = path.parent() {
         std::fs::create_dir_all(d).map_err(|source| CampaignError::Io {
             path: d.to_path_buf(),
             source,
         })?;
     }
-    std::fs::write(&args.report, text).map_err(|source| CampaignError::Io {
-        path: args.report.clone(),
+    std::fs::write(path, text).map_err(|source| CampaignError::Io {
+        path: path.to_path_buf(),
         source,
-    })?;
-    eprintln!("report written to {}", args.report.display());
-    Ok(())
+    })
+}
+
+/// Runs every config (a driver that fails is reported and skipped: the
+/// others go on), keeps each driver's results as JSON and renders the
+/// report from every driver's results present.
+fn run(args: &Args) -> Result<usize, CampaignError> {
+    let data = data_dir(&args.report);
+    let mut failed = 0;
+    if !args.render_only {
+        let env = fgft_vm::Env::load()?;
+        let kinds = args
+            .kinds
+            .iter()
+            .map(|k| FaultKind::parse(k))
+            .collect::<Result<Vec<_>, _>>()?;
+        for path in &args.configs {
+            let cfg = Config::load(path)?;
+            match run_driver(args, &env, &cfg, &kinds) {
+                Ok(r) => {
+                    let json = serde_json::to_string_pretty(&r)
+                        .map_err(|e| CampaignError::Msg(e.to_string()))?;
+                    write(&data.join(format!("{}.json", r.driver)), &json)?;
+                }
+                Err(e) => {
+                    failed += 1;
+                    eprintln!("fgft-campaign: {}: error: {e}", cfg.driver.name);
+                }
+            }
+        }
+    }
+    let mut reports = Vec::new();
+    if data.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&data)
+            .map_err(|source| CampaignError::Io {
+                path: data.clone(),
+                source,
+            })?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "json"))
+            .collect();
+        files.sort();
+        for f in files {
+            let text = std::fs::read_to_string(&f).map_err(|source| CampaignError::Io {
+                path: f.clone(),
+                source,
+            })?;
+            let r: report::DriverReport =
+                serde_json::from_str(&text).map_err(|e| CampaignError::Config {
+                    path: f.clone(),
+                    msg: e.to_string(),
+                })?;
+            reports.push(r);
+        }
+    }
+    // scripts/campaign.sh names itself as the command that regenerates it.
+    let cmd = std::env::var("FGFT_REPORT_CMD")
+        .unwrap_or_else(|_| std::env::args().collect::<Vec<_>>().join(" "));
+    write(&args.report, &report::render(&reports, &cmd))?;
+    eprintln!(
+        "report of {} driver(s) written to {}",
+        reports.len(),
+        args.report.display()
+    );
+    Ok(failed)
 }
 
 fn main() {
     let args = Args::parse();
-    if let Err(e) = run(&args) {
-        eprintln!("fgft-campaign: error: {e}");
-        std::process::exit(1);
+    match run(&args) {
+        Ok(0) => {}
+        Ok(n) => {
+            eprintln!("fgft-campaign: {n} driver(s) failed");
+            std::process::exit(1);
+        }
+        Err(e) => {
+            eprintln!("fgft-campaign: error: {e}");
+            std::process::exit(1);
+        }
     }
 }

@@ -4,12 +4,12 @@ use crate::config::Config;
 use crate::CampaignError;
 use fgft_inject::Variant;
 use fgft_vm::{Env, Outcome, VmSpec};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::path::Path;
 use std::time::Duration;
 
 /// What a variant did to a native kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum NativeOutcome {
     /// The kernel panicked.
@@ -34,7 +34,7 @@ impl NativeOutcome {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct NativeResult {
     pub id: u32,
     pub label: String,

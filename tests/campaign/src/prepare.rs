@@ -230,6 +230,7 @@ pub fn build_fgft(
     cfg: &Config,
     prep: &Prepared,
     entries: &[String],
+    flavor: &str,
 ) -> Result<crate::fgft::FgftModules, CampaignError> {
     let rt = fgft_vm::kbuild(
         env,
@@ -243,7 +244,7 @@ pub fn build_fgft(
     std::fs::create_dir_all(&tables).map_err(io(&tables))?;
     let t = tables.join("compensations.toml");
     std::fs::write(&t, INJECT_TABLE).map_err(io(&t))?;
-    let out = work.join("split");
+    let out = work.join(format!("split-{flavor}"));
     let mut cmd = std::process::Command::new(fgft_cc()?);
     cmd.arg("split");
     // The module's own sources (split follows their local includes), not
@@ -272,7 +273,7 @@ pub fn build_fgft(
             String::from_utf8_lossy(&o.stderr)
         )));
     }
-    let name = format!("campaign-{}-fgft", cfg.driver.name);
+    let name = format!("campaign-{}-{flavor}", cfg.driver.name);
     let built = fgft_vm::kbuild(env, &name, &out, &env.kdir, &[])?;
     let m = &cfg.driver.module;
     Ok(crate::fgft::FgftModules {

@@ -6,6 +6,7 @@ use crate::native::NativeResult;
 use std::fmt::Write as _;
 
 /// One driver's campaign.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct DriverReport {
     pub driver: String,
     pub seed: u64,
@@ -81,6 +82,32 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
             ms(fr),
             ms(rs),
             ratio
+        );
+    }
+    if reports.len() > 1 {
+        let n: usize = reports
+            .iter()
+            .map(|r| r.native.len().max(r.fgft.len()))
+            .sum();
+        let crashes: usize = reports
+            .iter()
+            .map(|r| r.native.iter().filter(|n| n.outcome.is_crash()).count())
+            .sum();
+        let count = |o: FgftOutcome| -> usize {
+            reports
+                .iter()
+                .map(|r| r.fgft.iter().filter(|f| f.outcome == o).count())
+                .sum()
+        };
+        let boots: usize = reports.iter().map(|r| r.fgft_boots).sum();
+        let _ = writeln!(
+            s,
+            "| **all {} drivers** | {n} | {crashes} | {} | {} | {} | {} | {boots} | | | |",
+            reports.len(),
+            count(FgftOutcome::Crash),
+            count(FgftOutcome::Recovered),
+            count(FgftOutcome::NoFault),
+            count(FgftOutcome::DeviceBroken),
         );
     }
     if reports.iter().any(|r| r.throughput.is_some()) {

@@ -8,10 +8,13 @@ use fgft_vm::{Env, VmSpec};
 use std::time::Duration;
 
 /// Frames/s per round, stock and fgft.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Throughput {
     pub stock: Vec<f64>,
     pub fgft: Vec<f64>,
+    /// The build that isolates the I/O path too (empty when not measured).
+    #[serde(default)]
+    pub io: Vec<f64>,
 }
 
 impl Throughput {
@@ -22,9 +25,18 @@ impl Throughput {
     }
     /// Median fgft frames/s over median stock frames/s.
     pub fn ratio(&self) -> f64 {
+        self.ratio_of(&self.fgft)
+    }
+
+    /// The I/O-path build against stock, when measured.
+    pub fn io_ratio(&self) -> Option<f64> {
+        (!self.io.is_empty()).then(|| self.ratio_of(&self.io))
+    }
+
+    fn ratio_of(&self, v: &[f64]) -> f64 {
         let s = Self::median(&self.stock);
         if s > 0.0 {
-            Self::median(&self.fgft) / s
+            Self::median(v) / s
         } else {
             0.0
         }
@@ -33,20 +45,46 @@ impl Throughput {
 
 /// The guest script: `rounds` times, stock module then fgft build, each
 /// measured for `secs` seconds of traffic from the first port to the second.
-pub fn script(cfg: &Config, mods: &FgftModules, rounds: usize, secs: u32) -> String {
+/// Guest paths of the I/O-path build's modules (same file names as the
+/// other fgft build, so they live in their own directory).
+fn io_guest_path(m: &std::path::Path) -> String {
+    format!(
+        "/lib/fgft/io/{}",
+        m.file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    )
+}
+
+/// The guest script: per round, the stock driver, the fgft build and (when
+/// given) the I/O-path build, each loaded alone and measured the same way.
+pub fn script(
+    cfg: &Config,
+    mods: &FgftModules,
+    io: Option<&FgftModules>,
+    rounds: usize,
+    secs: u32,
+) -> String {
     let d = &cfg.driver;
-    let names: Vec<String> = mods
-        .modules
-        .iter()
-        .map(|m| {
+    let guest = |m: &std::path::Path| {
+        format!(
+            "/lib/fgft/{}",
             m.file_name()
                 .map(|f| f.to_string_lossy().into_owned())
                 .unwrap_or_default()
-        })
-        .collect();
+        )
+    };
+    let mut builds: Vec<(&str, Vec<String>)> =
+        vec![("fgft", mods.modules[1..].iter().map(|m| guest(m)).collect())];
+    if let Some(io) = io {
+        builds.push((
+            "fgft-io",
+            io.modules[1..].iter().map(|m| io_guest_path(m)).collect(),
+        ));
+    }
     let mut s = String::new();
-    // The runtime stays loaded; the driver modules alternate.
-    s.push_str(&format!("insmod /lib/fgft/{} || exit 3\n", names[0]));
+    s.push_str(&format!("insmod {} || exit 3\n", guest(&mods.modules[0])));
+    s.push_str(&cfg.load_deps());
     let measure = format!("fgft-pkt -d {secs} -w 5000 eth0 eth1");
     for r in 0..rounds {
         s.push_str(&format!(
@@ -54,25 +92,28 @@ pub fn script(cfg: &Config, mods: &FgftModules, rounds: usize, secs: u32) -> Str
             m = d.module,
             setup = d.setup
         ));
-        for n in &names[1..] {
-            s.push_str(&format!("insmod /lib/fgft/{n} || exit 5\n"));
-        }
-        s.push_str(&format!(
-            "sleep 1\n{setup}\necho FGFT-MARK tp-begin kind=fgft round={r}\n{measure}\n",
-            setup = d.setup
-        ));
-        for n in names[1..].iter().rev() {
-            s.push_str(&format!("rmmod {}\n", n.trim_end_matches(".ko")));
+        for (kind, files) in &builds {
+            for f in files {
+                s.push_str(&format!("insmod {f} || exit 5\n"));
+            }
+            s.push_str(&format!(
+                "sleep 1\n{setup}\necho FGFT-MARK tp-begin kind={kind} round={r}\n{measure}\n",
+                setup = d.setup
+            ));
+            for f in files.iter().rev() {
+                let name = f.rsplit('/').next().unwrap_or(f).trim_end_matches(".ko");
+                s.push_str(&format!("rmmod {name}\n"));
+            }
         }
     }
     s
 }
 
-/// Boots once and measures.
 pub fn measure(
     env: &Env,
     cfg: &Config,
     mods: &FgftModules,
+    io: Option<&FgftModules>,
     rounds: usize,
     secs: u32,
 ) -> Result<Throughput, CampaignError> {
@@ -80,14 +121,21 @@ pub fn measure(
     spec.modules = mods.modules.clone();
     spec.stock_modules = vec![cfg.driver.module.clone()];
     spec.qemu_args = cfg.driver.qemu.clone();
-    spec.timeout = Duration::from_secs(60 + rounds as u64 * (2 * secs as u64 + 20));
-    spec.script = script(cfg, mods, rounds, secs);
+    if let Some(io) = io {
+        for m in &io.modules[1..] {
+            spec.files.push((m.clone(), io_guest_path(m)));
+        }
+    }
+    spec.stock_modules.extend(cfg.driver.deps.iter().cloned());
+    spec.timeout = Duration::from_secs(60 + rounds as u64 * (3 * secs as u64 + 30));
+    spec.script = script(cfg, mods, io, rounds, secs);
     spec.add_tool(env, "fgft-pkt")?;
     let out = fgft_vm::run(env, &spec)?;
     // Each tp-begin marker is followed by the pkt marker of its run.
     let mut tp = Throughput {
         stock: Vec::new(),
         fgft: Vec::new(),
+        io: Vec::new(),
     };
     let mut kind: Option<String> = None;
     for m in &out.markers {
@@ -95,21 +143,23 @@ pub fn measure(
             "tp-begin" => kind = m.get("kind").map(str::to_string),
             "pkt" => {
                 if let (Some(k), Some(fps)) = (kind.take(), m.parse::<f64>("fps")) {
-                    if k == "stock" {
-                        tp.stock.push(fps);
-                    } else {
-                        tp.fgft.push(fps);
+                    match k.as_str() {
+                        "stock" => tp.stock.push(fps),
+                        "fgft-io" => tp.io.push(fps),
+                        _ => tp.fgft.push(fps),
                     }
                 }
             }
             _ => {}
         }
     }
-    if tp.stock.len() != rounds || tp.fgft.len() != rounds {
+    let io_want = if io.is_some() { rounds } else { 0 };
+    if tp.stock.len() != rounds || tp.fgft.len() != rounds || tp.io.len() != io_want {
         return Err(CampaignError::Msg(format!(
-            "throughput: {} stock and {} fgft measurements of {rounds}\n{}",
+            "throughput: {} stock, {} fgft and {} I/O-path measurements of {rounds}\n{}",
             tp.stock.len(),
             tp.fgft.len(),
+            tp.io.len(),
             out.summary()
         )));
     }

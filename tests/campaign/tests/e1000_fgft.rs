@@ -33,7 +33,7 @@ fn e1000_faults_are_recovered_under_fgft() {
         prep.variants.len()
     );
     let entries: Vec<String> = ENTRIES.iter().map(|s| s.to_string()).collect();
-    let mods = prepare::build_fgft(&env, &cfg, &prep, &entries).expect("fgft build");
+    let mods = prepare::build_fgft(&env, &cfg, &prep, &entries, "fgft").expect("fgft build");
     let (res, boots) =
         fgft::run_all(&env, &cfg, &mods, &prep.variants, Duration::from_secs(120)).expect("run");
     let table: String = res

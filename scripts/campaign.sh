@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Benchmark (not a test): the full fault-injection campaign of issue 4 over
+# every driver that runs in QEMU, native and under fgft, with the restart
+# baseline and throughput, written to results/campaign.md.  CI keeps a small
+# campaign (tests/campaign/tests/e1000_fgft.rs); this is the long one.
+#
+#   scripts/campaign.sh                  all drivers below
+#   DRIVERS="e1000 8139too" scripts/campaign.sh
+#   scripts/campaign.sh --per-entry 1    extra flags go to fgft-campaign
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh >/dev/null
+drivers=${DRIVERS:-"e1000 8139too ne2k-pci pcnet32 e100 tulip psmouse ens1370 fgft_ne2k"}
+configs=()
+for d in $drivers; do
+	configs+=("corpus/campaign/$d.toml")
+done
+cargo build --release --locked -q -p fgft-cc -p fgft-campaign
+export FGFT_REPORT_CMD="scripts/campaign.sh $*"
+[ -n "${DRIVERS:-}" ] && FGFT_REPORT_CMD="DRIVERS=\"$DRIVERS\" $FGFT_REPORT_CMD"
+exec target/release/fgft-campaign "${configs[@]}" --seed 1 --per-entry 3 \
+	--restarts 3 --report results/campaign.md "$@"
