@@ -28,7 +28,6 @@ for i in $(seq "$runs"); do
 	rm -rf "$work/out" "$work/e1000"
 	t0=$(now)
 	"$bin" split --annotations "$here/corpus/upstream/e1000.toml" \
-		--annotations "$here/fgft-cc/tests/split_fixtures/e1000-rings.toml" \
 		--tree "$SRC612" -o "$work/out" >/dev/null 2>&1
 	t1=$(now)
 	cp -r "$SRC612/drivers/net/ethernet/intel/e1000" "$work/e1000"

@@ -19,6 +19,13 @@
  *                    overrides the one fgft-cc derives from suspend code
  *   FGFT_RESTORE     the driver's device restore function (likewise)
  *
+ * Both are called with the transaction's device key (the entry point's
+ * first pointer parameter) converted by FGFT_KEY_TO_DEV, at file scope:
+ *
+ *   FGFT_KEY_TO_DEV(expr);  expr is C over `key` (a void *), e.g.
+ *                           ((struct foo *)key)->pdev; without it, known
+ *                           key types give their struct device *
+ *
  *	FGFT_ISOLATE
  *	static int foo_get_regs_len(struct net_device *dev)
  *	{ ... }
@@ -85,5 +92,6 @@
  * after it is valid at file scope and in a block alike.
  */
 #define FGFT_PURE(fn) _Static_assert(1, "fgft: " #fn " is side-effect free")
+#define FGFT_KEY_TO_DEV(...) _Static_assert(1, "fgft: device key conversion")
 
 #endif /* _FGFT_H */

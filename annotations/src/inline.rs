@@ -13,14 +13,15 @@
 //!   `FGFT_OPAQUE(type)`, `FGFT_CONTAINER(outer, member)`: inside (or right
 //!   before, or right after the declarator of) a struct field declaration
 //!   or a function parameter declaration;
-//! * `FGFT_PURE(kernel_fn);`: anywhere a declaration may stand.
+//! * `FGFT_PURE(kernel_fn);`, `FGFT_KEY_TO_DEV(expr);`: anywhere a
+//!   declaration may stand.
 
 use std::path::Path;
 
 use tree_sitter::Node;
 
 use crate::validate;
-use crate::{AnnotError, Annotations, FnRef, Hint, HintKind, HintTarget, Loc, Pattern};
+use crate::{AnnotError, Annotations, FnRef, Hint, HintKind, HintTarget, KeyToDev, Loc, Pattern};
 
 /// Byte classes found by the lexer.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -51,6 +52,7 @@ const MACROS: &[(&str, usize, Place)] = &[
     ("FGFT_OPAQUE", 1, Place::Slot),
     ("FGFT_CONTAINER", 2, Place::Slot),
     ("FGFT_PURE", 1, Place::Anywhere),
+    ("FGFT_KEY_TO_DEV", 1, Place::Anywhere),
 ];
 
 /// One annotation found by the lexer.
@@ -113,6 +115,19 @@ pub fn scan(path: &Path, text: &str) -> Result<Annotations, AnnotError> {
     for f in &found {
         let loc = Loc::from_span(path, text, f.start, f.end);
         match f.place {
+            Place::Anywhere if f.name == "FGFT_KEY_TO_DEV" => {
+                let (a, s, e) = &f.args[0];
+                let kloc = Loc::from_span(path, text, *s, *e);
+                let add = Annotations {
+                    key_to_dev: Some(KeyToDev {
+                        entries: Vec::new(),
+                        expr: validate::key_expr(a, &kloc)?,
+                        loc: kloc,
+                    }),
+                    ..Default::default()
+                };
+                out = out.merge(add)?;
+            }
             Place::Anywhere => {
                 let (a, s, e) = &f.args[0];
                 let name =

@@ -47,6 +47,18 @@ pub struct Annotations {
     pub checkpoint: Option<FnRef>,
     /// The driver's device restore function (same).
     pub restore: Option<FnRef>,
+    /// How the transaction's device key (`key`, a `void *`: the entry
+    /// point's first pointer parameter) becomes what the checkpoint and
+    /// restore functions take (`[checkpoint] key-to-dev`,
+    /// `FGFT_KEY_TO_DEV(expr);`). Applies to every entry point that no
+    /// [`Annotations::key_to_dev_for`] names.
+    pub key_to_dev: Option<KeyToDev>,
+    /// `[[checkpoint.key]]`: the same for the entry points `entries` names
+    /// (their keys point at other objects).
+    pub key_to_dev_for: Vec<KeyToDev>,
+    /// `[checkpoint] none = true`: the driver has no device checkpoint, and
+    /// says so (no diagnostic for the missing PM code).
+    pub no_checkpoint: Option<Loc>,
     /// Kernel functions declared side-effect free: called from SFI code
     /// without a compensation entry.
     pub pure_apis: Vec<String>,
@@ -109,6 +121,28 @@ pub struct ResolvedFiles {
     pub sources: Vec<PathBuf>,
     pub headers: Vec<PathBuf>,
     pub include_dirs: Vec<PathBuf>,
+}
+
+/// A device-key conversion (`key-to-dev`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KeyToDev {
+    /// The entry points it is for (empty: the default for all).
+    pub entries: Vec<Pattern>,
+    /// C expression over `key`.
+    pub expr: String,
+    pub loc: Loc,
+}
+
+impl Annotations {
+    /// The key conversion annotated for entry point `entry`, if any: the
+    /// first `[[checkpoint.key]]` whose patterns match it, else the
+    /// default.
+    pub fn key_to_dev_of(&self, entry: &str) -> Option<&KeyToDev> {
+        self.key_to_dev_for
+            .iter()
+            .find(|k| k.entries.iter().any(|p| p.matches(entry)))
+            .or(self.key_to_dev.as_ref())
+    }
 }
 
 /// A function named by an annotation.
@@ -213,6 +247,25 @@ impl Annotations {
         };
         self.checkpoint = merge_fn("checkpoint", self.checkpoint.take(), other.checkpoint)?;
         self.restore = merge_fn("restore", self.restore.take(), other.restore)?;
+        self.key_to_dev = match (self.key_to_dev.take(), other.key_to_dev) {
+            (Some(a), Some(b)) if a.expr != b.expr => {
+                return Err(AnnotError::Conflict {
+                    loc: b.loc,
+                    msg: format!(
+                        "key-to-dev `{}` conflicts with `{}` given before",
+                        b.expr, a.expr
+                    ),
+                    previous: Box::new(a.loc),
+                })
+            }
+            (a, b) => a.or(b),
+        };
+        for k in other.key_to_dev_for {
+            if !self.key_to_dev_for.contains(&k) {
+                self.key_to_dev_for.push(k);
+            }
+        }
+        self.no_checkpoint = self.no_checkpoint.take().or(other.no_checkpoint);
         for p in other.isolate {
             if !self.isolate.iter().any(|q| q.text() == p.text()) {
                 self.isolate.push(p);

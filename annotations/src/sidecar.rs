@@ -9,7 +9,7 @@ use toml::Spanned;
 
 use crate::validate::{self, KINDS};
 use crate::{
-    AnnotError, Annotations, DriverInfo, FnRef, Hint, HintKind, HintTarget, Loc, Pattern,
+    AnnotError, Annotations, DriverInfo, FnRef, Hint, HintKind, HintTarget, KeyToDev, Loc, Pattern,
     SourceBase, SourceFile, VersionFiles,
 };
 
@@ -80,6 +80,17 @@ struct RawHint {
 struct RawCheckpoint {
     checkpoint: Option<S>,
     restore: Option<S>,
+    key_to_dev: Option<S>,
+    none: Option<Spanned<bool>>,
+    #[serde(default)]
+    key: Vec<Spanned<RawKey>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawKey {
+    entries: Vec<S>,
+    key_to_dev: S,
 }
 
 #[derive(Deserialize)]
@@ -198,6 +209,46 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Annotations, AnnotError> 
         };
         out.checkpoint = f(c.checkpoint, "checkpoint function")?;
         out.restore = f(c.restore, "restore function")?;
+        if let Some(k) = c.key_to_dev {
+            let loc = cx.at(&k);
+            out.key_to_dev = Some(KeyToDev {
+                entries: Vec::new(),
+                expr: validate::key_expr(k.get_ref(), &loc)?,
+                loc,
+            });
+        }
+        if let Some(n) = c.none {
+            if *n.get_ref() {
+                let loc = cx.loc(n.span());
+                if out.checkpoint.is_some() || out.restore.is_some() {
+                    return Err(AnnotError::Invalid {
+                        loc,
+                        msg: "`none = true` with a checkpoint or restore function".into(),
+                    });
+                }
+                out.no_checkpoint = Some(loc);
+            }
+        }
+        for k in c.key {
+            let span = k.span();
+            let k = k.into_inner();
+            if k.entries.is_empty() {
+                return Err(AnnotError::Invalid {
+                    loc: cx.loc(span),
+                    msg: "[[checkpoint.key]] needs at least one entry pattern".into(),
+                });
+            }
+            let mut entries = Vec::new();
+            for e in &k.entries {
+                entries.push(Pattern::new(e.get_ref(), cx.at(e))?);
+            }
+            let loc = cx.at(&k.key_to_dev);
+            out.key_to_dev_for.push(KeyToDev {
+                entries,
+                expr: validate::key_expr(k.key_to_dev.get_ref(), &loc)?,
+                loc,
+            });
+        }
     }
     if let Some(k) = raw.kernel_api {
         for p in &k.pure {

@@ -65,6 +65,15 @@ fn readme_example_parses() {
         }));
     assert_eq!(a.checkpoint.as_ref().unwrap().name, "e1000_fgft_checkpoint");
     assert_eq!(a.restore.as_ref().unwrap().name, "e1000_fgft_restore");
+    assert_eq!(
+        a.key_to_dev_of("e1000_get_regs").unwrap().expr,
+        "((struct net_device *)key)->dev.parent"
+    );
+    assert_eq!(
+        a.key_to_dev_of("e1000_show_foo").unwrap().expr,
+        "((struct device *)key)->parent"
+    );
+    assert!(a.no_checkpoint.is_none());
     assert!(a.is_pure("ioread8"));
     assert!(!a.is_pure("kmalloc"));
     let defined = [
@@ -627,4 +636,58 @@ fn truncations_never_panic() {
     ] {
         let _ = inline::scan(Path::new("t.c"), junk);
     }
+}
+
+#[test]
+fn checkpoint_keys_and_none() {
+    let a = parse_sidecar_str(
+        "x.toml",
+        "[checkpoint]\nnone = true\n[[checkpoint.key]]\nentries = [\"a_*\"]\nkey-to-dev = \"&((struct s *)key)->dev\"\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(a.no_checkpoint.as_ref().unwrap().line, 2);
+    assert_eq!(
+        a.key_to_dev_of("a_b").unwrap().expr,
+        "&((struct s *)key)->dev"
+    );
+    assert!(a.key_to_dev_of("b").is_none());
+    // Errors, located.
+    for (text, line, what) in [
+        (
+            "[checkpoint]\nkey-to-dev = \"dev->parent\"\n",
+            2,
+            "does not use `key`",
+        ),
+        (
+            "[checkpoint]\nkey-to-dev = \"key->(\"\n",
+            2,
+            "not a C expression",
+        ),
+        (
+            "[checkpoint]\nrestore = \"r\"\nnone = true\n",
+            3,
+            "`none = true` with",
+        ),
+        (
+            "[checkpoint]\n[[checkpoint.key]]\nentries = []\nkey-to-dev = \"key\"\n",
+            2,
+            "at least one entry",
+        ),
+    ] {
+        let e = parse_sidecar_str("x.toml", text).unwrap_err();
+        assert!(e.to_string().contains(what), "{e}");
+        assert_eq!(e.loc().unwrap().line, line, "{e}");
+    }
+    // Inline form, and a conflict between two conversions.
+    let i = inline::scan(
+        Path::new("k.c"),
+        "FGFT_KEY_TO_DEV(&((struct pci_dev *)key)->dev);\n",
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        i.key_to_dev.as_ref().unwrap().expr,
+        "&((struct pci_dev *)key)->dev"
+    );
+    let s = parse_sidecar_str("y.toml", "[checkpoint]\nkey-to-dev = \"key\"\n").unwrap();
+    assert!(s.merge(i).is_err());
 }

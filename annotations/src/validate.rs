@@ -97,6 +97,31 @@ pub(crate) fn c_expr(s: &str, loc: &Loc) -> Result<String, AnnotError> {
     Ok(t.to_string())
 }
 
+/// A C expression over `key` (a `void *`, the transaction's device key)
+/// that yields what the checkpoint and restore functions take.
+pub(crate) fn key_expr(s: &str, loc: &Loc) -> Result<String, AnnotError> {
+    let t = s.trim();
+    let names_key = t
+        .split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+        .any(|w| w == "key");
+    if t.is_empty()
+        || !balanced(t)
+        || !parses_cleanly(&format!("void f(void *key) {{ (void)({t}); }}"))
+    {
+        return Err(invalid(
+            loc,
+            format!("key-to-dev `{s}` is not a C expression"),
+        ));
+    }
+    if !names_key {
+        return Err(invalid(
+            loc,
+            format!("key-to-dev `{s}` does not use `key` (the transaction's device key, a void *)"),
+        ));
+    }
+    Ok(t.to_string())
+}
+
 /// A C type name (the target of an opaque hint).
 pub(crate) fn c_type(s: &str, loc: &Loc) -> Result<String, AnnotError> {
     let t = s.trim();

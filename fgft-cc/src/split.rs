@@ -63,6 +63,10 @@ pub struct Args {
     /// Module name (default: from the sidecar, the Makefile, or the sources).
     #[arg(long)]
     pub module: Option<String>,
+    /// No device checkpoint: do not derive one from the PM code, and do not
+    /// warn that the driver has none.
+    #[arg(long = "no-checkpoint")]
+    pub no_checkpoint: bool,
     /// Kernel version for the sidecar's per-version file lists (default:
     /// read from the tree's Makefile).
     #[arg(long = "kernel-version")]
@@ -414,6 +418,26 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
             roots.push((fid, r));
         }
     }
+    // Device checkpoints: the PM rule table and its extensions.
+    let pm_rules = {
+        let dirs = fgft_parse::tables::table_dirs(&args.tables);
+        let srcs =
+            fgft_parse::tables::extension_files(fgft_pm::DEFAULT_RULES, "pm-rules.toml", &dirs)?;
+        let named: Vec<(String, String)> = srcs
+            .iter()
+            .map(|s| {
+                (
+                    s.display("pm-rules.toml").display().to_string(),
+                    s.text.clone(),
+                )
+            })
+            .collect();
+        let refs: Vec<(&str, &str)> = named
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        fgft_pm::Rules::parse(&refs).map_err(|e| CliError::Msg(e.to_string()))?
+    };
     let mut graph = CallGraph::new(&facts);
     graph.add_const_table_edges(&facts, &prog);
     let inputs = Inputs {
@@ -426,6 +450,8 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
         module: fl.module.clone(),
         roots: &roots,
         reported: Default::default(),
+        pm_rules: &pm_rules,
+        no_checkpoint: args.no_checkpoint,
     };
     let plan = plan::build(&inputs);
     if plan.has_errors() {

@@ -284,3 +284,141 @@ fn table_extension_adds_a_wrapped_function() {
     let h = std::fs::read_to_string(out.join("sfi/fgft_demo_sfi.h")).unwrap();
     assert!(h.contains("#define mystery_kernel_call(...) fgft_w_mystery_kernel_call(__VA_ARGS__)"));
 }
+
+/// The sidecar that makes DRIVER split, plus `extra`.
+fn fixing_sidecar(dir: &Path, extra: &str) -> std::path::PathBuf {
+    let side = dir.join("demo.toml");
+    std::fs::write(
+        &side,
+        format!(
+            r#"
+[[hint]]
+function = "demo_get_regs"
+param = "buf"
+kind = "blob"
+len = "regs->len"
+
+[[hint]]
+struct = "demo_priv"
+field = "table"
+kind = "blob"
+len = "n"
+
+[kernel-api]
+pure = ["mystery_kernel_call"]
+{extra}"#
+        ),
+    )
+    .unwrap();
+    side
+}
+
+#[test]
+fn device_checkpoint_diagnostics() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("demo.c");
+    // A restore function of the driver's own (not a PM callback).
+    std::fs::write(
+        &src,
+        format!("{DRIVER}\nstatic void demo_reset(struct demo_priv *p)\n{{\n\tp->n = 0;\n}}\n"),
+    )
+    .unwrap();
+    let split_with = |extra: &str, flags: &[&str], out: &str| {
+        let side = fixing_sidecar(t.path(), extra);
+        let out = t.path().join(out);
+        let mut args = vec![
+            src.to_str().unwrap().to_string(),
+            "--annotations".into(),
+            side.to_str().unwrap().to_string(),
+            "--isolate".into(),
+            "demo_get_*".into(),
+            "-o".into(),
+            out.to_str().unwrap().to_string(),
+        ];
+        args.extend(flags.iter().map(|s| s.to_string()));
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, err) = run(&argv);
+        let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap_or_default();
+        (code, err, plan, out)
+    };
+
+    // No PM code, no annotation: a located warning; the split still works.
+    let (code, err, plan, _) = split_with("", &[], "a");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: demo has no suspend/resume PM code"),
+        "{err}"
+    );
+    assert!(
+        err.contains("demo.c:12:"),
+        "at the first entry point: {err}"
+    );
+    assert!(
+        err.contains("[checkpoint] none = true, or --no-checkpoint"),
+        "{err}"
+    );
+    assert!(
+        plan.contains("device checkpoint: none (the driver has no PM code and no annotation)"),
+        "{plan}"
+    );
+    assert!(plan.contains("device ops: none"), "{plan}");
+
+    // Silenced by the flag and by the sidecar.
+    let (code, err, plan, _) = split_with("", &["--no-checkpoint"], "b");
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("PM code"), "{err}");
+    assert!(
+        plan.contains("device checkpoint: none (--no-checkpoint)"),
+        "{plan}"
+    );
+    let (code, err, plan, _) = split_with("[checkpoint]\nnone = true\n", &[], "c");
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("PM code"), "{err}");
+    assert!(plan.contains("[checkpoint] none = true ("), "{plan}");
+
+    // An annotated restore whose parameter the key (a net_device) does not
+    // convert to: a warning naming the fix.
+    let (code, err, plan, _) = split_with("[checkpoint]\nrestore = \"demo_reset\"\n", &[], "d");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("device key `dev` (struct net_device *) of isolated demo_get_drvinfo, demo_get_regs has no known way to the struct demo_priv *"),
+        "{err}"
+    );
+    assert!(err.contains("key-to-dev = "), "{err}");
+    assert!(plan.contains("demo_get_regs: key dev unknown"), "{plan}");
+
+    // With the conversion: one ops, registered by every stub.
+    let (code, err, plan, out) = split_with(
+        "[checkpoint]\nrestore = \"demo_reset\"\nkey-to-dev = \"(struct demo_priv *)netdev_priv((struct net_device *)key)\"\n",
+        &[],
+        "e",
+    );
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("device key"), "{err}");
+    assert!(
+        plan.contains("  restore: demo_reset (annotated restore demo_reset (")
+            && plan.contains("demo.c:42))"),
+        "{plan}"
+    );
+    assert!(plan.contains("device ops: fgft_dev_ops_demo"), "{plan}");
+    let main = std::fs::read_to_string(out.join("main/demo.c")).unwrap();
+    assert!(
+        main.contains("err = fgft_dev_ensure((void *)dev, &fgft_dev_ops_demo);"),
+        "{main}"
+    );
+    assert!(
+        main.contains("\tdemo_reset((struct demo_priv *)netdev_priv((struct net_device *)key));")
+    );
+    assert!(main.contains("\t.checkpoint = NULL,\n\t.restore = fgft_restore_demo,"));
+    assert!(main.contains("fgft_dev_unregister_ops(&fgft_dev_ops_demo);"));
+
+    // A restore the driver does not define: an error at the sidecar line.
+    let (code, err, _, _) = split_with("[checkpoint]\nrestore = \"demo_nope\"\n", &[], "f");
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("restore function `demo_nope` is not defined in the driver's source files"),
+        "{err}"
+    );
+    assert!(err.contains("demo.toml:17:11"), "{err}");
+    assert!(!err.contains("PM code"), "{err}");
+}

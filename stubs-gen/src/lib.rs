@@ -163,6 +163,11 @@ pub struct EntrySpec {
     pub params: Vec<ParamSpec>,
     /// Device key for fgft_txn_begin (C expression over the parameters).
     pub dev_key: String,
+    /// The `struct fgft_dev_ops` holding the device checkpoint and restore
+    /// for this entry's key: the stub registers the key with it
+    /// (`fgft_dev_ensure`) before the transaction begins.  None: no device
+    /// checkpoint.
+    pub dev_ops: Option<String>,
     pub types: Vec<TypeSpec>,
     pub globals: Vec<GlobalSpec>,
     /// Kernel variables the closure names (all the table's are granted
@@ -1053,6 +1058,28 @@ fn emit_stub(s: &mut String, e: &EntrySpec) {
     s.push_str("\t};\n");
     s.push_str("\tstruct fgft_txn *txn;\n");
     s.push_str("\tint err;\n\n");
+    if let Some(ops) = &e.dev_ops {
+        // The device's checkpoint callbacks, registered on first use; the
+        // transaction takes the checkpoint at begin, restores it on abort.
+        let _ = writeln!(
+            s,
+            "{}",
+            wrap_call(
+                1,
+                &format!("err = fgft_dev_ensure((void *){}, &{ops})", e.dev_key),
+                ";"
+            )
+        );
+        let ret = abort_return(e, 2);
+        if ret.lines().count() == 1 {
+            s.push_str("\tif (err)\n");
+            s.push_str(&ret);
+        } else {
+            s.push_str("\tif (err) {\n");
+            s.push_str(&ret);
+            s.push_str("\t}\n");
+        }
+    }
     let _ = writeln!(
         s,
         "{}",
@@ -1212,6 +1239,7 @@ mod tests {
                 },
             ],
             dev_key: "netdev".into(),
+            dev_ops: Some("fgft_dev_ops_drv".into()),
             types: vec![
                 TypeSpec {
                     ident: "net_device".into(),
@@ -1252,6 +1280,7 @@ mod tests {
         let c = emit_entry(&entry()).unwrap();
         for needle in [
             "fgft_txn_begin(&fgft_ep_drv_get_thing, (void *)netdev)",
+            "err = fgft_dev_ensure((void *)netdev, &fgft_dev_ops_drv);\n\tif (err)\n\t\treturn err;\n\ttxn = fgft_txn_begin",
             "return drv_get_thing(netdev, buf);",
             "fgft_in_drv_get_thing_net_device(txn, netdev, (void **)&a.netdev)",
             "fgft_copy_blob(txn, buf, 64, FGFT_RW, (void **)&a.buf)",

@@ -52,6 +52,8 @@ pub enum PmError {
 struct RulesFile {
     restore: RestoreRules,
     checkpoint: CheckpointRules,
+    #[serde(default)]
+    keys: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -71,6 +73,7 @@ pub struct Rules {
     drop: GlobSet,
     drop_names: Vec<String>,
     pci_markers: BTreeSet<String>,
+    keys: BTreeMap<String, String>,
 }
 
 impl Rules {
@@ -78,6 +81,7 @@ impl Rules {
     pub fn parse(files: &[(&str, &str)]) -> Result<Rules, PmError> {
         let mut drop_names = Vec::new();
         let mut pci_markers = BTreeSet::new();
+        let mut keys = BTreeMap::new();
         for (origin, text) in files {
             let f: RulesFile = toml::from_str(text).map_err(|e| PmError::Rules {
                 origin: origin.to_string(),
@@ -85,6 +89,7 @@ impl Rules {
             })?;
             drop_names.extend(f.restore.drop);
             pci_markers.extend(f.checkpoint.pci_markers);
+            keys.extend(f.keys);
         }
         let mut b = GlobSetBuilder::new();
         for d in &drop_names {
@@ -101,6 +106,7 @@ impl Rules {
             drop,
             drop_names,
             pci_markers,
+            keys,
         })
     }
 
@@ -111,6 +117,13 @@ impl Rules {
 
     fn drops(&self, name: &str) -> bool {
         self.drop.is_match(name)
+    }
+
+    /// The `[keys]` conversion of a device key whose type is a pointer to
+    /// `record` (`struct net_device`): a C expression over `key` giving the
+    /// `struct device *`.
+    pub fn key_to_dev(&self, record: &str) -> Option<&str> {
+        self.keys.get(record.trim()).map(String::as_str)
     }
 
     /// Number of drop patterns (for reports).
@@ -127,8 +140,10 @@ pub struct PmCallbacks {
     /// The callbacks belong to a pci_driver (its dev_pm_ops or legacy hooks).
     pub pci_bus: bool,
     /// C expression turning the transaction's device key `key` (a `void *`)
-    /// into the `struct device *` the PM code works on; `None` when the key
-    /// is that device already.
+    /// into the `struct device *` the PM code works on.  With it, the
+    /// derived C also has key-level `fgft_checkpoint_<prefix>(void *key)`,
+    /// `fgft_restore_<prefix>(void *key)` and `fgft_dev_ops_<prefix>`;
+    /// without it, only the device-level functions (the caller converts).
     pub key_to_dev: Option<String>,
 }
 
@@ -145,10 +160,26 @@ pub struct Decision {
 pub struct Derived {
     /// Index of the file the C must be appended to.
     pub file: usize,
-    /// C text to append (kernel style, origins named).
+    /// C text to append (kernel style, origins named): `copies` then `glue`.
     pub c: String,
-    pub checkpoint_fn: String,
+    /// The filtered copies of the driver's PM functions (driver text).
+    pub copies: String,
+    /// What fgft writes itself: the device-level checkpoint and restore
+    /// (and, with a `key_to_dev`, the key-level ones and their ops).
+    pub glue: String,
+    /// The checkpoint for `fgft_dev_ops` (`int (void *key)` with a
+    /// `key_to_dev`, else the device-level one); None when the PM code saves
+    /// no PCI state (the restore replays suspend/resume on its own).
+    pub checkpoint_fn: Option<String>,
     pub restore_fn: String,
+    /// `static int fn(struct device *dev)` (PCI only).
+    pub dev_checkpoint_fn: Option<String>,
+    /// `static void fn(struct device *dev)`: restores at once in process
+    /// context, from a work item in atomic context.
+    pub dev_restore_fn: String,
+    /// `void fn(void)`: runs pending deferred restores; call it before the
+    /// driver unregisters.
+    pub flush_fn: String,
     /// True when the checkpoint saves PCI config space.
     pub pci: bool,
     pub decisions: Vec<Decision>,
@@ -402,53 +433,192 @@ pub fn derive(
             &mut decisions,
         ));
     }
-    let key_dev = cb.key_to_dev.clone().unwrap_or_else(|| "key".to_string());
-    let ckpt = format!("fgft_checkpoint_{prefix}");
-    let rest = format!("fgft_restore_{prefix}");
-    let extra = if legacy { ", PMSG_SUSPEND" } else { "" };
-    let _ = write!(
-        c,
-        "\n/* fgft: device restore: PCI config, then {sus_name} and {res} without power transitions */\n\
-static void {rest}(void *key)\n{{\n\tstruct device *dev = {key_dev};\n\n{pci_restore}\
-\tfgft_pm_{sus_name}({arg}{extra});\n\tfgft_pm_{res}({arg});\n}}\n",
-        sus_name = cb.suspend,
-        res = cb.resume,
-        key_dev = key_dev,
-        pci_restore = if pci {
-            "\tfgft_pci_restore(to_pci_dev(dev));\n"
-        } else {
-            ""
-        },
+    let copies = std::mem::take(&mut c);
+    let glue = device_glue(
+        cb,
+        prefix,
+        pci,
+        legacy,
+        &arg,
+        &origins(files, sus, rdef, cb),
     );
-    if pci {
-        let _ = write!(
-            c,
-            "\n/* fgft: device checkpoint: the PCI config space {} saves */\n\
-static int {ckpt}(void *key)\n{{\n\tstruct device *dev = {key_dev};\n\n\treturn fgft_pci_checkpoint(to_pci_dev(dev));\n}}\n",
-            cb.suspend
-        );
-    } else {
-        let _ = write!(
-            c,
-            "\n/* fgft: device checkpoint: {} saves no PCI state; restore replays suspend/resume */\n\
-static int {ckpt}(void *key)\n{{\n\treturn 0;\n}}\n",
-            cb.suspend
-        );
-    }
-    let _ = write!(
-        c,
-        "\nstatic const struct fgft_dev_ops fgft_dev_ops_{prefix} = {{\n\t.checkpoint = {ckpt},\n\t.restore = {rest},\n}};\n"
-    );
+    let dev_checkpoint_fn = pci.then(|| format!("fgft_checkpoint_dev_{prefix}"));
+    let dev_restore_fn = format!("fgft_restore_dev_{prefix}");
+    let flush_fn = format!("fgft_pm_flush_{prefix}");
+    let mut ops = String::new();
+    let (checkpoint_fn, restore_fn) = match &cb.key_to_dev {
+        Some(key_dev) => {
+            let ckpt = format!("fgft_checkpoint_{prefix}");
+            let rest = format!("fgft_restore_{prefix}");
+            let _ = write!(
+                ops,
+                "\n/* fgft: device restore for the transaction's key */\n\
+static void {rest}(void *key)\n{{\n\t{dev_restore_fn}({key_dev});\n}}\n"
+            );
+            if let Some(dc) = &dev_checkpoint_fn {
+                let _ = write!(
+                    ops,
+                    "\n/* fgft: device checkpoint for the transaction's key */\n\
+static int {ckpt}(void *key)\n{{\n\treturn {dc}({key_dev});\n}}\n"
+                );
+            }
+            let _ = write!(
+                ops,
+                "\nstatic const struct fgft_dev_ops fgft_dev_ops_{prefix} = {{\n\t.checkpoint = {},\n\t.restore = {rest},\n}};\n",
+                if dev_checkpoint_fn.is_some() { ckpt.as_str() } else { "NULL" }
+            );
+            (dev_checkpoint_fn.as_ref().map(|_| ckpt.clone()), rest)
+        }
+        None => (dev_checkpoint_fn.clone(), dev_restore_fn.clone()),
+    };
     decisions.sort();
     decisions.dedup();
     Ok(Derived {
         file: sus.file,
-        c,
-        checkpoint_fn: ckpt,
-        restore_fn: rest,
+        c: format!("{copies}{glue}{ops}"),
+        copies,
+        glue: format!("{glue}{ops}"),
+        checkpoint_fn,
+        restore_fn,
+        dev_checkpoint_fn,
+        dev_restore_fn,
+        flush_fn,
         pci,
         decisions,
     })
+}
+
+/// `name (file:line)` of the suspend and resume callbacks.
+fn origins(
+    files: &[ParsedFile],
+    sus: &FnDef<'_>,
+    res: &FnDef<'_>,
+    cb: &PmCallbacks,
+) -> [String; 2] {
+    let at = |d: &FnDef<'_>, name: &str| {
+        let f = &files[d.file];
+        format!(
+            "{name} ({}:{})",
+            f.path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            f.line_of(d.node.start_byte())
+        )
+    };
+    [at(sus, &cb.suspend), at(res, &cb.resume)]
+}
+
+/// The device-level functions: the checkpoint (PCI config space), the
+/// restore (PCI config, then the filtered suspend and resume halves), run at
+/// once in process context and from a work item in atomic context, and the
+/// flush the module calls before its driver goes away.
+fn device_glue(
+    cb: &PmCallbacks,
+    p: &str,
+    pci: bool,
+    legacy: bool,
+    arg: &str,
+    origin: &[String; 2],
+) -> String {
+    let mut c = String::new();
+    let extra = if legacy { ", PMSG_SUSPEND" } else { "" };
+    // One-line comments: fgft-cc wraps them to 80 columns.
+    let _ = writeln!(
+        c,
+        "\n/* fgft: device restore derived from {} and {}: {}the suspend half, then the resume half, without power transitions; may sleep (process context only) */",
+        origin[0],
+        origin[1],
+        if pci { "the PCI config space, then " } else { "" }
+    );
+    let _ = writeln!(
+        c,
+        "static void fgft_restore_now_{p}(struct device *dev)\n{{"
+    );
+    if pci {
+        let _ = writeln!(c, "\tfgft_pci_restore(to_pci_dev(dev));");
+    }
+    let _ = writeln!(c, "\tfgft_pm_{}({arg}{extra});", cb.suspend);
+    let _ = writeln!(c, "\tfgft_pm_{}({arg});\n}}", cb.resume);
+    let _ = write!(
+        c,
+        r#"
+/* fgft: a device restore asked for in atomic context, run by a work item */
+struct fgft_pm_defer_{p} {{
+	struct list_head node;
+	struct device *dev;
+}};
+
+static LIST_HEAD(fgft_pm_deferred_{p});
+static DEFINE_SPINLOCK(fgft_pm_lock_{p});
+
+/* fgft: runs the deferred device restores of {p} */
+static void fgft_pm_work_fn_{p}(struct work_struct *work)
+{{
+	struct fgft_pm_defer_{p} *d;
+	unsigned long flags;
+
+	for (;;) {{
+		spin_lock_irqsave(&fgft_pm_lock_{p}, flags);
+		d = list_first_entry_or_null(&fgft_pm_deferred_{p},
+					     struct fgft_pm_defer_{p}, node);
+		if (d)
+			list_del(&d->node);
+		spin_unlock_irqrestore(&fgft_pm_lock_{p}, flags);
+		if (!d)
+			break;
+		fgft_restore_now_{p}(d->dev);
+		put_device(d->dev);
+		kfree(d);
+	}}
+}}
+
+static DECLARE_WORK(fgft_pm_work_{p}, fgft_pm_work_fn_{p});
+
+/* fgft: device restore: at once in process context, else deferred */
+static void fgft_restore_dev_{p}(struct device *dev)
+{{
+	struct fgft_pm_defer_{p} *d;
+	unsigned long flags;
+
+	if (preemptible()) {{
+		fgft_restore_now_{p}(dev);
+		return;
+	}}
+	/* On failure the allocator reports it, and this restore is lost. */
+	d = kzalloc(sizeof(*d), GFP_ATOMIC);
+	if (!d)
+		return;
+	d->dev = get_device(dev);
+	spin_lock_irqsave(&fgft_pm_lock_{p}, flags);
+	list_add_tail(&d->node, &fgft_pm_deferred_{p});
+	spin_unlock_irqrestore(&fgft_pm_lock_{p}, flags);
+	schedule_work(&fgft_pm_work_{p});
+}}
+
+/* fgft: runs pending deferred restores (before the driver goes away) */
+void fgft_pm_flush_{p}(void)
+{{
+	flush_work(&fgft_pm_work_{p});
+}}
+"#
+    );
+    if pci {
+        let _ = write!(
+            c,
+            r#"
+/* fgft: device checkpoint: the PCI config space {sus} saves, kept by the runtime in a reusable saved state; in atomic context it cannot take a new one and keeps the last, and with none yet the transaction runs without (its restore then skips the config space) */
+static int fgft_checkpoint_dev_{p}(struct device *dev)
+{{
+	int err = fgft_pci_checkpoint(to_pci_dev(dev));
+
+	return err == -EAGAIN ? 0 : err;
+}}
+"#,
+            sus = cb.suspend
+        );
+    }
+    c
 }
 
 fn copy_filtered(

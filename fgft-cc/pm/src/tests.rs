@@ -56,6 +56,26 @@ static void pci_disable_device(struct pci_dev *p) { (void)p; }
 static int pci_enable_device(struct pci_dev *p) { (void)p; return 0; }
 static int pci_set_power_state(struct pci_dev *p, int s) { (void)p; return s; }
 struct fgft_dev_ops { int (*checkpoint)(void *); void (*restore)(void *); };
+struct list_head { struct list_head *next, *prev; };
+#define LIST_HEAD(n) struct list_head n = { &n, &n }
+#define DEFINE_SPINLOCK(n) int n
+#define spin_lock_irqsave(l, f) ((void)(l), (f) = 0)
+#define spin_unlock_irqrestore(l, f) ((void)(l), (void)(f))
+#define list_first_entry_or_null(h, t, m) ((h)->next == (h) ? (t *)0 : (t *)(h)->next)
+static void list_del(struct list_head *e) { e->prev->next = e->next; e->next->prev = e->prev; }
+static void list_add_tail(struct list_head *e, struct list_head *h) { e->next = h; e->prev = h->prev; h->prev->next = e; h->prev = e; }
+struct work_struct { void (*fn)(struct work_struct *); };
+#define DECLARE_WORK(n, f) struct work_struct n = { f }
+static void schedule_work(struct work_struct *w) { w->fn(w); }
+static void flush_work(struct work_struct *w) { (void)w; }
+static int preemptible(void) { return 1; }
+#define GFP_ATOMIC 0
+#define EAGAIN 11
+void *kzalloc(unsigned long n, int f);
+void kfree(void *p);
+static struct device *get_device(struct device *d) { return d; }
+static void put_device(struct device *d) { (void)d; }
+void fgft_pm_flush_fx(void);
 int fgft_pci_checkpoint(struct pci_dev *p);
 void fgft_pci_restore(struct pci_dev *p);
 "#;
@@ -69,7 +89,7 @@ fn cb() -> PmCallbacks {
         suspend: "fx_suspend".into(),
         resume: "fx_resume".into(),
         pci_bus: false,
-        key_to_dev: None,
+        key_to_dev: Some("(struct device *)key".into()),
     }
 }
 
@@ -95,6 +115,17 @@ fn derives_filtered_restore_and_pci_checkpoint() {
     assert!(d
         .c
         .contains("err = 0 /* fgft-pm: dropped pci_enable_device(pdev) */"));
+    // The copies hold driver text; the glue only what fgft writes.
+    assert!(d.copies.contains("fgft_pm_fx_shutdown") && !d.glue.contains("fx->running"));
+    assert_eq!(d.c, format!("{}{}", d.copies, d.glue));
+    assert_eq!(d.checkpoint_fn.as_deref(), Some("fgft_checkpoint_fx"));
+    assert_eq!(d.dev_restore_fn, "fgft_restore_dev_fx");
+    // Without a key conversion: device-level functions only, no ops.
+    let mut plain = cb();
+    plain.key_to_dev = None;
+    let p = derive(&files, &plain, &Rules::default_rules(), "fx").unwrap();
+    assert!(!p.c.contains("fgft_dev_ops_fx") && p.c.contains("fgft_restore_dev_fx"));
+    assert_eq!(p.restore_fn, "fgft_restore_dev_fx");
     insta::assert_snapshot!(d.c);
 }
 
@@ -162,4 +193,10 @@ fn rules_reject_unknown_keys() {
         "[restore]\ndrop = []\nbogus = 1\n[checkpoint]\npci_markers = []\n",
     )]);
     assert!(matches!(e, Err(PmError::Rules { .. })));
+    let r = Rules::default_rules();
+    assert_eq!(
+        r.key_to_dev("struct net_device"),
+        Some("((struct net_device *)key)->dev.parent")
+    );
+    assert_eq!(r.key_to_dev("struct snd_kcontrol"), None);
 }

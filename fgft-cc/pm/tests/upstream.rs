@@ -65,6 +65,8 @@ fn case(
     let pm = work.join(pm_file);
     let mut text = std::fs::read_to_string(&pm).unwrap();
     text.push_str("\n#include <fgft/runtime.h>\n");
+    // The generated main header declares the flush (called at module exit).
+    text.push_str(&format!("void {}(void);\n", d.flush_fn));
     text.push_str(&d.c);
     // Keep the derived ops referenced, as the generated main module does.
     text.push_str(&format!(

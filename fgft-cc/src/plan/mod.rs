@@ -11,6 +11,7 @@
 //! in and out are exactly the written ones: a written member is also copied
 //! in so a path that does not write it leaves the original value.
 
+pub mod device;
 pub mod table;
 
 use crate::diag::Located;
@@ -90,6 +91,8 @@ pub struct Plan {
     /// Globals marshaled through the object tracker: name -> written.
     pub marshaled_globals: BTreeMap<String, bool>,
     pub kernel_globals: BTreeSet<String>,
+    /// Device checkpoint and restore.
+    pub device: device::DevicePlan,
     pub diags: Vec<Located>,
 }
 
@@ -112,6 +115,15 @@ pub struct Inputs<'a> {
     pub roots: &'a [(FileId, fgft_facts::slots::Root)],
     /// Sites already warned about (one warning per site).
     pub reported: std::cell::RefCell<BTreeSet<(FileId, usize)>>,
+    /// How device checkpoints are derived from PM code (pm-rules.toml).
+    pub pm_rules: &'a fgft_pm::Rules,
+    /// `--no-checkpoint`: no device checkpoint, no diagnostic about it.
+    pub no_checkpoint: bool,
+}
+
+/// `file:line` as messages show it.
+pub(crate) fn shown_origin(inp: &Inputs<'_>, file: FileId, line: usize) -> String {
+    format!("{}:{line}", inp.files[file].shown.display())
 }
 
 fn c_ident(s: &str) -> String {
@@ -399,6 +411,7 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
         plan.kernel_globals
             .extend(e.spec.kernel_globals.iter().cloned());
     }
+    device::plan(inp, &mut plan);
     plan
 }
 
@@ -979,6 +992,7 @@ fn plan_entry(
         err: "-EIO".into(),
         params,
         dev_key,
+        dev_ops: None,
         types,
         globals,
         kernel_globals: kglobals.into_iter().collect(),

@@ -1,0 +1,200 @@
+//! A wild store in SFI code is caught before it lands, in a booted kernel
+//! (issue 2's acceptance): the fixture driver tests/vm/fixtures/split_wild
+//! (wilddemo, a misc device whose ioctl is the isolated entry point) is split
+//! with `fgft-cc split`, built with fgft_rt.ko, and driven from the guest:
+//!
+//! * (a) a store through a corrupted pointer in the driver's own code;
+//! * (b) list_add() (a kernel inline helper compiled into the SFI module)
+//!   through a corrupted list head.
+//!
+//! Both aim at a canary object of the driver that no transaction is
+//! granted; the canary is read back through debugfs (the real memory, not
+//! a copy).  The same faults are first run in the unsplit build of the same
+//! source, where they land: that proves the canary check can see a landed
+//! store, so the fgft half of the test can fail.  The SFI module is built
+//! with `--no-read-checks`, so the first access refused is the store itself.
+
+use fgft_vm::{guest_program, kbuild, run, Env, Marker, Outcome, VmSpec};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn fixture() -> PathBuf {
+    repo().join("tests/vm/fixtures/split_wild")
+}
+
+/// The fgft-cc binary: `$FGFT_CC`, else next to this test's binaries, else
+/// built now.
+fn fgft_cc() -> PathBuf {
+    if let Some(p) = std::env::var_os("FGFT_CC") {
+        return PathBuf::from(p);
+    }
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().expect("deps dir");
+    let bin_dir = if dir.ends_with("deps") {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
+    let st = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .args(["build", "-q", "-p", "fgft-cc"])
+        .current_dir(repo())
+        .status()
+        .expect("cargo build -p fgft-cc");
+    assert!(st.success(), "cargo build -p fgft-cc failed");
+    bin_dir.join("fgft-cc")
+}
+
+fn mark<'a>(out: &'a Outcome, name: &str, tag: &str) -> &'a Marker {
+    out.markers_named(name)
+        .into_iter()
+        .find(|m| m.get("tag") == Some(tag))
+        .unwrap_or_else(|| panic!("no marker {name} tag={tag}\n{out}\n{}", out.tail(80)))
+}
+
+fn field<'a>(m: &'a Marker, key: &str) -> &'a str {
+    m.get(key)
+        .unwrap_or_else(|| panic!("marker {m} has no field {key}"))
+}
+
+const SCRIPT: &str = r#"
+C=/sys/kernel/debug/wilddemo/canary
+canary() { echo "FGFT-MARK canary tag=$1 $(cat $C)"; }
+
+# The unsplit driver: the same faults land.
+insmod /lib/fgft/wilddemo.ko || exit 2
+canary native-before
+wildctl native-add add 7
+wildctl native-store store 0xbad
+canary native-store
+wildctl native-list list
+canary native-list
+rmmod wilddemo || exit 3
+
+# The split driver under fgft.
+insmod /lib/fgft/fgft_rt.ko || exit 4
+insmod /lib/fgft/wilddemo_sfi.ko || exit 5
+insmod /lib/fgft/wilddemo_fgft.ko || exit 6
+canary fgft-before
+wildctl fgft-add1 add 7
+wildctl fgft-store store 0xbad
+canary fgft-store
+wildctl fgft-list list
+canary fgft-list
+wildctl fgft-add2 add 9
+S=/sys/kernel/debug/fgft/stats
+echo "FGFT-MARK rtstats tag=fgft $(grep -E '^(txns|commits|aborts_range|refusals) ' $S | tr ' ' '=' | tr '\n' ' ')"
+"#;
+
+#[test]
+fn wild_stores_in_sfi_code_are_caught_before_they_land() {
+    let env = Env::load().expect("fgft environment (scripts/setup.sh --print-env)");
+    let rt = kbuild(
+        &env,
+        "split-wild-rt",
+        &repo().join("runtime-kmod"),
+        &env.kdir,
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let work = env.target_dir.join("split-wild");
+    std::fs::create_dir_all(&work).expect("work dir");
+    let out = work.join("split");
+    let o = Command::new(fgft_cc())
+        .arg("split")
+        .arg("--annotations")
+        .arg(fixture().join("wilddemo.toml"))
+        .arg("--no-read-checks")
+        .arg("--runtime-symvers")
+        .arg(rt.join("Module.symvers"))
+        .arg("--force")
+        .arg("-o")
+        .arg(&out)
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("run fgft-cc split");
+    assert!(
+        o.status.success(),
+        "fgft-cc split failed:\n{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let fgft =
+        kbuild(&env, "split-wild-fgft", &out, &env.kdir, &[]).unwrap_or_else(|e| panic!("{e}"));
+    let native = kbuild(&env, "split-wild-native", &fixture(), &env.kdir, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    let ctl =
+        guest_program(&env, &fixture().join("guest/wildctl.c")).unwrap_or_else(|e| panic!("{e}"));
+
+    let mut spec = VmSpec::new("split-wild");
+    spec.timeout = Duration::from_secs(90);
+    spec.modules = vec![
+        rt.join("fgft_rt.ko"),
+        fgft.join("wilddemo_sfi.ko"),
+        fgft.join("wilddemo_fgft.ko"),
+        native.join("wilddemo.ko"),
+    ];
+    spec.files.push((ctl, "/bin/wildctl".into()));
+    spec.script = SCRIPT.into();
+    let out = run(&env, &spec).unwrap_or_else(|e| panic!("{e}"));
+    assert!(out.is_clean(), "{out}\n{}", out.tail(80));
+
+    // Native: the canary reads intact first, then each fault lands on it.
+    let c = mark(&out, "canary", "native-before");
+    assert_eq!(field(c, "intact"), "1", "{c}");
+    assert_eq!(field(c, "linked"), "0", "{c}");
+    let a = mark(&out, "wild", "native-add");
+    assert_eq!(field(a, "rc"), "1", "{a}");
+    let s = mark(&out, "wild", "native-store");
+    assert_eq!(field(s, "rc"), "0", "{s}");
+    let c = mark(&out, "canary", "native-store");
+    assert_eq!(field(c, "magic"), "bad", "the native wild store lands: {c}");
+    assert_eq!(field(c, "intact"), "0", "{c}");
+    let c = mark(&out, "canary", "native-list");
+    assert_eq!(
+        field(c, "linked"),
+        "1",
+        "the native list_add through the bad head lands: {c}"
+    );
+
+    // fgft: the good call commits; each wild store is refused before it
+    // lands (the canary is unchanged), the call returns -EIO, and a later
+    // good call works with the driver state of before the faults.
+    let c = mark(&out, "canary", "fgft-before");
+    assert_eq!(field(c, "intact"), "1", "{c}");
+    let a = mark(&out, "wild", "fgft-add1");
+    assert_eq!(field(a, "rc"), "1", "{a}");
+    for (op, canary) in [("fgft-store", "fgft-store"), ("fgft-list", "fgft-list")] {
+        let w = mark(&out, "wild", op);
+        assert_eq!(field(w, "rc"), "-1", "{w}");
+        assert_eq!(field(w, "errno"), "5", "EIO expected: {w}");
+        let c = mark(&out, "canary", canary);
+        assert_eq!(field(c, "intact"), "1", "{c}");
+        assert_eq!(field(c, "linked"), "0", "{c}");
+        assert_eq!(field(c, "magic"), "5afe5afe5afe5afe", "{c}");
+    }
+    let a = mark(&out, "wild", "fgft-add2");
+    assert_eq!(
+        field(a, "rc"),
+        "2",
+        "the aborted calls left the count alone: {a}"
+    );
+    let st = mark(&out, "rtstats", "fgft");
+    let n = |k: &str| -> u64 {
+        st.parse::<u64>(k)
+            .unwrap_or_else(|| panic!("rtstats {st} has no {k}"))
+    };
+    assert_eq!(n("txns"), 4, "{st}");
+    assert_eq!(n("commits"), 2, "{st}");
+    assert_eq!(
+        n("aborts_range"),
+        2,
+        "both aborts are refused accesses: {st}"
+    );
+    assert!(n("refusals") >= 2, "{st}");
+    assert_eq!(out.oopses, 0, "no oops: {out}");
+    assert_eq!(out.warnings, 0, "no kernel warning: {out}");
+}
