@@ -172,10 +172,33 @@ fn run(args: &Args) -> Result<usize, CampaignError> {
         for path in &args.configs {
             let cfg = Config::load(path)?;
             match run_driver(args, &env, &cfg, &kinds) {
-                Ok(r) => {
+                Ok(mut r) => {
+                    let file = data.join(format!("{}.json", r.driver));
+                    // A partial run (say throughput only) keeps the parts
+                    // it did not redo from the driver's earlier results of
+                    // the same seed.
+                    if let Some(old) = std::fs::read_to_string(&file)
+                        .ok()
+                        .and_then(|t| serde_json::from_str::<report::DriverReport>(&t).ok())
+                        .filter(|o| o.seed == r.seed)
+                    {
+                        if args.no_native {
+                            r.native = old.native;
+                        }
+                        if args.no_fgft {
+                            r.fgft = old.fgft;
+                            r.fgft_boots = old.fgft_boots;
+                        }
+                        if args.restarts == 0 {
+                            r.restart_ns = old.restart_ns;
+                        }
+                        if args.throughput == 0 {
+                            r.throughput = old.throughput;
+                        }
+                    }
                     let json = serde_json::to_string_pretty(&r)
                         .map_err(|e| CampaignError::Msg(e.to_string()))?;
-                    write(&data.join(format!("{}.json", r.driver)), &json)?;
+                    write(&file, &json)?;
                 }
                 Err(e) => {
                     failed += 1;
