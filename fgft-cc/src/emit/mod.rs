@@ -616,6 +616,8 @@ fn sfi_file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: 
                 }
                 if !plan.sfi_fns.contains(name) {
                     ed.delete(item_deletion(pf, it.range.clone()));
+                } else if !plan.entries.iter().any(|e| &e.spec.name == name) {
+                    maybe_unused(pf, it.range.clone(), ed);
                 }
             }
             TopKind::Prototype(names) => {
@@ -645,6 +647,33 @@ fn sfi_file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: 
             at,
             format!("/* fgft: SFI copy; closure functions renamed, kernel calls wrapped */\n#include \"{header}\"\n\n"),
         );
+    }
+}
+
+/// Marks a static closure function `__maybe_unused` in the SFI copy: the
+/// closure counts calls in every `#if` branch, so a function whose only
+/// callers sit in a branch the configuration compiles out (8139too's
+/// `__set_rx_mode` under CONFIG_8139_OLD_RX_RESET) is not used there.
+fn maybe_unused(pf: &fgft_parse::ParsedFile, item: std::ops::Range<usize>, ed: &mut Edits) {
+    let Some(mut node) = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(item.start, item.end)
+    else {
+        return;
+    };
+    while node.kind() != "function_definition" {
+        match node.parent() {
+            Some(p) => node = p,
+            None => return,
+        }
+    }
+    let mut c = node.walk();
+    let is_static = node
+        .children(&mut c)
+        .any(|ch| ch.kind() == "storage_class_specifier" && pf.node_text(ch).trim() == "static");
+    if let (true, Some(d)) = (is_static, node.child_by_field_name("declarator")) {
+        ed.insert(d.start_byte(), "__maybe_unused ");
     }
 }
 
