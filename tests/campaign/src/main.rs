@@ -108,6 +108,9 @@ fn run_driver(
     };
     let throughput = if args.throughput > 0 {
         let plain = prepare::plain(env, cfg)?;
+        // "Stock" is the driver built here from the same sources (with the
+        // config's compat edits: Debian's 8139too refuses QEMU's C+ model).
+        let stock = prepare::build_native(env, cfg, &plain)?;
         let mods = prepare::build_fgft(env, cfg, &plain, &entries, "fgft")?;
         // The I/O-path build: the same entry points plus transmit,
         // interrupt and poll.
@@ -124,6 +127,7 @@ fn run_driver(
         Some(throughput::measure(
             env,
             cfg,
+            &stock,
             &mods,
             io.as_ref(),
             args.throughput,

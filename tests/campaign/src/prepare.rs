@@ -174,7 +174,13 @@ pub fn build_native(env: &Env, cfg: &Config, prep: &Prepared) -> Result<PathBuf,
     }
     let kb = dir.join("Kbuild");
     std::fs::write(&kb, kbuild).map_err(io(&kb))?;
-    let name = format!("campaign-{}-native", cfg.driver.name);
+    // The plain copy (no variants) builds apart from the injected one.
+    let flavor = if prep.variants.is_empty() {
+        "stock"
+    } else {
+        "native"
+    };
+    let name = format!("campaign-{}-{flavor}", cfg.driver.name);
     let built = fgft_vm::kbuild(env, &name, &dir, &env.kdir, &extra)?;
     Ok(built.join(format!("{}.ko", cfg.driver.module)))
 }

@@ -60,6 +60,7 @@ fn io_guest_path(m: &std::path::Path) -> String {
 /// given) the I/O-path build, each loaded alone and measured the same way.
 pub fn script(
     cfg: &Config,
+    stock: &std::path::Path,
     mods: &FgftModules,
     io: Option<&FgftModules>,
     rounds: usize,
@@ -88,8 +89,9 @@ pub fn script(
     let measure = format!("fgft-pkt -d {secs} -w 5000 eth0 eth1");
     for r in 0..rounds {
         s.push_str(&format!(
-            "modprobe {m} || exit 4\nsleep 1\n{setup}\necho FGFT-MARK tp-begin kind=stock round={r}\n{measure}\nrmmod {m}\n",
-            m = d.module,
+            "insmod {ko} || exit 4\nsleep 1\n{setup}\necho FGFT-MARK tp-begin kind=stock round={r}\n{measure}\nrmmod {m}\n",
+            ko = guest(stock),
+            m = cfg.sysfs_module(),
             setup = d.setup
         ));
         for (kind, files) in &builds {
@@ -112,6 +114,7 @@ pub fn script(
 pub fn measure(
     env: &Env,
     cfg: &Config,
+    stock: &std::path::Path,
     mods: &FgftModules,
     io: Option<&FgftModules>,
     rounds: usize,
@@ -119,16 +122,16 @@ pub fn measure(
 ) -> Result<Throughput, CampaignError> {
     let mut spec = VmSpec::new(&format!("campaign-{}-throughput", cfg.driver.name));
     spec.modules = mods.modules.clone();
-    spec.stock_modules = vec![cfg.driver.module.clone()];
+    spec.modules.push(stock.to_path_buf());
     spec.qemu_args = cfg.driver.qemu.clone();
     if let Some(io) = io {
         for m in &io.modules[1..] {
             spec.files.push((m.clone(), io_guest_path(m)));
         }
     }
-    spec.stock_modules.extend(cfg.driver.deps.iter().cloned());
+    spec.stock_modules = cfg.driver.deps.clone();
     spec.timeout = Duration::from_secs(60 + rounds as u64 * (3 * secs as u64 + 30));
-    spec.script = script(cfg, mods, io, rounds, secs);
+    spec.script = script(cfg, stock, mods, io, rounds, secs);
     spec.add_tool(env, "fgft-pkt")?;
     let out = fgft_vm::run(env, &spec)?;
     // Each tp-begin marker is followed by the pkt marker of its run.
