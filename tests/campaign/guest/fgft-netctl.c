@@ -43,40 +43,7 @@
 #include <linux/mii.h>
 #include <linux/sockios.h>
 
-struct ctx {
-	int fd;
-	const char *ifname;
-	int failed;
-};
-
-struct result {
-	int ret;
-	int err;
-	const char *step;
-};
-
-static int do_ioctl(struct ctx *c, unsigned long req, struct ifreq *ifr,
-		    struct result *r, const char *step)
-{
-	int ret;
-
-	snprintf(ifr->ifr_name, IFNAMSIZ, "%s", c->ifname);
-	ret = ioctl(c->fd, req, ifr);
-	r->ret = ret;
-	r->err = ret < 0 ? errno : 0;
-	r->step = step;
-	return ret;
-}
-
-static int ethtool_ioctl(struct ctx *c, void *data, struct result *r,
-			 const char *step)
-{
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	ifr.ifr_data = data;
-	return do_ioctl(c, SIOCETHTOOL, &ifr, r, step);
-}
+#include "../../vm/guest/fgft-netdev.h"
 
 /* One marker line; the operation failed if r->ret < 0 or bad is set. */
 static void mark(struct ctx *c, const char *op, const struct result *r,
@@ -90,16 +57,7 @@ static void mark(struct ctx *c, const char *op, const struct result *r,
 		vsnprintf(extra, sizeof(extra), fmt, ap);
 		va_end(ap);
 	}
-	if (r->ret < 0 || bad) {
-		c->failed = 1;
-		printf("FGFT-MARK netctl op=%s ret=%d errno=%d value=- dev=%s step=%s%s%s\n",
-		       op, r->ret, r->err, c->ifname, r->step,
-		       fmt ? " " : "", extra);
-	} else {
-		printf("FGFT-MARK netctl op=%s ret=%d errno=0 value=%s dev=%s%s%s\n",
-		       op, r->ret, value, c->ifname, fmt ? " " : "", extra);
-	}
-	fflush(stdout);
+	mark_line(c, "netctl", op, r, bad, value, extra);
 }
 
 static void op_mii(struct ctx *c, const char *op)

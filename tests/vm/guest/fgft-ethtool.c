@@ -34,35 +34,9 @@
 #include <linux/ethtool.h>
 #include <linux/sockios.h>
 
+#include "fgft-netdev.h"
+
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
-
-struct ctx {
-	int fd;
-	const char *ifname;
-	int failed;
-};
-
-struct result {
-	int ret;
-	int err;
-	const char *step;
-};
-
-static int ethtool_ioctl(struct ctx *c, void *data, struct result *r,
-			 const char *step)
-{
-	struct ifreq ifr;
-	int ret;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", c->ifname);
-	ifr.ifr_data = data;
-	ret = ioctl(c->fd, SIOCETHTOOL, &ifr);
-	r->ret = ret;
-	r->err = ret < 0 ? errno : 0;
-	r->step = step;
-	return ret;
-}
 
 /* Copy s into out with blanks and '=' replaced, so it stays one field. */
 static const char *word(char *out, size_t len, const char *s)
@@ -85,20 +59,13 @@ static void mark(struct ctx *c, const char *op, const struct result *r,
 	char extra[512] = "";
 	va_list ap;
 
-	if (fmt) {
+	/* A failed operation reports its step only. */
+	if (fmt && r->ret >= 0) {
 		va_start(ap, fmt);
 		vsnprintf(extra, sizeof(extra), fmt, ap);
 		va_end(ap);
 	}
-	if (r->ret < 0) {
-		c->failed = 1;
-		printf("FGFT-MARK ethtool op=%s ret=%d errno=%d value=- dev=%s step=%s\n",
-		       op, r->ret, r->err, c->ifname, r->step);
-	} else {
-		printf("FGFT-MARK ethtool op=%s ret=%d errno=0 value=%s dev=%s%s%s\n",
-		       op, r->ret, value, c->ifname, fmt ? " " : "", extra);
-	}
-	fflush(stdout);
+	mark_line(c, "ethtool", op, r, 0, value, extra);
 }
 
 static uint32_t sum32(const uint8_t *p, size_t len)

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the network guest programs (fgft-ethtool here, fgft-netctl in
+ * tests/campaign/guest) share: the interface context, an ioctl with its
+ * outcome, and the one marker line per operation:
+ *
+ *   FGFT-MARK <tool> op=<op> ret=<rc> errno=<n> value=<v> dev=<if> ...
+ */
+#ifndef FGFT_NETDEV_H
+#define FGFT_NETDEV_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <net/if.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
+
+struct ctx {
+	int fd;
+	const char *ifname;
+	int failed;
+};
+
+struct result {
+	int ret;
+	int err;
+	const char *step;
+};
+
+/* ioctl @req on the interface; the outcome, named @step, goes to @r. */
+static inline int do_ioctl(struct ctx *c, unsigned long req,
+			   struct ifreq *ifr, struct result *r,
+			   const char *step)
+{
+	int ret;
+
+	snprintf(ifr->ifr_name, IFNAMSIZ, "%s", c->ifname);
+	ret = ioctl(c->fd, req, ifr);
+	r->ret = ret;
+	r->err = ret < 0 ? errno : 0;
+	r->step = step;
+	return ret;
+}
+
+/* One SIOCETHTOOL call with @data as its command block. */
+static inline int ethtool_ioctl(struct ctx *c, void *data, struct result *r,
+				const char *step)
+{
+	struct ifreq ifr;
+
+	memset(&ifr, 0, sizeof(ifr));
+	ifr.ifr_data = data;
+	return do_ioctl(c, SIOCETHTOOL, &ifr, r, step);
+}
+
+/*
+ * The marker line of one operation; it failed if r->ret < 0 or @bad is set
+ * (value is then "-" and the failing step is named).  @extra (may be "")
+ * holds further fields.
+ */
+static inline void mark_line(struct ctx *c, const char *tool, const char *op,
+			     const struct result *r, int bad,
+			     const char *value, const char *extra)
+{
+	const char *sep = extra[0] ? " " : "";
+
+	if (r->ret < 0 || bad) {
+		c->failed = 1;
+		printf("FGFT-MARK %s op=%s ret=%d errno=%d value=- dev=%s step=%s%s%s\n",
+		       tool, op, r->ret, r->err, c->ifname, r->step, sep, extra);
+	} else {
+		printf("FGFT-MARK %s op=%s ret=%d errno=0 value=%s dev=%s%s%s\n",
+		       tool, op, r->ret, value, c->ifname, sep, extra);
+	}
+	fflush(stdout);
+}
+
+#endif /* FGFT_NETDEV_H */
