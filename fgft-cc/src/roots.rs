@@ -70,8 +70,11 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
         .map(|inp| {
             let pf = fgft_parse::parse_file_with(&inp.path, opts)
                 .map_err(|e| Box::new(located(e, false)))?;
-            let facts = cache.facts_with_headers(&pf, opts);
-            let mut rs: Vec<Root> = slots::roots(&pf, &facts, table);
+            // One walk gives the file's facts and its slot candidates.
+            let (own, candidates) = slots::scan(&pf, table);
+            let facts = cache.layer_headers(own, &pf, opts);
+            let mut rs: Vec<Root> = slots::roots_of(&pf, &facts, table, &candidates);
+            drop(candidates);
             // A unit that includes another .c file (ens1371.c includes
             // ens1370.c) has that file's roots too.
             let included: Vec<PathBuf> = slots::local_includes(&pf)
@@ -82,8 +85,9 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
             for inc in included {
                 let ipf = fgft_parse::parse_file_with(&inc, opts)
                     .map_err(|e| Box::new(located(e, false)))?;
-                let ifacts = cache.facts_with_headers(&ipf, opts);
-                rs.extend(slots::roots(&ipf, &ifacts, table));
+                let (own, candidates) = slots::scan(&ipf, table);
+                let ifacts = cache.layer_headers(own, &ipf, opts);
+                rs.extend(slots::roots_of(&ipf, &ifacts, table, &candidates));
             }
             Ok(rs
                 .into_iter()

@@ -572,8 +572,12 @@ fn fn_def(pf: &ParsedFile, fid: FileId, n: Node<'_>, conditional: bool) -> Optio
     let decl = n.child_by_field_name("declarator")?;
     let body = n.child_by_field_name("body")?;
     let (fd, ptrs) = function_declarator(decl)?;
-    let name_node = fd.child_by_field_name("declarator")?;
-    if name_node.kind() != "identifier" {
+    // The name through any declarator nesting (the shared front-end helper);
+    // it must be the identifier of the innermost function declarator.
+    let name_node = fgft_parse::function_name_node(n)?;
+    if name_node.kind() != "identifier"
+        || fd.child_by_field_name("declarator").map(|d| d.id()) != Some(name_node.id())
+    {
         return None;
     }
     let mut ret = ctype::base_type(pf, ty);

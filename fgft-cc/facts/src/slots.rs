@@ -15,11 +15,11 @@
 //!   `request_irq`, ...).
 
 use fgft_parse::tables::{self, TableSource};
-use fgft_parse::{Options, ParseError, ParsedFile};
+use fgft_parse::{walk, Options, ParseError, ParsedFile};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tree_sitter::Node;
 
 /// File name of the table (built-in and extension files).
@@ -354,29 +354,32 @@ impl FactSet {
 
 /// The type name a type node names: `struct X` -> `X`, `foo_t` -> `foo_t`.
 fn type_name(pf: &ParsedFile, t: Node<'_>) -> Option<String> {
-    match t.kind() {
-        "struct_specifier" | "union_specifier" => t
-            .child_by_field_name("name")
-            .map(|n| pf.node_text(n).to_string()),
-        "type_identifier" => Some(pf.node_text(t).to_string()),
-        _ => None,
+    let k = walk::kinds();
+    let id = t.kind_id();
+    if id == k.struct_specifier || id == k.union_specifier {
+        k.child(t, k.f_name).map(|n| pf.node_text(n).to_string())
+    } else if id == k.type_identifier {
+        Some(pf.node_text(t).to_string())
+    } else {
+        None
     }
 }
 
 /// The name a declarator declares, and whether it declares an array.
 fn declarator_name<'a>(pf: &'a ParsedFile, mut d: Node<'_>) -> Option<(&'a str, bool, bool)> {
+    let k = walk::kinds();
     let mut array = false;
     let mut function = false;
     for _ in 0..32 {
-        match d.kind() {
-            "identifier" | "field_identifier" | "type_identifier" => {
-                return Some((pf.node_text(d), array, function))
-            }
-            "array_declarator" => array = true,
-            "function_declarator" => function = true,
-            _ => {}
+        let id = d.kind_id();
+        if id == k.identifier || id == k.field_identifier || id == k.type_identifier {
+            return Some((pf.node_text(d), array, function));
+        } else if id == k.array_declarator {
+            array = true;
+        } else if id == k.function_declarator {
+            function = true;
         }
-        d = match d.child_by_field_name("declarator") {
+        d = match k.child(d, k.f_declarator) {
             Some(x) => x,
             None => d.named_child(0)?,
         };
@@ -384,111 +387,248 @@ fn declarator_name<'a>(pf: &'a ParsedFile, mut d: Node<'_>) -> Option<(&'a str, 
     None
 }
 
-fn children_by_field<'t>(n: Node<'t>, field: &str) -> Vec<Node<'t>> {
+/// The children of `n` in field `f`, in order.
+fn children_by_field<'t>(
+    n: Node<'t>,
+    f: Option<std::num::NonZeroU16>,
+) -> impl Iterator<Item = Node<'t>> {
     let mut c = n.walk();
-    n.children_by_field_name(field, &mut c).collect()
+    let mut started = false;
+    std::iter::from_fn(move || {
+        let f = f?.get();
+        loop {
+            let moved = if started {
+                c.goto_next_sibling()
+            } else {
+                started = true;
+                c.goto_first_child()
+            };
+            if !moved {
+                return None;
+            }
+            if c.field_id().map(|x| x.get()) == Some(f) {
+                return Some(c.node());
+            }
+        }
+    })
 }
 
-fn named_children(n: Node<'_>) -> Vec<Node<'_>> {
-    let mut c = n.walk();
-    n.named_children(&mut c).collect()
+/// Inserts `k -> v` written by the node spanning `r`.  Facts used to be
+/// collected walking the tree backwards (later items first, a node before
+/// its children), where the last write won; in a forward walk that is: keep
+/// the first writer, unless the new one lies inside it.
+fn put<V>(
+    map: &mut HashMap<String, V>,
+    spans: &mut HashMap<String, (usize, usize)>,
+    k: &str,
+    v: V,
+    r: (usize, usize),
+) {
+    match spans.get(k) {
+        Some(&(s, e)) if !(s <= r.0 && r.1 <= e) => {}
+        _ => {
+            spans.insert(k.to_string(), r);
+            map.insert(k.to_string(), v);
+        }
+    }
+}
+
+/// One walk of a file for the slot finder: the file's type facts, and the
+/// nodes that may store a function in a slot (declarations, assignments to
+/// a member, calls of a table macro or registering call), in document order.
+///
+/// Drive it with [`Scan::visit`] from any pre-order walk of the whole tree
+/// (the survey walks once for everything), or use [`scan`].
+pub struct Scan<'t, 'a> {
+    pf: &'a ParsedFile,
+    table: Option<&'a SlotTable>,
+    facts: Facts,
+    spans: [HashMap<String, (usize, usize)>; 3],
+    nodes: Vec<Node<'t>>,
+    /// Depth of the function definition the walk is in.
+    in_fn: Option<u32>,
+    /// Depth of the outermost block (outside functions) the walk is in.
+    in_block: Option<u32>,
+}
+
+impl<'t, 'a> Scan<'t, 'a> {
+    /// A scan of `pf` collecting facts, and slot candidates when `table` is
+    /// given.
+    pub fn new(pf: &'a ParsedFile, table: Option<&'a SlotTable>) -> Scan<'t, 'a> {
+        Scan {
+            pf,
+            table,
+            facts: Facts::default(),
+            spans: Default::default(),
+            nodes: Vec::new(),
+            in_fn: None,
+            in_block: None,
+        }
+    }
+
+    /// Looks at node `n` of a pre-order walk (`depth` from the root);
+    /// returns whether the walk needs to enter its children (a plain data
+    /// table outside functions holds nothing for the slot finder).
+    pub fn visit(&mut self, n: Node<'t>, depth: u32) -> bool {
+        let k = walk::kinds();
+        if self.in_fn.is_some_and(|d| depth <= d) {
+            self.in_fn = None;
+        }
+        if self.in_block.is_some_and(|d| depth <= d) {
+            self.in_block = None;
+        }
+        let id = n.kind_id();
+        if let Some(table) = self.table {
+            self.candidate(table, n, id);
+        }
+        if id == k.preproc_function_def {
+            return false; // a name, parameters and unparsed text
+        }
+        if self.in_fn.is_some() {
+            return !walk::skippable(self.pf.hinted.as_bytes(), n, k, true);
+        }
+        self.fact(n, id, self.in_block.is_none());
+        if id == k.function_definition {
+            self.in_fn = Some(depth);
+        } else if id == k.compound_statement && self.in_block.is_none() {
+            self.in_block = Some(depth);
+        }
+        !walk::skippable(self.pf.hinted.as_bytes(), n, k, false)
+    }
+
+    fn candidate(&mut self, table: &SlotTable, n: Node<'t>, id: u16) {
+        let k = walk::kinds();
+        if id == k.declaration {
+            // Only `T x = { ... }` declarations can fill a slot structure.
+            let init = children_by_field(n, k.f_declarator).any(|d| {
+                d.kind_id() == k.init_declarator
+                    && k.child(d, k.f_value)
+                        .is_some_and(|v| v.kind_id() == k.initializer_list)
+            });
+            if init {
+                self.nodes.push(n);
+            }
+        } else if id == k.assignment_expression {
+            if k.child(n, k.f_left)
+                .is_some_and(|l| l.kind_id() == k.field_expression)
+            {
+                self.nodes.push(n);
+            }
+        } else if id == k.call_expression {
+            if let Some(f) = k.child(n, k.f_function) {
+                let name = self.pf.node_text(f);
+                if table.calls.contains_key(name) || table.macros.contains_key(name) {
+                    self.nodes.push(n);
+                }
+            }
+        }
+    }
+
+    /// The type facts `n` gives (`top`: not inside a block).
+    fn fact(&mut self, n: Node<'_>, id: u16, top: bool) {
+        let k = walk::kinds();
+        let pf = self.pf;
+        let r = (n.start_byte(), n.end_byte());
+        let [s_structs, s_typedefs, s_globals] = &mut self.spans;
+        let f = &mut self.facts;
+        if id == k.struct_specifier || id == k.union_specifier {
+            if let (Some(name), Some(body)) = (k.child(n, k.f_name), k.child(n, k.f_body)) {
+                let fields = struct_body_fields(pf, body);
+                put(
+                    &mut f.struct_fields,
+                    s_structs,
+                    pf.node_text(name),
+                    fields,
+                    r,
+                );
+            }
+        } else if id == k.type_definition {
+            if let Some(t) = k.child(n, k.f_type) {
+                let target = type_name(pf, t);
+                for d in children_by_field(n, k.f_declarator) {
+                    if let Some((alias, _, _)) = declarator_name(pf, d) {
+                        match (&target, k.child(t, k.f_body)) {
+                            (Some(tn), _) => {
+                                put(&mut f.typedefs, s_typedefs, alias, tn.clone(), r);
+                            }
+                            (None, Some(body)) => {
+                                // typedef struct { ... } alias;
+                                let fields = struct_body_fields(pf, body);
+                                put(&mut f.struct_fields, s_structs, alias, fields, r);
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+        } else if id == k.function_definition {
+            if let Some(name) = fgft_parse::function_name(pf, n) {
+                f.functions.insert(name.to_string());
+            }
+        } else if id == k.declaration && top {
+            let t = k.child(n, k.f_type).and_then(|t| type_name(pf, t));
+            for d in children_by_field(n, k.f_declarator) {
+                if let Some((name, _, is_fn)) = declarator_name(pf, d) {
+                    if is_fn {
+                        f.functions.insert(name.to_string());
+                    } else if let Some(t) = &t {
+                        put(&mut f.globals, s_globals, name, t.clone(), r);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The facts and the slot candidates.
+    pub fn finish(self) -> (Facts, Candidates<'t>) {
+        (self.facts, Candidates { nodes: self.nodes })
+    }
+}
+
+/// Nodes of one file that may store a function in a slot ([`Scan`]).
+pub struct Candidates<'t> {
+    nodes: Vec<Node<'t>>,
+}
+
+/// Facts and slot candidates of `pf` in one walk.
+pub fn scan<'t>(pf: &'t ParsedFile, table: &SlotTable) -> (Facts, Candidates<'t>) {
+    let mut s = Scan::new(pf, Some(table));
+    walk::preorder(pf.tree.root_node(), |n, d| s.visit(n, d));
+    s.finish()
 }
 
 /// Collects the type facts of one parsed file.
 pub fn facts_of(pf: &ParsedFile) -> Facts {
-    let mut f = Facts::default();
-    let mut stack = vec![(pf.tree.root_node(), true)];
-    while let Some((n, top)) = stack.pop() {
-        match n.kind() {
-            "struct_specifier" | "union_specifier" => {
-                if let (Some(name), Some(body)) =
-                    (n.child_by_field_name("name"), n.child_by_field_name("body"))
-                {
-                    let name = pf.node_text(name).to_string();
-                    let fields = struct_body_fields(pf, body);
-                    f.struct_fields.insert(name, fields);
-                }
-            }
-            "type_definition" => {
-                if let Some(t) = n.child_by_field_name("type") {
-                    let target = type_name(pf, t);
-                    for d in children_by_field(n, "declarator") {
-                        if let Some((alias, _, _)) = declarator_name(pf, d) {
-                            match (&target, t.child_by_field_name("body")) {
-                                (Some(tn), _) => {
-                                    f.typedefs.insert(alias.to_string(), tn.clone());
-                                }
-                                (None, Some(body)) => {
-                                    // typedef struct { ... } alias;
-                                    let fields = struct_body_fields(pf, body);
-                                    f.struct_fields.insert(alias.to_string(), fields);
-                                }
-                                _ => {}
-                            }
-                        }
-                    }
-                }
-            }
-            "function_definition" => {
-                if let Some(name) = fgft_parse::function_name(pf, n) {
-                    f.functions.insert(name.to_string());
-                }
-            }
-            "declaration" if top => {
-                let t = n.child_by_field_name("type").and_then(|t| type_name(pf, t));
-                for d in children_by_field(n, "declarator") {
-                    if let Some((name, _, is_fn)) = declarator_name(pf, d) {
-                        if is_fn {
-                            f.functions.insert(name.to_string());
-                        } else if let Some(t) = &t {
-                            f.globals.insert(name.to_string(), t.clone());
-                        }
-                    }
-                }
-            }
-            _ => {}
-        }
-        let inside_fn = n.kind() == "function_definition";
-        if inside_fn {
-            // Bodies hold no file-scope facts; struct types defined inside a
-            // function are too rare to pay a walk of every body.
-            continue;
-        }
-        for c in named_children(n) {
-            // Struct types are also declared inside functions; globals only at
-            // file scope (or in #if blocks there).
-            let top_child = top && !inside_fn && n.kind() != "compound_statement";
-            stack.push((c, top_child));
-        }
-    }
-    f
+    let mut s = Scan::new(pf, None);
+    walk::preorder(pf.tree.root_node(), |n, d| s.visit(n, d));
+    s.finish().0
 }
 
 fn struct_body_fields(pf: &ParsedFile, body: Node<'_>) -> HashMap<String, String> {
+    let k = walk::kinds();
     let mut out = HashMap::new();
     let mut stack = vec![body];
     while let Some(b) = stack.pop() {
-        for fd in named_children(b) {
-            match fd.kind() {
-                "field_declaration" => {
-                    let ty = fd.child_by_field_name("type");
-                    let decls = children_by_field(fd, "declarator");
-                    if decls.is_empty() {
-                        // Anonymous struct/union: its fields belong to us.
-                        if let Some(b2) = ty.and_then(|t| t.child_by_field_name("body")) {
-                            stack.push(b2);
-                        }
-                        continue;
+        for fd in walk::named_children(b) {
+            let id = fd.kind_id();
+            if id == k.field_declaration {
+                let ty = k.child(fd, k.f_type);
+                let mut decls = children_by_field(fd, k.f_declarator).peekable();
+                if decls.peek().is_none() {
+                    // Anonymous struct/union: its fields belong to us.
+                    if let Some(b2) = ty.and_then(|t| k.child(t, k.f_body)) {
+                        stack.push(b2);
                     }
-                    let tn = ty.and_then(|t| type_name(pf, t)).unwrap_or_default();
-                    for d in decls {
-                        if let Some((name, _, _)) = declarator_name(pf, d) {
-                            out.insert(name.to_string(), tn.clone());
-                        }
+                    continue;
+                }
+                let tn = ty.and_then(|t| type_name(pf, t)).unwrap_or_default();
+                for d in decls {
+                    if let Some((name, _, _)) = declarator_name(pf, d) {
+                        out.insert(name.to_string(), tn.clone());
                     }
                 }
-                k if k.starts_with("preproc_") => stack.push(fd),
-                _ => {}
+            } else if k.is_preproc(id) {
+                stack.push(fd);
             }
         }
     }
@@ -524,10 +664,11 @@ pub fn local_includes(pf: &ParsedFile) -> Vec<PathBuf> {
 type HeaderEntry = Arc<(Arc<Facts>, Vec<PathBuf>)>;
 
 /// Facts of local headers, parsed once per path and shared between files
-/// (and threads).
+/// (and threads: a worker that needs a header another one is parsing waits
+/// for it).
 #[derive(Default)]
 pub struct HeaderCache {
-    map: Mutex<HashMap<PathBuf, HeaderEntry>>,
+    map: Mutex<HashMap<PathBuf, Arc<OnceLock<HeaderEntry>>>>,
 }
 
 impl HeaderCache {
@@ -537,22 +678,27 @@ impl HeaderCache {
 
     fn get(&self, path: &Path, opts: &Options) -> Option<HeaderEntry> {
         let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        if let Some(v) = self.map.lock().ok()?.get(&key) {
-            return Some(v.clone());
-        }
-        // A header that does not parse just contributes nothing.
-        let entry = match fgft_parse::parse_file_with(path, opts) {
-            Ok(pf) => Arc::new((Arc::new(facts_of(&pf)), local_includes(&pf))),
-            Err(_) => Arc::new((Arc::new(Facts::default()), Vec::new())),
-        };
-        self.map.lock().ok()?.insert(key, entry.clone());
-        Some(entry)
+        let cell = self.map.lock().ok()?.entry(key).or_default().clone();
+        let entry = cell.get_or_init(|| {
+            // A header that does not parse just contributes nothing.
+            match fgft_parse::parse_file_with(path, opts) {
+                Ok(pf) => Arc::new((Arc::new(facts_of(&pf)), local_includes(&pf))),
+                Err(_) => Arc::new((Arc::new(Facts::default()), Vec::new())),
+            }
+        });
+        Some(entry.clone())
     }
 
     /// Facts of `pf` layered over those of its local headers (transitively,
     /// a few levels deep).
     pub fn facts_with_headers(&self, pf: &ParsedFile, opts: &Options) -> FactSet {
-        let mut facts = FactSet::from(facts_of(pf));
+        self.layer_headers(facts_of(pf), pf, opts)
+    }
+
+    /// `own` (the facts of `pf`, e.g. from a [`Scan`]) layered over those of
+    /// its local headers.
+    pub fn layer_headers(&self, own: Facts, pf: &ParsedFile, opts: &Options) -> FactSet {
+        let mut facts = FactSet::from(own);
         let mut seen = HashSet::new();
         let mut todo: Vec<(PathBuf, usize)> =
             local_includes(pf).into_iter().map(|p| (p, 0)).collect();
@@ -574,6 +720,18 @@ impl HeaderCache {
 /// Finds every root in one parsed file.  `facts` should hold the file's facts
 /// and those of its headers ([`HeaderCache::facts_with_headers`]).
 pub fn roots(pf: &ParsedFile, facts: &FactSet, table: &SlotTable) -> Vec<Root> {
+    let (_, candidates) = scan(pf, table);
+    roots_of(pf, facts, table, &candidates)
+}
+
+/// Finds every root among the candidates of a [`Scan`] of `pf` (`facts`:
+/// the scan's facts layered over those of the file's headers).
+pub fn roots_of<'t>(
+    pf: &'t ParsedFile,
+    facts: &FactSet,
+    table: &SlotTable,
+    candidates: &Candidates<'t>,
+) -> Vec<Root> {
     let mut f = Finder {
         pf,
         facts,
@@ -582,7 +740,7 @@ pub fn roots(pf: &ParsedFile, facts: &FactSet, table: &SlotTable) -> Vec<Root> {
         inferred: HashMap::new(),
         scopes: HashMap::new(),
     };
-    f.run();
+    f.run(&candidates.nodes);
     let mut out = f.out;
     out.sort();
     out.dedup();
@@ -621,30 +779,24 @@ impl<'a> Finder<'a> {
         });
     }
 
-    fn run(&mut self) {
+    /// `nodes`: declarations, member assignments and table calls of the
+    /// file, in document order.
+    fn run(&mut self, nodes: &[Node<'a>]) {
+        let k = walk::kinds();
         // Pass 1: pointer stores that tell a variable's slot type.
-        let mut nodes = Vec::new();
-        let mut stack = vec![self.pf.tree.root_node()];
-        while let Some(n) = stack.pop() {
-            match n.kind() {
-                "declaration" | "assignment_expression" | "call_expression" => nodes.push(n),
-                _ => {}
-            }
-            let mut c = n.walk();
-            let kids: Vec<Node<'a>> = n.children(&mut c).collect();
-            stack.extend(kids.into_iter().rev());
-        }
-        for &n in &nodes {
-            if n.kind() == "assignment_expression" {
+        for &n in nodes {
+            if n.kind_id() == k.assignment_expression {
                 self.pointer_store(n);
             }
         }
-        for &n in &nodes {
-            match n.kind() {
-                "declaration" => self.declaration(n),
-                "assignment_expression" => self.assignment(n),
-                "call_expression" => self.call(n),
-                _ => {}
+        for &n in nodes {
+            let id = n.kind_id();
+            if id == k.declaration {
+                self.declaration(n);
+            } else if id == k.assignment_expression {
+                self.assignment(n);
+            } else if id == k.call_expression {
+                self.call(n);
             }
         }
     }
@@ -735,8 +887,9 @@ impl<'a> Finder<'a> {
         let declared = n
             .child_by_field_name("type")
             .and_then(|t| type_name(self.pf, t));
-        for d in children_by_field(n, "declarator") {
-            if d.kind() != "init_declarator" {
+        let k = walk::kinds();
+        for d in children_by_field(n, k.f_declarator) {
+            if d.kind_id() != k.init_declarator {
                 continue;
             }
             let (Some(dd), Some(value)) = (
@@ -765,7 +918,7 @@ impl<'a> Finder<'a> {
             };
             let var = var.to_string();
             if array {
-                for elem in named_children(value) {
+                for elem in walk::named_children(value) {
                     let list = if elem.kind() == "initializer_pair" {
                         elem.child_by_field_name("value")
                     } else {
@@ -799,10 +952,11 @@ impl<'a> Finder<'a> {
             return;
         };
         let mut pos = 0usize;
-        for item in named_children(list) {
+        for item in walk::named_children(list) {
             match item.kind() {
                 "initializer_pair" => {
-                    let designators = children_by_field(item, "designator");
+                    let designators: Vec<Node<'_>> =
+                        children_by_field(item, walk::kinds().f_designator).collect();
                     let Some(value) = item.child_by_field_name("value") else {
                         continue;
                     };
@@ -1086,7 +1240,7 @@ impl<'a> Finder<'a> {
                         }
                     }
                 }
-                stack.extend(named_children(x));
+                stack.extend(walk::named_children(x));
             }
         }
         out
@@ -1151,20 +1305,17 @@ impl<'a> Finder<'a> {
 
     /// Parameters and locals of the function around `n` (name -> type name).
     fn scope_of(&mut self, n: Node<'a>) -> Option<&HashMap<String, String>> {
-        let mut f = n;
-        while f.kind() != "function_definition" {
-            f = f.parent()?;
-        }
+        let f = enclosing_function(n)?;
         let id = f.id();
         if !self.scopes.contains_key(&id) {
+            let k = walk::kinds();
             let mut m = HashMap::new();
             let mut stack = vec![f];
             while let Some(x) = stack.pop() {
-                if matches!(x.kind(), "parameter_declaration" | "declaration") {
-                    let t = x
-                        .child_by_field_name("type")
-                        .and_then(|t| type_name(self.pf, t));
-                    for d in children_by_field(x, "declarator") {
+                let xid = x.kind_id();
+                if xid == k.parameter_declaration || xid == k.declaration {
+                    let t = k.child(x, k.f_type).and_then(|t| type_name(self.pf, t));
+                    for d in children_by_field(x, k.f_declarator) {
                         // Function-pointer locals count too (a prototype
                         // inside a body is rare enough to shadow nothing).
                         if let Some((name, _, _)) = declarator_name(self.pf, d) {
@@ -1172,7 +1323,7 @@ impl<'a> Finder<'a> {
                         }
                     }
                 }
-                stack.extend(named_children(x));
+                stack.extend(walk::named_children(x));
             }
             self.scopes.insert(id, m);
         }
@@ -1181,8 +1332,9 @@ impl<'a> Finder<'a> {
 }
 
 fn enclosing_function(n: Node<'_>) -> Option<Node<'_>> {
+    let k = walk::kinds();
     let mut f = n;
-    while f.kind() != "function_definition" {
+    while f.kind_id() != k.function_definition {
         f = f.parent()?;
     }
     Some(f)
@@ -1193,11 +1345,11 @@ fn compact(s: &str) -> String {
 }
 
 fn call_args(call: Node<'_>) -> Vec<Node<'_>> {
-    call.child_by_field_name("arguments")
+    let k = walk::kinds();
+    k.child(call, k.f_arguments)
         .map(|a| {
-            named_children(a)
-                .into_iter()
-                .filter(|c| c.kind() != "comment")
+            walk::named_children(a)
+                .filter(|c| c.kind_id() != k.comment)
                 .collect()
         })
         .unwrap_or_default()

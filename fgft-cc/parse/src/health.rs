@@ -50,7 +50,7 @@ impl Health {
 /// Computes the health of a parsed file.
 pub fn of(pf: &ParsedFile) -> Health {
     let mut h = Health::default();
-    walk(&pf.tree, |n, stray| {
+    walk(&pf.tree, pf.hinted.as_bytes(), |n, stray| {
         if stray {
             h.stray.push(n.byte_range());
             return;
@@ -71,10 +71,11 @@ pub fn of(pf: &ParsedFile) -> Health {
 }
 
 /// Byte ranges that do not parse: broken top-level functions and stray
-/// ERROR/MISSING nodes, in file order.
-pub fn problem_regions(tree: &tree_sitter::Tree) -> Vec<Range<usize>> {
+/// ERROR/MISSING nodes, in file order.  `text` is the text the tree was
+/// parsed from.
+pub fn problem_regions(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    walk(tree, |n, stray| {
+    walk(tree, text.as_bytes(), |n, stray| {
         if stray || n.has_error() {
             out.push(n.byte_range());
         }
@@ -84,21 +85,20 @@ pub fn problem_regions(tree: &tree_sitter::Tree) -> Vec<Range<usize>> {
 }
 
 /// Calls `f(node, false)` for every top-level function definition and
-/// `f(node, true)` for every ERROR/MISSING node outside them.
-fn walk<'t>(tree: &'t tree_sitter::Tree, mut f: impl FnMut(Node<'t>, bool)) {
-    let mut stack = vec![tree.root_node()];
-    while let Some(n) = stack.pop() {
-        if n.kind() == "function_definition" {
+/// `f(node, true)` for every ERROR/MISSING node outside them.  A clean data
+/// table holds neither and is skipped (`text`: the parsed text).
+fn walk<'t>(tree: &'t tree_sitter::Tree, text: &[u8], mut f: impl FnMut(Node<'t>, bool)) {
+    let k = crate::walk::kinds();
+    crate::walk::preorder(tree.root_node(), |n, _| {
+        if n.kind_id() == k.function_definition {
             f(n, false);
-            continue;
+            return false;
         }
         if n.is_error() || n.is_missing() {
             f(n, true);
         }
-        let mut c = n.walk();
-        let kids: Vec<Node<'t>> = n.children(&mut c).collect();
-        stack.extend(kids.into_iter().rev());
-    }
+        !crate::walk::skippable(text, n, k, false)
+    });
 }
 
 /// (has ERROR, has MISSING, first problem offset) of a subtree.

@@ -10,7 +10,58 @@ use crate::tables::{self, TableSource};
 use crate::ParseError;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::PathBuf;
+
+/// A fast hasher for the short identifiers the rewrite looks up on every
+/// token (the tables are trusted data, so no flooding resistance is needed).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct FxHasher {
+    hash: u64,
+}
+
+impl FxHasher {
+    #[inline]
+    fn add(&mut self, x: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ x).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+}
+
+impl Hasher for FxHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
+        }
+    }
+
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+
+    #[inline]
+    fn finish(&self) -> u64 {
+        self.hash
+    }
+}
+
+/// Build hasher of [`FxHasher`].
+pub type FxBuild = BuildHasherDefault<FxHasher>;
 
 /// File name of the table (built-in and extension files).
 pub const TABLE_NAME: &str = "macro-hints.toml";
@@ -54,7 +105,7 @@ struct Names {
 /// A set of macro names; names with `*` are wildcard patterns.
 #[derive(Debug, Default, Clone)]
 pub struct NameSet {
-    exact: HashSet<String>,
+    exact: HashSet<String, FxBuild>,
     patterns: Vec<Vec<String>>,
 }
 
@@ -113,11 +164,11 @@ pub struct HintTable {
     pub blank_call: NameSet,
     pub iterators: NameSet,
     /// Declaration macro -> argument position of the declared name.
-    pub declare: HashMap<String, usize>,
+    pub declare: HashMap<String, usize, FxBuild>,
     pub decl_call: NameSet,
-    pub storage: HashSet<String>,
+    pub storage: HashSet<String, FxBuild>,
     pub init_fragment: NameSet,
-    pub type_args: HashMap<String, Vec<usize>>,
+    pub type_args: HashMap<String, Vec<usize>, FxBuild>,
 }
 
 impl HintTable {
@@ -693,7 +744,9 @@ impl Rewriter<'_> {
         if !self.is_ident(i) {
             return i + 1;
         }
-        let name = self.text(i).to_string();
+        let src = self.src;
+        // Token boundaries are ASCII positions, so this slice is valid UTF-8.
+        let name = std::str::from_utf8(&src[t.start..t.end]).unwrap_or("");
         let table = self.table;
         if name == "case" {
             self.case_range(i);
@@ -703,12 +756,12 @@ impl Rewriter<'_> {
             self.label(i);
         }
         self.merge_string_macros(i);
-        if table.blank.contains(&name) {
+        if table.blank.contains(name) {
             self.blank(t.start, t.end);
             return i + 1;
         }
         let call = self.is_punct(i + 1, b'(');
-        if table.blank_call.contains(&name) {
+        if table.blank_call.contains(name) {
             if call {
                 if let Some(close) = self.match_paren(i + 1) {
                     self.blank(t.start, self.toks[close].end);
@@ -718,36 +771,36 @@ impl Rewriter<'_> {
             self.blank(t.start, t.end);
             return i + 1;
         }
-        if call && matches!(name.as_str(), "offsetof" | "__builtin_offsetof") {
+        if call && matches!(name, "offsetof" | "__builtin_offsetof") {
             self.offsetof(i);
             return i + 1;
         }
-        if !call || NOT_CALLS.contains(&name.as_str()) {
+        if !call || NOT_CALLS.contains(&name) {
             return i + 1;
         }
         let Some(close) = self.match_paren(i + 1) else {
             return i + 1;
         };
-        if let Some(&pos) = table.declare.get(&name) {
+        if let Some(&pos) = table.declare.get(name) {
             if self.declare(i, close, pos) {
                 return close + 1;
             }
         }
         if self.at_statement_start(i)
-            && (table.iterators.contains(&name)
+            && (table.iterators.contains(name)
                 || (self.depth[i] > 0 && self.is_punct(close + 1, b'{')))
         {
             // Listed iterators, and any `NAME(args) {` inside a block (a call
             // is never followed by a block in C).
             self.iterator(i, close);
         }
-        if table.decl_call.contains(&name) {
+        if table.decl_call.contains(name) {
             self.decl_call(i);
         }
-        if table.init_fragment.contains(&name) {
+        if table.init_fragment.contains(name) {
             self.init_fragment(close);
         }
-        self.type_args(i, close, &name);
+        self.type_args(i, close, name);
         if self.is_punct(i + 2, b',') && self.is_call_position(i) {
             // `MACRO(, x)`: an empty first argument does not parse; the comma
             // is blanked (the call keeps its other arguments).

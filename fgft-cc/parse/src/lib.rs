@@ -23,6 +23,7 @@ pub mod health;
 pub mod hints;
 pub mod tables;
 pub mod types;
+pub mod walk;
 
 pub use hints::HintTable;
 
@@ -279,13 +280,16 @@ enum TsFail {
 
 /// One tree-sitter-c parse with a deadline.
 fn ts_parse(text: &str, deadline: Instant, budget: Duration) -> Result<tree_sitter::Tree, TsFail> {
-    ts_reparse(text, None, deadline, budget)
+    ts_reparse(text, None, None, deadline, budget)
 }
 
 /// A parse that reuses `old` (already edited) where the text is unchanged.
+/// `ranges`: parse only these parts of `text` (all of it when they are not
+/// valid included ranges).
 fn ts_reparse(
     text: &str,
     old: Option<&tree_sitter::Tree>,
+    ranges: Option<&[tree_sitter::Range]>,
     deadline: Instant,
     budget: Duration,
 ) -> Result<tree_sitter::Tree, TsFail> {
@@ -293,6 +297,11 @@ fn ts_reparse(
     parser
         .set_language(&tree_sitter_c::LANGUAGE.into())
         .map_err(|_| TsFail::Other)?;
+    if let Some(r) = ranges {
+        if parser.set_included_ranges(r).is_err() {
+            let _ = parser.set_included_ranges(&[]);
+        }
+    }
     let mut reached = 0usize;
     let mut timed_out = false;
     let mut progress = |s: &tree_sitter::ParseState| {
@@ -330,7 +339,8 @@ fn cond_fallback(
     deadline: Instant,
     budget: Duration,
 ) -> Result<(tree_sitter::Tree, String), TsFail> {
-    let regions = health::problem_regions(&tree);
+    let regions = health::problem_regions(&tree, &hinted);
+    let before = regions.len();
     if regions.is_empty() {
         return Ok((tree, hinted));
     }
@@ -343,7 +353,9 @@ fn cond_fallback(
         return Ok((tree, hinted));
     }
     // A variant parses only the regions: everything else is blanked (same
-    // length, same newlines), so the parse costs what the regions cost.
+    // length, same newlines), and the parser reads only the regions (each
+    // to the end of its last line), so the parse costs what they cost.
+    let ranges = variant_ranges(hinted.as_bytes(), &regions);
     let variant = |keep_first: bool| -> Result<(Vec<u8>, Vec<Range<usize>>), TsFail> {
         let src = hinted.as_bytes();
         let mut v: Vec<u8> = src
@@ -355,8 +367,9 @@ fn cond_fallback(
             cond::apply(&mut v, &groups, r, keep_first);
         }
         let s = String::from_utf8(v).map_err(|_| TsFail::Other)?;
-        let t = ts_parse(&s, deadline, budget)?;
-        Ok((s.into_bytes(), health::problem_regions(&t)))
+        let t = ts_reparse(&s, None, Some(&ranges), deadline, budget)?;
+        let bad = health::problem_regions(&t, &s);
+        Ok((s.into_bytes(), bad))
     };
     let (first, first_bad) = variant(true)?;
     let (last, last_bad) = variant(false)?;
@@ -391,13 +404,61 @@ fn cond_fallback(
         return Ok((tree, hinted));
     }
     let out = String::from_utf8(out).map_err(|_| TsFail::Other)?;
-    let t2 = ts_reparse(&out, Some(&edited), deadline, budget)?;
-    let before = health::problem_regions(&tree).len();
-    if health::problem_regions(&t2).len() <= before {
+    let t2 = ts_reparse(&out, Some(&edited), None, deadline, budget)?;
+    if health::problem_regions(&t2, &out).len() <= before {
         Ok((t2, out))
     } else {
         Ok((tree, hinted))
     }
+}
+
+/// The parts of a variant the parser reads: `regions` merged, each extended
+/// to the end of its last line (the newline ends a directive there), with
+/// their rows and columns.
+fn variant_ranges(text: &[u8], regions: &[Range<usize>]) -> Vec<tree_sitter::Range> {
+    let mut sorted = regions.to_vec();
+    sorted.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::new();
+    for r in sorted {
+        let from = r.end.min(text.len());
+        let end = text[from..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(text.len(), |p| from + p + 1);
+        let r = r.start..end.max(r.end);
+        match merged.last_mut() {
+            Some(m) if r.start <= m.end => m.end = m.end.max(r.end),
+            _ => merged.push(r),
+        }
+    }
+    let (mut pos, mut row, mut line_start) = (0usize, 0usize, 0usize);
+    let mut point = |to: usize| {
+        let to = to.min(text.len());
+        for (i, &c) in text.iter().enumerate().take(to).skip(pos) {
+            if c == b'\n' {
+                row += 1;
+                line_start = i + 1;
+            }
+        }
+        pos = pos.max(to);
+        tree_sitter::Point {
+            row,
+            column: to - line_start,
+        }
+    };
+    merged
+        .into_iter()
+        .map(|r| {
+            let start_point = point(r.start);
+            let end_point = point(r.end);
+            tree_sitter::Range {
+                start_byte: r.start,
+                end_byte: r.end,
+                start_point,
+                end_point,
+            }
+        })
+        .collect()
 }
 
 /// Row and column (bytes) of offset `at`.
@@ -411,21 +472,32 @@ fn point_at(text: &[u8], at: usize) -> tree_sitter::Point {
 /// The name a function definition defines (through pointer, parenthesized and
 /// attributed declarators).
 pub fn function_name<'a>(pf: &'a ParsedFile, def: tree_sitter::Node<'_>) -> Option<&'a str> {
-    let mut d = def.child_by_field_name("declarator")?;
+    function_name_node(def).map(|n| pf.node_text(n))
+}
+
+/// The identifier node naming what a function definition defines: its
+/// declarator followed through function, pointer, parenthesized, attributed
+/// and array declarators.
+pub fn function_name_node(def: tree_sitter::Node<'_>) -> Option<tree_sitter::Node<'_>> {
+    let k = walk::kinds();
+    let mut d = k.child(def, k.f_declarator)?;
     loop {
-        match d.kind() {
-            "identifier" | "field_identifier" => return Some(pf.node_text(d)),
-            "function_declarator"
-            | "pointer_declarator"
-            | "parenthesized_declarator"
-            | "attributed_declarator"
-            | "array_declarator" => {
-                d = match d.child_by_field_name("declarator") {
-                    Some(x) => x,
-                    None => d.named_child(0)?,
-                };
-            }
-            _ => return None,
+        let id = d.kind_id();
+        if id == k.identifier || id == k.field_identifier {
+            return Some(d);
+        }
+        if id == k.function_declarator
+            || id == k.pointer_declarator
+            || id == k.parenthesized_declarator
+            || id == k.attributed_declarator
+            || id == k.array_declarator
+        {
+            d = match k.child(d, k.f_declarator) {
+                Some(x) => x,
+                None => d.named_child(0)?,
+            };
+        } else {
+            return None;
         }
     }
 }

@@ -1,6 +1,7 @@
 //! Where the survey's time goes, phase by phase, over the `.c` files of a
-//! tree (one thread): raw parse, hinted parse, slot facts with headers,
-//! roots, health, the survey's own walks.
+//! tree (one thread): raw parse, hinted parse, health, the survey's walk
+//! with the slot scan, headers (parse, health, walk), roots, and the walks
+//! alone for reference.
 //!
 //! `cargo run --release -p fgft-survey --example phases -- TREE`
 
@@ -38,13 +39,18 @@ fn main() {
         "hinted parse",
         "(hint rewrite)",
         "(parse of rewritten, no fallback)",
-        "facts_of",
-        "headers",
-        "roots",
         "health",
-        "survey walk",
+        "walk+scan",
+        "headers",
+        "roots_of",
+        "(walk alone)",
         "(bare cursor walk)",
     ];
+    let top: usize = std::env::var("PHASES_TOP")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    let mut per_file: Vec<Vec<(Duration, std::path::PathBuf)>> = vec![Vec::new(); 10];
     let mut hdr_seen = HashSet::new();
     for rel in d
         .sources
@@ -58,6 +64,7 @@ fn main() {
         let Ok((text, _)) = fgft_parse::decode(&p, bytes) else {
             continue;
         };
+        let before = t;
         let s = Instant::now();
         let _ = fgft_parse::parse_text_with(&p, text.clone(), &raw);
         t[0] += s.elapsed();
@@ -73,24 +80,30 @@ fn main() {
         let _ = fgft_parse::parse_text_with(&p, rewritten, &raw);
         t[3] += s.elapsed();
         let s = Instant::now();
-        let mut facts = slots::FactSet::from(slots::facts_of(&pf));
+        let h = pf.health();
+        let broken: HashSet<usize> = h.broken().map(|f| f.range.start).collect();
         t[4] += s.elapsed();
+        let s = Instant::now();
+        let mut scan = slots::Scan::new(&pf, Some(&table));
+        let _ = fgft_survey::csum::walk_with(&pf, &broken, Some(&mut scan));
+        let (own, candidates) = scan.finish();
+        let mut facts = slots::FactSet::from(own);
+        t[5] += s.elapsed();
         let s = Instant::now();
         for h in slots::local_includes(&pf) {
             if hdr_seen.insert(h.clone()) {
                 if let Ok(hp) = fgft_parse::parse_file_with(&h, &opts) {
-                    facts.push(std::sync::Arc::new(slots::facts_of(&hp)));
+                    let hb: HashSet<usize> = hp.health().broken().map(|f| f.range.start).collect();
+                    let mut hs = slots::Scan::new(&hp, None);
+                    let _ = fgft_survey::csum::walk_with(&hp, &hb, Some(&mut hs));
+                    facts.push(std::sync::Arc::new(hs.finish().0));
                 }
             }
         }
-        t[5] += s.elapsed();
-        let s = Instant::now();
-        let _ = slots::roots(&pf, &facts, &table);
         t[6] += s.elapsed();
         let s = Instant::now();
-        let h = pf.health();
+        let _ = slots::roots_of(&pf, &facts, &table, &candidates);
         t[7] += s.elapsed();
-        let broken: HashSet<usize> = h.broken().map(|f| f.range.start).collect();
         let s = Instant::now();
         let _ = fgft_survey::csum::walk(&pf, &broken);
         t[8] += s.elapsed();
@@ -113,8 +126,24 @@ fn main() {
         }
         std::hint::black_box(nodes);
         t[9] += s.elapsed();
+        if top > 0 {
+            for (k, v) in per_file.iter_mut().enumerate() {
+                v.push((t[k] - before[k], rel.clone()));
+            }
+        }
     }
     for (n, d) in names.iter().zip(t) {
         println!("{n:>14}: {:.2}s", d.as_secs_f64());
+    }
+    // PHASES_TOP=N: the N slowest files of each phase.
+    for (n, mut v) in names.iter().zip(per_file) {
+        if top == 0 {
+            break;
+        }
+        v.sort_by_key(|x| std::cmp::Reverse(x.0));
+        println!("== {n}");
+        for (d, f) in v.iter().take(top) {
+            println!("  {:.3}s {}", d.as_secs_f64(), f.display());
+        }
     }
 }

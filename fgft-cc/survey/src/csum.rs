@@ -9,7 +9,7 @@ use fgft_facts::slots::{self, FactSet, Facts, SlotTable};
 use fgft_parse::{Options, ParseError, ParsedFile};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use tree_sitter::Node;
 
 /// String functions: a member handed to one of them is read as a
@@ -76,7 +76,9 @@ pub struct HeaderInfo {
 pub struct CContext {
     pub opts: Options,
     pub table: SlotTable,
-    headers: Mutex<HashMap<PathBuf, Arc<HeaderInfo>>>,
+    /// One cell per header: a file that needs a header another worker is
+    /// parsing waits for it instead of parsing it again.
+    headers: Mutex<HashMap<PathBuf, Arc<OnceLock<Arc<HeaderInfo>>>>>,
 }
 
 impl CContext {
@@ -89,17 +91,31 @@ impl CContext {
     }
 
     fn header(&self, path: &Path) -> Arc<HeaderInfo> {
-        let cached = self.headers.lock().ok().and_then(|m| m.get(path).cloned());
-        if let Some(h) = cached {
-            return h;
-        }
+        let cell = match self.headers.lock() {
+            Ok(mut m) => {
+                // Bounded memory: forget every header past the cap (files
+                // keep the headers they use alive until their module is
+                // reported).
+                if m.len() >= HEADER_CACHE_MAX && !m.contains_key(path) {
+                    m.clear();
+                }
+                m.entry(path.to_path_buf()).or_default().clone()
+            }
+            Err(_) => Arc::new(OnceLock::new()),
+        };
+        cell.get_or_init(|| self.parse_header(path)).clone()
+    }
+
+    fn parse_header(&self, path: &Path) -> Arc<HeaderInfo> {
         // A header that does not parse contributes nothing.
         let info = match fgft_parse::parse_file_with(path, &self.opts) {
             Ok(pf) => {
                 let broken: HashSet<usize> = pf.health().broken().map(|f| f.range.start).collect();
-                let (functions, fields) = walk(&pf, &broken);
+                // One walk for the survey and the header's type facts.
+                let mut scan = slots::Scan::new(&pf, None);
+                let (functions, fields) = walk_with(&pf, &broken, Some(&mut scan));
                 HeaderInfo {
-                    facts: Arc::new(slots::facts_of(&pf)),
+                    facts: Arc::new(scan.finish().0),
                     fields,
                     functions,
                     includes: slots::local_includes(&pf),
@@ -107,16 +123,7 @@ impl CContext {
             }
             Err(_) => HeaderInfo::default(),
         };
-        let info = Arc::new(info);
-        if let Ok(mut m) = self.headers.lock() {
-            // Bounded memory: forget every header past the cap (files keep
-            // the headers they use alive until their module is reported).
-            if m.len() >= HEADER_CACHE_MAX {
-                m.clear();
-            }
-            m.insert(path.to_path_buf(), info.clone());
-        }
-        info
+        Arc::new(info)
     }
 }
 
@@ -161,8 +168,18 @@ pub fn summarize_text(
             return out;
         }
     };
+    // One walk gives the survey's summary, the file's type facts and its
+    // slot candidates.
+    let health = pf.health();
+    let broken: HashSet<usize> = health.broken().map(|f| f.range.start).collect();
+    out.stray_errors = health.stray.len();
+    let mut scan = slots::Scan::new(&pf, Some(&ctx.table));
+    let (functions, fields) = walk_with(&pf, &broken, Some(&mut scan));
+    out.functions = functions;
+    out.fields = fields;
+    let (own, candidates) = scan.finish();
     // Type facts of the file and its local headers, for the slot finder.
-    let mut facts = FactSet::from(slots::facts_of(&pf));
+    let mut facts = FactSet::from(own);
     let mut seen = HashSet::new();
     let mut todo: Vec<(PathBuf, usize)> = slots::local_includes(&pf)
         .into_iter()
@@ -187,7 +204,7 @@ pub fn summarize_text(
     }
     headers.sort_by(|a, b| a.0.cmp(&b.0));
     out.headers = headers;
-    out.roots = slots::roots(&pf, &facts, &ctx.table)
+    out.roots = slots::roots_of(&pf, &facts, &ctx.table, &candidates)
         .into_iter()
         .map(|r| RootSum {
             function: r.function,
@@ -199,13 +216,6 @@ pub fn summarize_text(
         .collect();
     out.roots.sort();
     out.roots.dedup();
-
-    let health = pf.health();
-    let broken: HashSet<usize> = health.broken().map(|f| f.range.start).collect();
-    out.stray_errors = health.stray.len();
-    let (functions, fields) = walk(&pf, &broken);
-    out.functions = functions;
-    out.fields = fields;
     out
 }
 
@@ -306,6 +316,15 @@ fn kinds(lang: &tree_sitter::Language) -> Kinds {
 /// Functions and function-like macros of the file with their calls and
 /// sized member uses, and the struct members it declares: one walk.
 pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldDecl>) {
+    walk_with(pf, broken, None)
+}
+
+/// [`walk`], feeding every node to the slot finder's `scan` on the way.
+pub fn walk_with<'t>(
+    pf: &'t ParsedFile,
+    broken: &HashSet<usize>,
+    mut scan: Option<&mut slots::Scan<'t, '_>>,
+) -> (Vec<FnSum>, Vec<FieldDecl>) {
     struct Cur {
         sum: FnSum,
         end: usize,
@@ -319,11 +338,14 @@ pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldD
         out.push(s);
     };
     let k = kinds(&pf.tree.language());
+    let wk = fgft_parse::walk::kinds();
+    let text = pf.hinted.as_bytes();
     let mut out: Vec<FnSum> = Vec::new();
     let mut fields: Vec<FieldDecl> = Vec::new();
     let mut cur: Option<Cur> = None;
     let root = pf.tree.root_node();
     let mut cursor = root.walk();
+    let mut depth = 0u32;
     'walk: loop {
         let n = cursor.node();
         let id = n.kind_id();
@@ -394,7 +416,17 @@ pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldD
         } else if id == k.struct_specifier || id == k.union_specifier {
             struct_members(pf, n, &mut fields);
         }
+        if descend && fgft_parse::walk::skippable(text, n, wk, cur.is_some()) {
+            // Strings, object-like macros, data tables outside functions:
+            // nothing the summary wants.
+            descend = false;
+        }
+        if let Some(s) = scan.as_deref_mut() {
+            // The slot finder may need what the summary skips.
+            descend |= s.visit(n, depth);
+        }
         if descend && cursor.goto_first_child() {
+            depth += 1;
             continue;
         }
         loop {
@@ -404,6 +436,7 @@ pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldD
             if !cursor.goto_parent() {
                 break 'walk;
             }
+            depth -= 1;
         }
     }
     if let Some(c) = cur.take() {
