@@ -45,6 +45,13 @@
  *   FGFT_CONTAINER(outer, member)
  *                            the pointer points at member `member` of a
  *                            struct outer (container_of); marshal that
+ *   FGFT_SHARED(len)         memory used in place, never copied (DMA
+ *                            buffers and rings): the pointer crosses as
+ *                            is and [ptr, ptr + len) is granted read-write
+ *                            for the transaction; writes through it are
+ *                            not undone on abort (the device checkpoint's
+ *                            restore brings such memory back)
+ *   FGFT_SHARED_RO(len)      the same, granted read-only
  *
  *	struct foo_priv {
  *		char name[16];
@@ -52,6 +59,7 @@
  *		u8 *prom FGFT_BLOB(prom_len);
  *		unsigned int prom_len;
  *		void __iomem *ioaddr FGFT_NODEREF;
+ *		u8 *rx_ring FGFT_SHARED(RX_RING_BYTES);
  *	};
  *
  *	static void foo_get_regs(struct net_device *dev,
@@ -78,7 +86,8 @@
 /*
  * The argument lists are variadic only so that the unused arguments do not
  * draw warnings; fgft-cc checks the number of arguments: FGFT_BLOB(len),
- * FGFT_OPAQUE(type), FGFT_CONTAINER(outer, member).
+ * FGFT_OPAQUE(type), FGFT_CONTAINER(outer, member), FGFT_SHARED(len),
+ * FGFT_SHARED_RO(len).
  */
 #define FGFT_NULLTERM
 #define FGFT_BLOB(...)
@@ -86,6 +95,8 @@
 #define FGFT_NODEREF
 #define FGFT_RECURSIVE
 #define FGFT_CONTAINER(...)
+#define FGFT_SHARED(...)
+#define FGFT_SHARED_RO(...)
 
 /*
  * Expands to a declaration that generates no code, so that the semicolon

@@ -10,7 +10,8 @@
 //! * `FGFT_ISOLATE`, `FGFT_CHECKPOINT`, `FGFT_RESTORE`: right before a
 //!   function definition or prototype, or in its header before the name;
 //! * `FGFT_NULLTERM`, `FGFT_NODEREF`, `FGFT_RECURSIVE`, `FGFT_BLOB(len)`,
-//!   `FGFT_OPAQUE(type)`, `FGFT_CONTAINER(outer, member)`: inside (or right
+//!   `FGFT_OPAQUE(type)`, `FGFT_CONTAINER(outer, member)`,
+//!   `FGFT_SHARED(len)`, `FGFT_SHARED_RO(len)`: inside (or right
 //!   before, or right after the declarator of) a struct field declaration
 //!   or a function parameter declaration;
 //! * `FGFT_PURE(kernel_fn);`, `FGFT_KEY_TO_DEV(expr);`: anywhere a
@@ -21,7 +22,9 @@ use std::path::Path;
 use tree_sitter::Node;
 
 use crate::validate;
-use crate::{AnnotError, Annotations, FnRef, Hint, HintKind, HintTarget, KeyToDev, Loc, Pattern};
+use crate::{
+    Access, AnnotError, Annotations, FnRef, Hint, HintKind, HintTarget, KeyToDev, Loc, Pattern,
+};
 
 /// Byte classes found by the lexer.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -51,6 +54,8 @@ const MACROS: &[(&str, usize, Place)] = &[
     ("FGFT_BLOB", 1, Place::Slot),
     ("FGFT_OPAQUE", 1, Place::Slot),
     ("FGFT_CONTAINER", 2, Place::Slot),
+    ("FGFT_SHARED", 1, Place::Slot),
+    ("FGFT_SHARED_RO", 1, Place::Slot),
     ("FGFT_PURE", 1, Place::Anywhere),
     ("FGFT_KEY_TO_DEV", 1, Place::Anywhere),
 ];
@@ -336,6 +341,8 @@ fn find_macros(path: &Path, text: &str, cls: &[Class]) -> Result<Vec<Found>, Ann
                 "FGFT_BLOB" => "FGFT_BLOB(len_expr)",
                 "FGFT_OPAQUE" => "FGFT_OPAQUE(type)",
                 "FGFT_CONTAINER" => "FGFT_CONTAINER(outer_type, member)",
+                "FGFT_SHARED" => "FGFT_SHARED(len_expr)",
+                "FGFT_SHARED_RO" => "FGFT_SHARED_RO(len_expr)",
                 "FGFT_PURE" => "FGFT_PURE(kernel_function)",
                 _ => name,
             };
@@ -442,6 +449,14 @@ impl<'a> Cx<'a> {
             },
             "FGFT_OPAQUE" => HintKind::Opaque {
                 ty: validate::c_type(&f.args[0].0, &self.arg_loc(f, 0))?,
+            },
+            "FGFT_SHARED" | "FGFT_SHARED_RO" => HintKind::Shared {
+                len: validate::len_expr(&f.args[0].0, &self.arg_loc(f, 0), "shared")?,
+                rights: if f.name == "FGFT_SHARED" {
+                    Access::ReadWrite
+                } else {
+                    Access::Read
+                },
             },
             _ => HintKind::Container {
                 outer: validate::struct_name(&f.args[0].0, &self.arg_loc(f, 0))?,

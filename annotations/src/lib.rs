@@ -189,6 +189,32 @@ pub enum HintKind {
     /// The pointer points at member `member` embedded in a
     /// `struct outer`: marshal the enclosing object (container_of).
     Container { outer: String, member: String },
+    /// Memory the SFI code uses in place, never copied: DMA buffers and
+    /// rings, device-shared memory.  The pointer crosses untranslated and
+    /// the stub grants `[ptr, ptr + len)` (when non-NULL) with `rights` for
+    /// the transaction.  Writes through it are not undone by the undo log:
+    /// bringing such memory back is the device checkpoint's job.  `len` is
+    /// a C expression like a blob's.
+    Shared { len: String, rights: Access },
+}
+
+/// The access a `shared` hint grants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Access {
+    /// `rights = "r"`: read only.
+    Read,
+    /// `rights = "rw"` (the default): read and write.
+    ReadWrite,
+}
+
+impl Access {
+    /// The `rights = "..."` spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::Read => "r",
+            Access::ReadWrite => "rw",
+        }
+    }
 }
 
 impl HintKind {
@@ -201,6 +227,7 @@ impl HintKind {
             HintKind::NoDeref => "noderef",
             HintKind::Recursive => "recursive",
             HintKind::Container { .. } => "container",
+            HintKind::Shared { .. } => "shared",
         }
     }
 }

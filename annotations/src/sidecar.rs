@@ -9,8 +9,8 @@ use toml::Spanned;
 
 use crate::validate::{self, KINDS};
 use crate::{
-    AnnotError, Annotations, DriverInfo, FnRef, Hint, HintKind, HintTarget, KeyToDev, Loc, Pattern,
-    SourceBase, SourceFile, VersionFiles,
+    Access, AnnotError, Annotations, DriverInfo, FnRef, Hint, HintKind, HintTarget, KeyToDev, Loc,
+    Pattern, SourceBase, SourceFile, VersionFiles,
 };
 
 type S = Spanned<String>;
@@ -73,6 +73,7 @@ struct RawHint {
     ty: Option<S>,
     outer: Option<S>,
     member: Option<S>,
+    rights: Option<S>,
 }
 
 #[derive(Deserialize)]
@@ -452,8 +453,9 @@ fn hint(cx: &Ctx<'_>, h: Spanned<RawHint>) -> Result<Hint, AnnotError> {
         ));
     }
     // Keys that only some kinds take.
-    let extra: [(&str, &Option<S>, &[&str]); 4] = [
-        ("len", &h.len, &["blob"]),
+    let extra: [(&str, &Option<S>, &[&str]); 5] = [
+        ("len", &h.len, &["blob", "shared"]),
+        ("rights", &h.rights, &["shared"]),
         ("type", &h.ty, &["opaque"]),
         ("outer", &h.outer, &["container"]),
         ("member", &h.member, &["container"]),
@@ -464,8 +466,12 @@ fn hint(cx: &Ctx<'_>, h: Spanned<RawHint>) -> Result<Hint, AnnotError> {
                 return Err(cx.invalid(
                     v.span(),
                     format!(
-                        "`{key}` applies only to kind = \"{}\", not to kind = \"{kind_name}\"",
-                        kinds[0]
+                        "`{key}` applies only to kind = {}, not to kind = \"{kind_name}\"",
+                        kinds
+                            .iter()
+                            .map(|k| format!("\"{k}\""))
+                            .collect::<Vec<_>>()
+                            .join(" or ")
                     ),
                 ));
             }
@@ -479,6 +485,20 @@ fn hint(cx: &Ctx<'_>, h: Spanned<RawHint>) -> Result<Hint, AnnotError> {
             let l = h.len.as_ref().ok_or_else(|| missing("len"))?;
             HintKind::Blob {
                 len: validate::c_expr(l.get_ref(), &cx.at(l))?,
+            }
+        }
+        "shared" => {
+            let l = h.len.as_ref().ok_or_else(|| missing("len"))?;
+            let rights = match h.rights.as_ref().map(|r| (r.get_ref().as_str(), r.span())) {
+                None | Some(("rw", _)) => Access::ReadWrite,
+                Some(("r", _)) => Access::Read,
+                Some((other, sp)) => {
+                    return Err(cx.invalid(sp, format!("rights `{other}` is not one of: r, rw")))
+                }
+            };
+            HintKind::Shared {
+                len: validate::len_expr(l.get_ref(), &cx.at(l), "shared")?,
+                rights,
             }
         }
         "opaque" => {

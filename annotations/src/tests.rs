@@ -43,7 +43,15 @@ fn readme_example_parses() {
     assert!(a.is_isolated("e1000_set_ringparam"));
     assert!(!a.is_isolated("e1000_set_regs"));
     assert!(!a.is_isolated("e1000_get_stats64"), "excluded");
-    assert_eq!(a.hints.len(), 8);
+    assert_eq!(a.hints.len(), 9);
+    let sh: Vec<_> = a.field_hints("e1000_adapter", "rx_ring_buf").collect();
+    assert_eq!(
+        sh[0].kind,
+        HintKind::Shared {
+            len: "RX_RING_BYTES".into(),
+            rights: Access::ReadWrite
+        }
+    );
     let p: Vec<_> = a.param_hints("e1000_get_regs", "p").collect();
     assert_eq!(
         p[0].kind,
@@ -690,4 +698,72 @@ fn checkpoint_keys_and_none() {
     );
     let s = parse_sidecar_str("y.toml", "[checkpoint]\nkey-to-dev = \"key\"\n").unwrap();
     assert!(s.merge(i).is_err());
+}
+
+#[test]
+fn shared_hints() {
+    // Field and parameter targets, rights default to rw.
+    let a = side(
+        "[[hint]]\nstruct = \"p\"\nfield = \"ring\"\nkind = \"shared\"\nlen = \"RING_LEN\"\n\
+         [[hint]]\nfunction = \"f\"\nparam = \"buf\"\nkind = \"shared\"\nlen = \"n * 4\"\nrights = \"r\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        a.field_hints("p", "ring").next().unwrap().kind,
+        HintKind::Shared {
+            len: "RING_LEN".into(),
+            rights: Access::ReadWrite
+        }
+    );
+    assert_eq!(
+        a.param_hints("f", "buf").next().unwrap().kind,
+        HintKind::Shared {
+            len: "n * 4".into(),
+            rights: Access::Read
+        }
+    );
+    assert_eq!(a.hints[1].kind.name(), "shared");
+    // The inline forms mean the same.
+    let c = "struct p {\n\tu8 *ring FGFT_SHARED(RING_LEN);\n};\n\
+             int f(const u8 *buf FGFT_SHARED_RO(n * 4), int n);\n";
+    let b = inline::scan(Path::new("a.c"), c).unwrap();
+    let kinds = |a: &Annotations| {
+        a.hints
+            .iter()
+            .map(|h| (h.target.clone(), h.kind.clone()))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(kinds(&a), kinds(&b));
+    // A different length on the same target conflicts.
+    let e = a
+        .merge(
+            side("[[hint]]\nstruct = \"p\"\nfield = \"ring\"\nkind = \"shared\"\nlen = \"8\"\n")
+                .unwrap(),
+        )
+        .unwrap_err();
+    assert!(matches!(e, AnnotError::Conflict { .. }), "{e:?}");
+    assert!(e.to_string().contains("shared(8, rw)"), "{e}");
+}
+
+#[test]
+fn shared_hint_errors() {
+    // Missing len: located at the [[hint]].
+    let e = side_err("\n[[hint]]\nstruct = \"p\"\nfield = \"ring\"\nkind = \"shared\"\n");
+    assert!(
+        matches!(&e, AnnotError::MissingKey { key, .. } if key == "len"),
+        "{e:?}"
+    );
+    assert_eq!(line_col(&e).0, 2);
+    let cases: &[(&str, usize, &str)] = &[
+        ("[[hint]]\nstruct = \"p\"\nfield = \"r\"\nkind = \"shared\"\nlen = \"4\"\nrights = \"w\"\n", 6, "not one of: r, rw"),
+        ("[[hint]]\nstruct = \"p\"\nfield = \"r\"\nkind = \"shared\"\nlen = \"a +\"\n", 5, "shared length"),
+        ("[[hint]]\nstruct = \"p\"\nfield = \"r\"\nkind = \"blob\"\nlen = \"4\"\nrights = \"r\"\n", 6, "applies only to kind = \"shared\""),
+    ];
+    for (text, line, needle) in cases {
+        let e = side_err(text);
+        assert_eq!(line_col(&e).0, *line, "{text}: {e}");
+        assert!(e.to_string().contains(needle), "{text}: {e}");
+    }
+    let e = inline_err("struct s {\n\tu8 *p FGFT_SHARED;\n};\n");
+    assert!(e.to_string().contains("FGFT_SHARED(len_expr)"), "{e}");
 }

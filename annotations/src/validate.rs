@@ -86,12 +86,17 @@ fn balanced(s: &str) -> bool {
 
 /// A C expression (the length of a blob).
 pub(crate) fn c_expr(s: &str, loc: &Loc) -> Result<String, AnnotError> {
+    len_expr(s, loc, "blob")
+}
+
+/// A C expression: the length of a `what` (blob, shared) hint.
+pub(crate) fn len_expr(s: &str, loc: &Loc, what: &str) -> Result<String, AnnotError> {
     let t = s.trim();
     if t.is_empty() || !balanced(t) || !parses_cleanly(&format!("void f(void) {{ (void)({t}); }}"))
     {
         return Err(invalid(
             loc,
-            format!("blob length `{s}` is not a C expression"),
+            format!("{what} length `{s}` is not a C expression"),
         ));
     }
     Ok(t.to_string())
@@ -145,6 +150,7 @@ pub(crate) const KINDS: &[&str] = &[
     "noderef",
     "recursive",
     "container",
+    "shared",
 ];
 
 /// Adds `h` to `hints` unless an equal hint is there; a different hint on
@@ -174,6 +180,7 @@ fn describe(k: &HintKind) -> String {
         HintKind::Blob { len } => format!("blob({len})"),
         HintKind::Opaque { ty } => format!("opaque({ty})"),
         HintKind::Container { outer, member } => format!("container({outer}, {member})"),
+        HintKind::Shared { len, rights } => format!("shared({len}, {})", rights.name()),
         k => k.name().to_string(),
     }
 }

@@ -422,3 +422,118 @@ fn device_checkpoint_diagnostics() {
     assert!(err.contains("demo.toml:17:11"), "{err}");
     assert!(!err.contains("PM code"), "{err}");
 }
+
+/// A `shared` hint: the member is used in place (granted, never copied or
+/// written back), and the plan says so.
+#[test]
+fn shared_hint_grants_in_place() {
+    let t = tempfile::tempdir().unwrap();
+    let src = write_driver(t.path());
+    let side = t.path().join("demo.toml");
+    std::fs::write(
+        &side,
+        r#"
+[[hint]]
+function = "demo_get_regs"
+param = "buf"
+kind = "shared"
+len = "regs->len"
+
+[[hint]]
+struct = "demo_priv"
+field = "table"
+kind = "shared"
+len = "n"
+rights = "r"
+
+[kernel-api]
+pure = ["mystery_kernel_call"]
+"#,
+    )
+    .unwrap();
+    let out = t.path().join("out");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--annotations",
+        side.to_str().unwrap(),
+        "--isolate",
+        "demo_get_*",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
+    assert!(
+        plan.contains("param buf: shared, regs->len bytes used in place, granted RW, not undone"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("table in Shared { len: \"o->n\", rights: R }"),
+        "{plan}"
+    );
+    let main = std::fs::read_to_string(out.join("main/demo.c")).unwrap();
+    for needle in [
+        "\tc->table = o->table;\n\tret = fgft_grant_shared(txn, o->table, o->n, FGFT_R);",
+        "err = fgft_grant_shared(txn, buf, regs->len, FGFT_RW);",
+    ] {
+        assert!(main.contains(needle), "missing `{needle}` in:\n{main}");
+    }
+    // Never copied, written back or translated.
+    assert!(!main.contains("(void **)&a.buf"), "{main}");
+    assert!(!main.contains("fgft_blob_out(txn, (void *)buf"), "{main}");
+    assert!(!main.contains("o->table = c->table"), "{main}");
+}
+
+/// A hint whose struct, member, function or parameter the driver does not
+/// have, or a shared hint without its length, is a located error.
+#[test]
+fn bad_hint_targets_are_located() {
+    let t = tempfile::tempdir().unwrap();
+    let src = write_driver(t.path());
+    let cases: &[(&str, &str)] = &[
+        (
+            "[[hint]]\nstruct = \"demo_priv\"\nfield = \"tabel\"\nkind = \"shared\"\nlen = \"n\"\n",
+            "shared hint: struct demo_priv has no member `tabel`",
+        ),
+        (
+            "[[hint]]\nstruct = \"demo_private\"\nfield = \"table\"\nkind = \"noderef\"\n",
+            "noderef hint: struct demo_private is neither defined nor used by the driver's sources",
+        ),
+        (
+            "[[hint]]\nfunction = \"demo_get_regs\"\nparam = \"buffer\"\nkind = \"shared\"\nlen = \"4\"\n",
+            "shared hint: function `demo_get_regs` has no parameter `buffer`",
+        ),
+        (
+            "[[hint]]\nfunction = \"demo_get_reg\"\nparam = \"buf\"\nkind = \"blob\"\nlen = \"4\"\n",
+            "blob hint: function `demo_get_reg` is not defined in the driver's sources",
+        ),
+        (
+            "[[hint]]\nstruct = \"demo_priv\"\nfield = \"table\"\nkind = \"shared\"\n",
+            "missing key `len`",
+        ),
+    ];
+    for (i, (hint, needle)) in cases.iter().enumerate() {
+        let side = t.path().join(format!("bad{i}.toml"));
+        std::fs::write(&side, format!("# line 1\n\n{hint}")).unwrap();
+        let out = t.path().join(format!("out{i}"));
+        let (code, err) = run(&[
+            src.to_str().unwrap(),
+            "--annotations",
+            side.to_str().unwrap(),
+            "--isolate",
+            "demo_get_*",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1, "{hint}\n{err}");
+        assert!(
+            err.contains(needle),
+            "{hint}\nexpected `{needle}` in:\n{err}"
+        );
+        assert!(
+            err.contains(&format!("bad{i}.toml:3:")),
+            "located at the [[hint]]:\n{err}"
+        );
+        assert!(!out.exists());
+    }
+}

@@ -651,6 +651,9 @@ static int fgft_die(struct notifier_block *nb, unsigned long val, void *data)
 	t->t_fault = local_clock();
 	t->fault_ip = regs->ip;
 	WRITE_ONCE(t->failed, 1);
+	/* The kernel may have printed an oops report already: say it ends here. */
+	pr_err("%s: recovered: fault at %pS caught, transaction aborted\n",
+	       t->ep && t->ep->name ? t->ep->name : "txn", (void *)regs->ip);
 	regs->bx = t->jb.rbx;
 	regs->bp = t->jb.rbp;
 	regs->r12 = t->jb.r12;
@@ -749,6 +752,32 @@ void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr)
 		fgft_objtrack_to_orig(&txn->objs, cptr);
 }
 EXPORT_SYMBOL_GPL(fgft_obj_to_orig);
+
+void *fgft_kobj(struct fgft_txn *txn, const void *p)
+{
+	void *o;
+	u8 byte;
+
+	if (IS_ERR_OR_NULL(txn) || !p)
+		return (void *)p;
+	o = fgft_objtrack_to_orig(&txn->objs, p);
+	if (o)
+		return o;
+	/*
+	 * Not a copy: a kernel object the SFI code holds a pointer to.  A
+	 * NULL-based or wild pointer would fault inside the kernel function
+	 * (outside SFI code, with an oops report), so probe it first.
+	 */
+	if (copy_from_kernel_nofault(&byte, p, sizeof(byte))) {
+		pr_err_ratelimited("%s: kernel-call argument %p is not kernel memory\n",
+				   txn->ep && txn->ep->name ?
+				   txn->ep->name : "txn", p);
+		if (txn->state == FGFT_TXN_BODY && txn_owned(txn))
+			fgft_fail_active(txn, FGFT_CAUSE_RANGE);
+	}
+	return (void *)p;
+}
+EXPORT_SYMBOL_GPL(fgft_kobj);
 
 /* ---- undo log API ---- */
 

@@ -67,6 +67,10 @@ pub enum FieldHow {
     /// A pointer to member `member` of an object of marshaled type `outer`
     /// (a container hint): the enclosing object is copied.
     Container { outer: usize, member: String },
+    /// Memory used in place (shared hint: DMA buffers, rings): the pointer
+    /// is kept as it is and `[ptr, ptr + len)` is granted with `rights`
+    /// when it is not NULL (`len` over `o`).  Never copied, never undone.
+    Shared { len: String, rights: Rights },
 }
 
 /// One member of a marshaled type.
@@ -116,6 +120,9 @@ pub enum ParamHow {
     /// A pointer to member `member` of an object of marshaled type `outer`
     /// (container_of).
     Container { outer: usize, member: String },
+    /// Memory used in place (shared hint): passed as it is, `[p, p + len)`
+    /// granted with `rights` when not NULL (`len` over the parameters).
+    Shared { len: String, rights: Rights },
 }
 
 /// One parameter.
@@ -499,6 +506,19 @@ static inline int fgft_copy_str(struct fgft_txn *txn, const char *o,
 	return fgft_copy_blob(txn, o, len, FGFT_R, cp);
 }
 
+/*
+ * Grants memory the SFI code uses in place (shared hints: DMA buffers and
+ * rings).  Nothing is copied; writes through it are not undone on abort
+ * (the device checkpoint restores such memory).
+ */
+static inline int fgft_grant_shared(struct fgft_txn *txn, const void *p,
+				    size_t len, unsigned int rights)
+{
+	if (!p || !len)
+		return 0;
+	return fgft_map(txn, p, len, rights);
+}
+
 /* Writes a blob copy back. */
 static inline void fgft_blob_out(struct fgft_txn *txn, void *o, size_t len)
 {
@@ -725,6 +745,22 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
                 );
                 s.push_str("\t\t\tif (ret)\n\t\t\t\treturn ret;\n\t\t}\n\t}\n");
             }
+            FieldHow::Shared { len, rights } => {
+                let _ = writeln!(s, "\tc->{p} = o->{p};");
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    wrap_call(
+                        1,
+                        &format!(
+                            "ret = fgft_grant_shared(txn, o->{p}, {len}, {})",
+                            rights.c()
+                        ),
+                        ";"
+                    )
+                );
+                s.push_str("\tif (ret)\n\t\treturn ret;\n");
+            }
             FieldHow::Str => {
                 let _ = writeln!(
                     s,
@@ -892,7 +928,7 @@ fn emit_type(s: &mut String, e: &EntrySpec, i: usize) {
             continue;
         }
         match &f.how {
-            FieldHow::Assign => {
+            FieldHow::Assign | FieldHow::Shared { .. } => {
                 let _ = writeln!(s, "\to->{p} = c->{p};");
             }
             FieldHow::Bytes => {
@@ -1125,15 +1161,46 @@ fn emit_stub(s: &mut String, e: &EntrySpec) {
                 rights.c()
             ),
             ParamHow::Str => format!("err = fgft_copy_str(txn, {n}, (void **)&a.{n})"),
+            ParamHow::Shared { len, rights } => {
+                format!("err = fgft_grant_shared(txn, {n}, {len}, {})", rights.c())
+            }
             ParamHow::Container { outer, member } => {
                 let ot = &e.types[*outer].c_type;
                 let _ = writeln!(s, "\t{{");
-                let _ = writeln!(s, "\t\t{ot} *oc = NULL;\n");
+                let _ = writeln!(s, "\t\t{ot} *oc = NULL;");
+                let owner = owner_link(e, *outer);
+                if owner.is_some() {
+                    s.push_str("\t\tvoid *owner;\n");
+                }
+                s.push('\n');
+                if let Some((ow, path)) = &owner {
+                    // The container is another object's private area: copy
+                    // the owner first, so the container is found inside its
+                    // copy (one copy of the memory, as the code expects).
+                    let _ = writeln!(
+                        s,
+                        "\t\t/* {ot} is the private area of a {} */",
+                        e.types[*ow].c_type
+                    );
+                    let _ = writeln!(
+                        s,
+                        "{}",
+                        wrap_call(
+                            2,
+                            &format!(
+                                "err = {}(txn, container_of({n}, {ot}, {member})->{path}, &owner)",
+                                e.fn_in(*ow)
+                            ),
+                            ";"
+                        )
+                    );
+                    s.push_str("\t\tif (!err)\n");
+                }
                 let _ = writeln!(
                     s,
                     "{}",
                     wrap_call(
-                        2,
+                        2 + usize::from(owner.is_some()),
                         &format!(
                             "err = {}(txn, container_of({n}, {ot}, {member}), (void **)&oc)",
                             e.fn_in(*outer)
@@ -1196,6 +1263,18 @@ fn emit_stub(s: &mut String, e: &EntrySpec) {
     s.push_str("abort:\n\terr = fgft_txn_abort(txn);\n");
     s.push_str(&abort_return(e, 1));
     s.push_str("}\n");
+}
+
+/// When objects of type `t` are the private area of objects of another
+/// marshaled type, and `t` has a marshaled pointer back to its owner: the
+/// owner's type and that member.
+fn owner_link(e: &EntrySpec, t: usize) -> Option<(usize, String)> {
+    let ow = e.types.iter().position(|o| o.priv_area == Some(t))?;
+    let f = e.types[t]
+        .fields
+        .iter()
+        .find(|f| f.copy_in && matches!(f.how, FieldHow::Ptr { target } if target == ow))?;
+    Some((ow, f.path.clone()))
 }
 
 fn abort_return(e: &EntrySpec, indent: usize) -> String {
@@ -1294,6 +1373,37 @@ mod tests {
             assert!(c.contains(needle), "missing `{needle}` in:\n{c}");
         }
         assert!(!c.lines().any(|l| l.ends_with(' ') || l.ends_with('\t')));
+    }
+
+    #[test]
+    fn shared_memory_is_granted_not_copied() {
+        let mut e = entry();
+        e.types[1].fields.push(FieldSpec {
+            path: "rx_ring".into(),
+            copy_in: true,
+            copy_out: false,
+            how: FieldHow::Shared {
+                len: "RX_LEN".into(),
+                rights: Rights::RW,
+            },
+        });
+        e.params[1].how = ParamHow::Shared {
+            len: "64".into(),
+            rights: Rights::R,
+        };
+        let c = emit_entry(&e).unwrap();
+        for needle in [
+            "\tc->rx_ring = o->rx_ring;\n\tret = fgft_grant_shared(txn, o->rx_ring, RX_LEN, FGFT_RW);\n\tif (ret)\n\t\treturn ret;",
+            "err = fgft_grant_shared(txn, buf, 64, FGFT_R);\n\tif (err)\n\t\tgoto abort;",
+        ] {
+            assert!(c.contains(needle), "missing `{needle}` in:\n{c}");
+        }
+        // Neither copied nor written back nor translated.
+        assert!(!c.contains("fgft_copy_blob(txn, buf"), "{c}");
+        assert!(!c.contains("fgft_blob_out(txn, (void *)buf"), "{c}");
+        assert!(!c.contains("(void **)&a.buf"), "{c}");
+        assert!(!c.contains("o->rx_ring = "), "{c}");
+        assert!(helpers_header().contains("static inline int fgft_grant_shared("));
     }
 
     #[test]

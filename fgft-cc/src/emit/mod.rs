@@ -1175,6 +1175,9 @@ pub fn plan_text(inp: &Inputs<'_>, plan: &Plan, table: &Table) -> String {
                     )
                 }
                 fgft_stubs::ParamHow::Str => "string (nullterm)".into(),
+                fgft_stubs::ParamHow::Shared { len, rights } => {
+                    format!("shared, {len} bytes used in place, granted {rights:?}, not undone")
+                }
                 fgft_stubs::ParamHow::Container { outer, member } => {
                     format!("member {member} of a copy of {}", sp.types[*outer].c_type)
                 }

@@ -368,12 +368,12 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
     s.push_str("\tc = fgft_obj_find(txn, o);\n\treturn c ? c : o;\n}\n\n");
     let _ = writeln!(
         s,
-        "/* fgft: the kernel object behind @p (the original of an SFI copy). */"
+        "/* fgft: the kernel object behind @p (the original of an SFI copy, else @p probed). */"
     );
     let _ = writeln!(s, "void *fgft_sfi_{d}_kobj(const void *p)");
-    s.push_str("{\n\tstruct fgft_txn *txn = fgft_current();\n\tvoid *o;\n\n");
-    s.push_str("\tif (!txn || !p)\n\t\treturn (void *)p;\n");
-    s.push_str("\to = fgft_obj_to_orig(txn, p);\n\treturn o ? o : (void *)p;\n}\n\n");
+    // The runtime translates a copy, else probes the pointer (a wild one
+    // fails the body here instead of faulting inside the kernel call).
+    s.push_str("{\n\treturn fgft_kobj(fgft_current(), p);\n}\n\n");
     let _ = writeln!(
         s,
         "/* fgft: checks @len bytes at @p against the range table; returns @p. */"
@@ -884,6 +884,7 @@ mod tests {
             undo: Some(undo.into()),
             undo_if: None,
             commit: false,
+            commit_ret: None,
             lock: None,
             unlock: None,
             lock_arg: None,

@@ -15,7 +15,7 @@ pub mod device;
 pub mod table;
 
 use crate::diag::Located;
-use fgft_annotations::{Annotations, HintKind};
+use fgft_annotations::{Access, Annotations, HintKind, HintTarget};
 use fgft_facts::access::{AccessKind, CallTarget, DriverFacts, PtrUseKind, Relation, Site};
 use fgft_facts::apicalls;
 use fgft_facts::callgraph::{CallGraph, Closure, Root};
@@ -310,6 +310,7 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
             warning: false,
         });
     }
+    check_hint_targets(inp, &mut plan.diags);
     if entry_names.is_empty() && plan.diags.is_empty() {
         plan.diags.push(Located {
             path: PathBuf::from("<command line>"),
@@ -540,6 +541,49 @@ fn body_fn_refs(inp: &Inputs<'_>, name: &str) -> Vec<Site> {
         }
     }
     out
+}
+
+/// Slots whose callers read the return value as something other than an
+/// error code, and what an aborted call returns there: `$N` is the entry's
+/// parameter N (1-based).
+const SLOT_ABORTS: &[(&str, &str, &str)] = &[
+    // A NAPI poll returns the work it did.  An aborted poll did not
+    // complete (napi_complete_done is deferred to commit), so it still owns
+    // the context: "the whole budget" makes NAPI poll it again, where 0
+    // would leave it scheduled and never polled, and a negative value is
+    // taken as work done.
+    ("napi_struct.poll", "$2", "the budget: NAPI polls again"),
+    // dev_get_stats() dereferences what ndo_get_stats returns; without the
+    // callback it reads the net_device's own counters, so an aborted call
+    // returns those rather than NULL.
+    (
+        "net_device_ops.ndo_get_stats",
+        "&$1->stats",
+        "the net_device's own counters",
+    ),
+];
+
+/// The abort value the slots of an entry call for, if any.
+fn slot_abort(slots: &[String], d: &fgft_facts::program::FnDef) -> Option<AbortReturn> {
+    for (slot, value, _why) in SLOT_ABORTS {
+        if !slots.iter().any(|s| s == slot) {
+            continue;
+        }
+        // `$N` (one digit) anywhere in the value is parameter N's name.
+        let mut v = String::new();
+        let mut chars = value.chars().peekable();
+        while let Some(c) = chars.next() {
+            match (c, chars.peek().and_then(|n| n.to_digit(10))) {
+                ('$', Some(k)) => {
+                    chars.next();
+                    v.push_str(&d.params.get((k as usize).checked_sub(1)?)?.name);
+                }
+                _ => v.push(c),
+            }
+        }
+        return Some(AbortReturn::Value(v));
+    }
+    None
 }
 
 fn abort_for(ret: &CType, ret_text: &str) -> AbortReturn {
@@ -982,13 +1026,14 @@ fn plan_entry(
             }
         }
     }
+    let abort = slot_abort(&slots, d).unwrap_or_else(|| abort_for(&d.ret, &d.ret_text));
     let spec = EntrySpec {
         driver: plan.driver.clone(),
         name: name.clone(),
         origin: inp.origin(def),
         slots,
         ret: d.ret_text.trim().to_string(),
-        abort: abort_for(&d.ret, &d.ret_text),
+        abort,
         err: "-EIO".into(),
         params,
         dev_key,
@@ -1003,6 +1048,88 @@ fn plan_entry(
         def,
         closure,
         apis,
+    })
+}
+
+/// Every hint names a member of a struct the driver defines (or at least
+/// names: kernel structs, whose members fgft does not read) or a parameter
+/// of a function it defines; anything else is a located error at the hint.
+fn check_hint_targets(inp: &Inputs<'_>, diags: &mut Vec<Located>) {
+    let prog = inp.prog;
+    for h in &inp.ann.hints {
+        let problem = match &h.target {
+            HintTarget::Field { strukt, field } => {
+                let rec = ["struct", "union"]
+                    .iter()
+                    .find_map(|k| prog.records.get(&format!("{k} {strukt}")));
+                match rec {
+                    Some(r) if r.fields.iter().any(|f| f.name == *field) => None,
+                    Some(r) => Some((
+                        format!("struct {strukt} has no member `{field}`"),
+                        format!(
+                            "struct {strukt} is defined at {}; its members: {}",
+                            shown_origin(inp, r.file, r.line),
+                            r.fields
+                                .iter()
+                                .map(|f| f.name.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    )),
+                    None if names_struct(prog, strukt) => None,
+                    None => Some((
+                        format!("struct {strukt} is neither defined nor used by the driver's sources"),
+                        "a hint names a struct (without the `struct` keyword) that the driver's files define or use".into(),
+                    )),
+                }
+            }
+            HintTarget::Param { function, param } => match prog.defs(function).first() {
+                Some(&d) if prog.fns[d].params.iter().any(|p| p.name == *param) => None,
+                Some(&d) => Some((
+                    format!("function `{function}` has no parameter `{param}`"),
+                    format!(
+                        "`{function}` ({}) takes: {}",
+                        inp.origin(d),
+                        prog.fns[d]
+                            .params
+                            .iter()
+                            .map(|p| p.name.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )),
+                None => Some((
+                    format!("function `{function}` is not defined in the driver's sources"),
+                    "a parameter hint names a function the driver defines".into(),
+                )),
+            },
+        };
+        if let Some((message, note)) = problem {
+            diags.push(Located {
+                path: h.loc.file.clone(),
+                text: std::fs::read_to_string(&h.loc.file).unwrap_or_default(),
+                range: h.loc.start..h.loc.end,
+                message: format!("{} hint: {message}", h.kind.name()),
+                label: "unknown hint target".into(),
+                notes: vec![note],
+                warning: false,
+            });
+        }
+    }
+}
+
+/// True when some driver file spells `struct NAME` or `union NAME`.
+fn names_struct(prog: &Program, name: &str) -> bool {
+    prog.files.iter().any(|f| {
+        ["struct", "union"].iter().any(|k| {
+            let needle = format!("{k} {name}");
+            f.text.match_indices(&needle).any(|(i, _)| {
+                let after = f.text[i + needle.len()..].chars().next();
+                let before = f.text[..i].chars().next_back();
+                !after.is_some_and(|c| c == '_' || c.is_ascii_alphanumeric())
+                    && !before.is_some_and(|c| c == '_' || c.is_ascii_alphanumeric())
+            })
+        })
     })
 }
 
@@ -1082,6 +1209,10 @@ impl TypeBuilder<'_, '_> {
                     }
                     ParamHow::Value
                 }
+                HintKind::Shared { len, rights } => ParamHow::Shared {
+                    len: len.clone(),
+                    rights: shared_rights(*rights),
+                },
                 HintKind::Container { outer, member } => {
                     let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
                         outer.clone()
@@ -1140,6 +1271,13 @@ impl TypeBuilder<'_, '_> {
             ));
             return ParamHow::Value;
         }
+        // A pointer to a member of a bigger object that the function itself
+        // converts with container_of (`napi` in a NAPI poll): marshal the
+        // container, as a container hint would.
+        if let Some((outer, member)) = self.param_container(d, k) {
+            let ty = self.ty(&outer, format!("container of parameter `{name}`"));
+            return ParamHow::Container { outer: ty, member };
+        }
         let mut target = (**pointee).clone();
         if target == CType::Void {
             // A void * converted to a record by the closure.
@@ -1183,6 +1321,51 @@ impl TypeBuilder<'_, '_> {
             }
         }
         ParamHow::Value
+    }
+
+    /// The container (`struct outer`, member) that function `d` converts
+    /// its parameter `k` to with container_of, when that is the only
+    /// parameter of its type and every such conversion agrees.
+    fn param_container(&self, d: &fgft_facts::program::FnDef, k: usize) -> Option<(CType, String)> {
+        let prog = self.inp.prog;
+        let CType::Ptr(pointee) = &d.params[k].ty else {
+            return None;
+        };
+        let pointee = prog.resolve(pointee);
+        if !pointee.is_recordish() {
+            return None;
+        }
+        let same_type = d
+            .params
+            .iter()
+            .filter(|p| matches!(&p.ty, CType::Ptr(t) if prog.resolve(t) == pointee))
+            .count();
+        if same_type != 1 {
+            return None;
+        }
+        let ff = self.inp.facts.per_fn.get(&d.name)?;
+        let mut found: Option<(CType, String)> = None;
+        for r in &ff.relations {
+            if let Relation::Container {
+                inner,
+                outer,
+                member,
+            } = r
+            {
+                if prog.resolve(inner) != pointee {
+                    continue;
+                }
+                let outer = prog.resolve(outer);
+                if !outer.is_recordish() {
+                    return None;
+                }
+                match &found {
+                    Some((o, m)) if *o != outer || m != member => return None,
+                    _ => found = Some((outer, member.clone())),
+                }
+            }
+        }
+        found
     }
 
     /// A pointer to one scalar (`u32 *data`): copied whole.
@@ -1372,6 +1555,10 @@ impl TypeBuilder<'_, '_> {
                         elem: None,
                     },
                     HintKind::NoDeref => FieldHow::Assign,
+                    HintKind::Shared { len, rights } => FieldHow::Shared {
+                        len: field_len_expr(prog, t, len, prefix),
+                        rights: shared_rights(*rights),
+                    },
                     HintKind::Container { outer, member } => {
                         let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
                             outer.clone()
@@ -1443,6 +1630,40 @@ impl TypeBuilder<'_, '_> {
                 how,
             });
         }
+        // Shared memory is granted with every object of the struct that
+        // crosses, even when the closure reaches it only through other
+        // pointers (bounce buffers pointing into a DMA region).
+        if let Some(tag) = bare_tag(t) {
+            let shared: Vec<(String, String, Access)> = self
+                .inp
+                .ann
+                .hints
+                .iter()
+                .filter_map(|h| match (&h.target, &h.kind) {
+                    (HintTarget::Field { strukt, field }, HintKind::Shared { len, rights })
+                        if *strukt == tag =>
+                    {
+                        Some((field.clone(), len.clone(), *rights))
+                    }
+                    _ => None,
+                })
+                .collect();
+            for (field, len, rights) in shared {
+                let path = format!("{prefix}{field}");
+                if out.iter().any(|f| f.path == path) {
+                    continue;
+                }
+                out.push(FieldSpec {
+                    path,
+                    copy_in: true,
+                    copy_out: false,
+                    how: FieldHow::Shared {
+                        len: field_len_expr(prog, t, &len, prefix),
+                        rights: shared_rights(rights),
+                    },
+                });
+            }
+        }
     }
 
     /// How a read or written member of type `fty` is copied.
@@ -1500,6 +1721,14 @@ impl TypeBuilder<'_, '_> {
             }
             CType::Scalar(_) | CType::Void | CType::Func => FieldHow::Assign,
         }
+    }
+}
+
+/// Range-table rights of a shared hint.
+fn shared_rights(a: Access) -> Rights {
+    match a {
+        Access::Read => Rights::R,
+        Access::ReadWrite => Rights::RW,
     }
 }
 

@@ -180,6 +180,13 @@ int fgft_obj_track(struct fgft_txn *txn, const void *kobj, size_t ksize,
 		   void *copy, size_t csize);
 void *fgft_obj_to_copy(struct fgft_txn *txn, const void *kptr);
 void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr);
+/*
+ * Added: the pointer a wrapper hands the kernel for SFI pointer @p: the
+ * original of a tracked copy, else @p after a probe -- a pointer that is not
+ * kernel memory fails the running body (FGFT_CAUSE_RANGE) instead of
+ * faulting inside the kernel function.
+ */
+void *fgft_kobj(struct fgft_txn *txn, const void *p);
 
 /* ---- undo log ---- */
 
