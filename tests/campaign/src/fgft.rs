@@ -98,7 +98,7 @@ pub fn script(cfg: &Config, mods: &FgftModules, batch: &[&Variant]) -> String {
 /// The console of one variant: from its `arm` marker to its `checked`
 /// marker, or to the end of the log when the boot went down first. Empty
 /// when the variant was never armed.
-fn variant_console<'a>(console: &'a str, id: u32) -> &'a str {
+fn variant_console(console: &str, id: u32) -> &str {
     let arm = format!("FGFT-MARK arm id={id}\n");
     let Some(start) = console.find(&arm) else {
         return "";
