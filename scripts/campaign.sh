@@ -18,5 +18,5 @@ done
 cargo build --release --locked -q -p fgft-cc -p fgft-campaign
 export FGFT_REPORT_CMD="scripts/campaign.sh $*"
 [ -n "${DRIVERS:-}" ] && FGFT_REPORT_CMD="DRIVERS=\"$DRIVERS\" $FGFT_REPORT_CMD"
-exec target/release/fgft-campaign "${configs[@]}" --seed 1 --per-entry 3 \
+exec target/release/fgft-campaign "${configs[@]}" --seed 1 --per-entry 3 --timeout 30 --throughput 3 \
 	--restarts 3 --report results/campaign.md "$@"

@@ -47,6 +47,11 @@ pub struct FgftResult {
     /// Time the runtime spent recovering (fault to end of abort), ns.
     pub recovery_ns: u64,
     pub device_ok: Option<bool>,
+    /// The kernel printed an oops report that the runtime then recovered
+    /// (a fault in kernel code the body called: the die notifier runs after
+    /// the report).
+    #[serde(default)]
+    pub oops_reported: bool,
 }
 
 /// Shell helpers the fgft script uses: read a counter from the runtime.
@@ -93,7 +98,7 @@ pub fn script(cfg: &Config, mods: &FgftModules, batch: &[&Variant]) -> String {
 /// The console of one variant: from its `arm` marker to its `checked`
 /// marker, or to the end of the log when the boot went down first. Empty
 /// when the variant was never armed.
-fn variant_console<'a>(console: &'a str, id: u32) -> &'a str {
+fn variant_console(console: &str, id: u32) -> &str {
     let arm = format!("FGFT-MARK arm id={id}\n");
     let Some(start) = console.find(&arm) else {
         return "";
@@ -106,6 +111,26 @@ fn variant_console<'a>(console: &'a str, id: u32) -> &'a str {
     }
 }
 
+/// The runtime's line when its die notifier takes over a fault.
+const RECOVERED: &str = ": recovered: fault at ";
+
+/// Oops reports in `window` that the runtime recovered: each counted oops
+/// line followed by the runtime's recovery line before the next oops.
+fn recovered_oops_reports(window: &str) -> usize {
+    let mut pending = false;
+    let mut n = 0;
+    for line in window.lines() {
+        let one = fgft_vm::parse_console(line);
+        if one.oopses > 0 {
+            pending = true;
+        } else if pending && line.contains(RECOVERED) {
+            n += 1;
+            pending = false;
+        }
+    }
+    n
+}
+
 /// Results for the variants of a batch that this boot got through. A
 /// variant whose console shows a kernel oops or panic, or whose `checked`
 /// marker is missing (the boot hung or went down), is a crash: the kernel
@@ -116,8 +141,10 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
     // The first check is the baseline before any variant.
     let mut check_iter = checks.iter().skip(1);
     for v in batch {
-        let seen = fgft_vm::parse_console(variant_console(&out.console, v.id));
-        let crashed = seen.oopses > 0 || seen.panicked;
+        let window = variant_console(&out.console, v.id);
+        let seen = fgft_vm::parse_console(window);
+        let recovered_oopses = recovered_oops_reports(window);
+        let crashed = seen.oopses > recovered_oopses || seen.panicked;
         let id = v.id.to_string();
         let m = out
             .markers_named("fgft")
@@ -136,6 +163,7 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
                 recoveries: 0,
                 recovery_ns: 0,
                 device_ok: None,
+                oops_reported: false,
             });
             break;
         };
@@ -161,6 +189,7 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
             recoveries: rec,
             recovery_ns: rec_ns,
             device_ok,
+            oops_reported: recovered_oopses > 0,
         });
     }
     res
@@ -232,5 +261,17 @@ mod tests {
         assert_eq!((one.oopses, two.oopses, three.oopses), (0, 1, 0));
         assert!(variant_console(LOG, 3).starts_with("FGFT-MARK arm id=3"));
         assert_eq!(variant_console(LOG, 4), "");
+    }
+
+    #[test]
+    fn an_oops_the_runtime_recovered_is_counted_apart() {
+        let recovered = "[ 8.81] BUG: kernel NULL pointer dereference, address: 02c8\n\
+            [ 8.81] Oops: Oops: 0000 [#1] PREEMPT SMP NOPTI\n\
+            [ 8.82] RIP: 0010:mii_link_ok+0xd/0x50 [mii]\n\
+            [ 8.83] fgft: rtl8139_get_link: recovered: fault at mii_link_ok+0xd/0x50 [mii] caught, transaction aborted\n";
+        assert_eq!(super::recovered_oops_reports(recovered), 1);
+        let two = format!("{recovered}[ 9.10] Oops: general protection fault [#2]\n");
+        assert_eq!(super::recovered_oops_reports(&two), 1);
+        assert_eq!(super::recovered_oops_reports(LOG), 0);
     }
 }

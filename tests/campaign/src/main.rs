@@ -106,7 +106,8 @@ fn run_driver(
     } else {
         Vec::new()
     };
-    let throughput = if args.throughput > 0 {
+    // Frames per second only mean something for a NIC (two ports on a hub).
+    let throughput = if args.throughput > 0 && cfg.driver.check_marker == "pkt" {
         let plain = prepare::plain(env, cfg)?;
         // "Stock" is the driver built here from the same sources (with the
         // config's compat edits: Debian's 8139too refuses QEMU's C+ model).

@@ -38,15 +38,23 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
         s,
         "Native: the injected driver built as is, one boot per fault. fgft: the same \
          injected driver split by fgft-cc; recovered = error returned, no crash, device \
-         passes traffic afterwards. Recovery ratio = median fgft recovery (fault to end of \
-         abort, from the runtime) / median restart (rmmod, insmod, ports up, first frame).\n"
+         passes traffic (or the mouse or sound card answers) afterwards; \"after an oops \
+         report\": the fault hit kernel code the isolated call made (not SFI code), the kernel \
+         printed its oops report before the runtime's die notifier took over, and the \
+         runtime recovered it (no process killed, the machine keeps running). Recovery \
+         ratio = median fgft recovery (fault to end of abort, device restore included, from \
+         the runtime) / median restart (rmmod, insmod, device ready: first frame, mouse \
+         detected or card answering).\n"
     );
     let _ = writeln!(s, "## Summary\n");
     let _ = writeln!(
         s,
-        "| driver | faults | native crashes | fgft crashes | fgft recovered | fgft no fault fired | device broken after | fgft boots | fgft recovery ms | restart ms | ratio |"
+        "| driver | faults | native crashes | fgft crashes | fgft recovered | of which after an oops report | fgft no fault fired | device broken after | fgft boots | fgft recovery ms | restart ms | ratio |"
     );
-    let _ = writeln!(s, "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let _ = writeln!(
+        s,
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    );
     for r in reports {
         let n = r.native.len().max(r.fgft.len());
         let crashes = r.native.iter().filter(|n| n.outcome.is_crash()).count();
@@ -64,9 +72,14 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
             _ => "-".into(),
         };
         let ms = |x: Option<f64>| x.map(|m| format!("{m:.3}")).unwrap_or_else(|| "-".into());
+        let reported = r
+            .fgft
+            .iter()
+            .filter(|f| f.outcome == FgftOutcome::Recovered && f.oops_reported)
+            .count();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.driver,
             n,
             if r.native.is_empty() {
@@ -76,6 +89,7 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
             },
             count(FgftOutcome::Crash),
             count(FgftOutcome::Recovered),
+            reported,
             count(FgftOutcome::NoFault),
             count(FgftOutcome::DeviceBroken),
             r.fgft_boots,
@@ -102,10 +116,14 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
         let boots: usize = reports.iter().map(|r| r.fgft_boots).sum();
         let _ = writeln!(
             s,
-            "| **all {} drivers** | {n} | {crashes} | {} | {} | {} | {} | {boots} | | | |",
+            "| **all {} drivers** | {n} | {crashes} | {} | {} | {} | {} | {} | {boots} | | | |",
             reports.len(),
             count(FgftOutcome::Crash),
             count(FgftOutcome::Recovered),
+            reports
+                .iter()
+                .map(|r| r.fgft.iter().filter(|f| f.oops_reported).count())
+                .sum::<usize>(),
             count(FgftOutcome::NoFault),
             count(FgftOutcome::DeviceBroken),
         );
@@ -117,9 +135,9 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
         );
         let _ = writeln!(
             s,
-            "| driver | stock | fgft (management entry points isolated) | ratio |"
+            "| driver | stock | fgft (management entry points isolated) | ratio | fgft (I/O path isolated too) | ratio |"
         );
-        let _ = writeln!(s, "|---|---|---|---:|");
+        let _ = writeln!(s, "|---|---|---|---:|---|---:|");
         for r in reports {
             if let Some(t) = &r.throughput {
                 let list = |v: &[f64]| {
@@ -128,9 +146,13 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
                         .collect::<Vec<_>>()
                         .join(", ")
                 };
+                let (io, io_ratio) = match t.io_ratio() {
+                    Some(x) => (list(&t.io), format!("{x:.3}")),
+                    None => ("-".to_string(), "-".to_string()),
+                };
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {} | {:.3} |",
+                    "| {} | {} | {} | {:.3} | {io} | {io_ratio} |",
                     r.driver,
                     list(&t.stock),
                     list(&t.fgft),
