@@ -231,24 +231,7 @@ const LOCKS: &[&str] = &[
 
 /// Name of the function a `function_definition` defines.
 pub fn function_name<'a>(file: &'a ParsedFile, def: Node<'_>) -> Option<&'a str> {
-    let mut d = def.child_by_field_name("declarator")?;
-    loop {
-        match d.kind() {
-            "function_declarator" => {
-                let inner = d.child_by_field_name("declarator")?;
-                if inner.kind() == "identifier" {
-                    return Some(file.node_text(inner));
-                }
-                d = inner;
-            }
-            "pointer_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
-                d = d
-                    .child_by_field_name("declarator")
-                    .or_else(|| d.named_child(0))?;
-            }
-            _ => return None,
-        }
-    }
+    fgft_parse::function_name(file, def)
 }
 
 /// Finds every site in the bodies of the functions `is_entry` accepts.

@@ -192,22 +192,8 @@ struct FnDef<'a> {
 }
 
 fn function_name(file: &ParsedFile, def: Node<'_>) -> Option<(String, Range<usize>)> {
-    let mut d = def.child_by_field_name("declarator")?;
-    loop {
-        match d.kind() {
-            "function_declarator" => {
-                let inner = d.child_by_field_name("declarator")?;
-                if inner.kind() == "identifier" {
-                    return Some((file.node_text(inner).to_string(), inner.byte_range()));
-                }
-                d = inner;
-            }
-            "pointer_declarator" | "parenthesized_declarator" | "attributed_declarator" => {
-                d = d.child_by_field_name("declarator")?;
-            }
-            _ => return None,
-        }
-    }
+    let n = fgft_parse::function_name_node(def)?;
+    Some((file.node_text(n).to_string(), n.byte_range()))
 }
 
 fn calls<'a>(n: Node<'a>, out: &mut Vec<Node<'a>>) {
