@@ -304,17 +304,55 @@ impl Facts {
     }
 }
 
+/// Which table of [`Facts`] a lookup reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FactKey {
+    /// [`Facts::functions`]
+    Function,
+    /// [`Facts::globals`]
+    Global,
+    /// [`Facts::struct_fields`]
+    Struct,
+    /// [`Facts::typedefs`]
+    Typedef,
+}
+
+/// Facts made only when a lookup may find something in them (a header is
+/// parsed only when one of its names is asked for).
+pub trait LazyFacts: Send + Sync + std::fmt::Debug {
+    /// `false` only when the facts certainly hold no `name` in table `key`.
+    fn may_have(&self, key: FactKey, name: &str) -> bool;
+    /// The facts (made on the first call).
+    fn facts(&self) -> &Facts;
+}
+
+#[derive(Debug, Clone)]
+enum Layer {
+    Eager(Arc<Facts>),
+    Lazy(Arc<dyn LazyFacts>),
+}
+
+impl Layer {
+    /// The layer's facts when they may hold `name` in table `key`.
+    fn get(&self, key: FactKey, name: &str) -> Option<&Facts> {
+        match self {
+            Layer::Eager(f) => Some(f),
+            Layer::Lazy(l) => l.may_have(key, name).then(|| l.facts()),
+        }
+    }
+}
+
 /// The facts of a file and of its headers, looked up layer by layer (the
 /// file first), so headers shared by many files are never copied.
 #[derive(Debug, Clone, Default)]
 pub struct FactSet {
-    layers: Vec<Arc<Facts>>,
+    layers: Vec<Layer>,
 }
 
 impl From<Facts> for FactSet {
     fn from(f: Facts) -> FactSet {
         FactSet {
-            layers: vec![Arc::new(f)],
+            layers: vec![Layer::Eager(Arc::new(f))],
         }
     }
 }
@@ -322,28 +360,46 @@ impl From<Facts> for FactSet {
 impl FactSet {
     /// Adds a lower-priority layer.
     pub fn push(&mut self, f: Arc<Facts>) {
-        self.layers.push(f);
+        self.layers.push(Layer::Eager(f));
+    }
+
+    /// Adds a lower-priority layer made on demand: lookups give what they
+    /// would give with its facts pushed, as long as `may_have` never says
+    /// `false` for a name the facts hold.
+    pub fn push_lazy(&mut self, f: Arc<dyn LazyFacts>) {
+        self.layers.push(Layer::Lazy(f));
     }
 
     /// Whether any layer defines or declares function `n`.
     pub fn is_function(&self, n: &str) -> bool {
-        self.layers.iter().any(|l| l.functions.contains(n))
+        self.layers.iter().any(|l| {
+            l.get(FactKey::Function, n)
+                .is_some_and(|f| f.functions.contains(n))
+        })
     }
 
     /// The type of global variable `n`.
     pub fn global(&self, n: &str) -> Option<&String> {
-        self.layers.iter().find_map(|l| l.globals.get(n))
+        self.layers
+            .iter()
+            .find_map(|l| l.get(FactKey::Global, n)?.globals.get(n))
     }
 
     /// The field types of struct `st`.
     pub fn struct_fields(&self, st: &str) -> Option<&HashMap<String, String>> {
-        self.layers.iter().find_map(|l| l.struct_fields.get(st))
+        self.layers
+            .iter()
+            .find_map(|l| l.get(FactKey::Struct, st)?.struct_fields.get(st))
     }
 
     /// Resolves a type name through typedefs to a struct name.
     pub fn resolve<'a>(&'a self, mut t: &'a str) -> &'a str {
         for _ in 0..8 {
-            match self.layers.iter().find_map(|l| l.typedefs.get(t)) {
+            match self
+                .layers
+                .iter()
+                .find_map(|l| l.get(FactKey::Typedef, t)?.typedefs.get(t))
+            {
                 Some(n) if n != t => t = n,
                 _ => break,
             }
@@ -637,9 +693,15 @@ fn struct_body_fields(pf: &ParsedFile, body: Node<'_>) -> HashMap<String, String
 
 /// `#include "x.h"` files of `pf` that exist next to it.
 pub fn local_includes(pf: &ParsedFile) -> Vec<PathBuf> {
-    let dir = pf.path.parent().unwrap_or(Path::new("."));
+    local_includes_in(&pf.path, &pf.text)
+}
+
+/// `#include "x.h"` files of the file at `path` holding `text` that exist
+/// next to it (no parse needed).
+pub fn local_includes_in(path: &Path, text: &str) -> Vec<PathBuf> {
+    let dir = path.parent().unwrap_or(Path::new("."));
     let mut out = Vec::new();
-    for line in pf.text.lines() {
+    for line in text.lines() {
         let l = line.trim_start();
         let Some(rest) = l.strip_prefix('#') else {
             continue;

@@ -2,10 +2,11 @@
 //! budget), its slot roots found with the slot facts, then reduced to names,
 //! lines and member uses; the tree is dropped before the next file.
 
+use crate::hdr;
 use crate::model::{
     FailKind, Failure, FieldDecl, FieldKind, FieldUse, FileSummary, FnSum, Lang, RootSum, UseKind,
 };
-use fgft_facts::slots::{self, FactSet, Facts, SlotTable};
+use fgft_facts::slots::{self, FactKey, FactSet, Facts, LazyFacts, SlotTable};
 use fgft_parse::{Options, ParseError, ParsedFile};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -58,26 +59,131 @@ const HEADER_DEPTH: usize = 4;
 /// How many headers the cache holds before it starts over.
 const HEADER_CACHE_MAX: usize = 8192;
 
-/// What one local header contributes.
+/// What a parsed local header contributes.
 #[derive(Debug, Default)]
-pub struct HeaderInfo {
+pub struct HeaderParsed {
     /// Type facts for the slot finder.
-    pub facts: Arc<Facts>,
+    pub facts: Facts,
     /// Struct members it declares.
     pub fields: Vec<FieldDecl>,
     /// Its static inline functions and function-like macros: driver code.
     pub functions: Vec<FnSum>,
+}
+
+/// One local header: its includes and an index of the names it may define
+/// are read from its text; it is parsed only when a lookup may find
+/// something in it ([`HeaderInfo::parsed`]).
+#[derive(Debug)]
+pub struct HeaderInfo {
+    path: PathBuf,
+    opts: Options,
+    index: hdr::Index,
     /// Local headers it includes.
     pub includes: Vec<PathBuf>,
+    parsed: OnceLock<HeaderParsed>,
+}
+
+impl HeaderInfo {
+    /// A header that contributes nothing (unreadable, not text, too big).
+    fn empty(path: &Path, opts: &Options) -> HeaderInfo {
+        HeaderInfo {
+            path: path.to_path_buf(),
+            opts: opts.clone(),
+            index: hdr::Index::default(),
+            includes: Vec::new(),
+            parsed: OnceLock::from(HeaderParsed::default()),
+        }
+    }
+
+    fn read(path: &Path, opts: &Options) -> HeaderInfo {
+        let Ok(bytes) = std::fs::read(path) else {
+            return HeaderInfo::empty(path, opts);
+        };
+        let Ok((text, _)) = fgft_parse::decode(path, bytes) else {
+            return HeaderInfo::empty(path, opts);
+        };
+        if text.len() > opts.budget.max_bytes {
+            return HeaderInfo::empty(path, opts);
+        }
+        let index = match &opts.hints {
+            Some(h) => hdr::index(&text, &h.rewrite(&text)),
+            None => hdr::index(&text, &text),
+        };
+        HeaderInfo {
+            path: path.to_path_buf(),
+            opts: opts.clone(),
+            index,
+            includes: slots::local_includes_in(path, &text),
+            parsed: OnceLock::new(),
+        }
+    }
+
+    /// The header parsed (on the first call; a header that does not parse
+    /// contributes nothing).
+    pub fn parsed(&self) -> &HeaderParsed {
+        self.parsed.get_or_init(|| {
+            let Ok(pf) = fgft_parse::parse_file_with(&self.path, &self.opts) else {
+                return HeaderParsed::default();
+            };
+            // Whether a header function is broken is never reported: no
+            // health check.  One walk for the survey and the type facts.
+            let mut scan = slots::Scan::new(&pf, None);
+            let (functions, fields) = walk_with(&pf, &HashSet::new(), Some(&mut scan));
+            HeaderParsed {
+                facts: scan.finish().0,
+                fields,
+                functions,
+            }
+        })
+    }
+
+    /// Its functions and function-like macros named `name` (parsing it
+    /// only when it may define one).
+    pub fn functions_named(&self, name: &str) -> Vec<&FnSum> {
+        if !self.index.may_define_function(name) {
+            return Vec::new();
+        }
+        let p = self.parsed();
+        p.functions.iter().filter(|f| f.name == name).collect()
+    }
+
+    /// The members named `field` it declares (parsing it only when it may
+    /// declare one).
+    pub fn fields_named(&self, field: &str) -> Vec<&FieldDecl> {
+        if !self.index.may_declare_member(field) {
+            return Vec::new();
+        }
+        let p = self.parsed();
+        p.fields.iter().filter(|d| d.field == field).collect()
+    }
+
+    /// Whether it has been parsed.
+    pub fn is_parsed(&self) -> bool {
+        self.parsed.get().is_some()
+    }
+}
+
+impl LazyFacts for HeaderInfo {
+    fn may_have(&self, key: FactKey, name: &str) -> bool {
+        match key {
+            FactKey::Function | FactKey::Global => self.index.may_name(name),
+            FactKey::Struct => self.index.may_define_struct(name),
+            FactKey::Typedef => self.index.may_define_typedef(name),
+        }
+    }
+
+    fn facts(&self) -> &Facts {
+        &self.parsed().facts
+    }
 }
 
 /// Shared, read-mostly state of a C survey: options, the slot table and the
-/// facts of local headers (each header is parsed once).
+/// local headers (each read once, parsed at most once).
 pub struct CContext {
     pub opts: Options,
     pub table: SlotTable,
     /// One cell per header: a file that needs a header another worker is
-    /// parsing waits for it instead of parsing it again.
+    /// reading waits for it instead of reading it again.
     headers: Mutex<HashMap<PathBuf, Arc<OnceLock<Arc<HeaderInfo>>>>>,
 }
 
@@ -103,27 +209,22 @@ impl CContext {
             }
             Err(_) => Arc::new(OnceLock::new()),
         };
-        cell.get_or_init(|| self.parse_header(path)).clone()
+        cell.get_or_init(|| Arc::new(HeaderInfo::read(path, &self.opts)))
+            .clone()
     }
 
-    fn parse_header(&self, path: &Path) -> Arc<HeaderInfo> {
-        // A header that does not parse contributes nothing.
-        let info = match fgft_parse::parse_file_with(path, &self.opts) {
-            Ok(pf) => {
-                let broken: HashSet<usize> = pf.health().broken().map(|f| f.range.start).collect();
-                // One walk for the survey and the header's type facts.
-                let mut scan = slots::Scan::new(&pf, None);
-                let (functions, fields) = walk_with(&pf, &broken, Some(&mut scan));
-                HeaderInfo {
-                    facts: Arc::new(scan.finish().0),
-                    fields,
-                    functions,
-                    includes: slots::local_includes(&pf),
-                }
-            }
-            Err(_) => HeaderInfo::default(),
+    /// Headers read and headers parsed so far.
+    pub fn header_counts(&self) -> (usize, usize) {
+        let Ok(m) = self.headers.lock() else {
+            return (0, 0);
         };
-        Arc::new(info)
+        let read = m.values().filter_map(|c| c.get()).count();
+        let parsed = m
+            .values()
+            .filter_map(|c| c.get())
+            .filter(|h| h.is_parsed())
+            .count();
+        (read, parsed)
     }
 }
 
@@ -198,7 +299,7 @@ pub fn summarize_text(
             continue;
         }
         let h = ctx.header(&p);
-        facts.push(h.facts.clone());
+        facts.push_lazy(h.clone());
         todo.extend(h.includes.iter().map(|q| (q.clone(), depth + 1)));
         headers.push((p, h));
     }

@@ -15,6 +15,7 @@
 
 pub mod apis;
 pub mod csum;
+pub mod hdr;
 pub mod kbuild;
 pub mod model;
 pub mod report;

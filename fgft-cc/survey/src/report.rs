@@ -9,7 +9,7 @@ use crate::apis::KnownApis;
 use crate::csum::HeaderInfo;
 use crate::model::{FailKind, FieldDecl, FieldKind, FileSummary, FnSum, Lang, UseKind};
 use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -211,6 +211,46 @@ fn is_restore(field: &str) -> bool {
         .any(|w| field.contains(w))
 }
 
+/// Adds `name`'s definitions to `fns` (once): those of the module's files,
+/// then its headers' (in order).
+fn define_fn<'a>(
+    fns: &mut HashMap<&'a str, Vec<(String, &'a FnSum)>>,
+    file_fns: &BTreeMap<&'a str, Vec<(String, &'a FnSum)>>,
+    headers: &[(String, &'a Arc<HeaderInfo>)],
+    name: &'a str,
+) {
+    fns.entry(name).or_insert_with(|| {
+        let mut v = file_fns.get(name).cloned().unwrap_or_default();
+        for (hn, h) in headers {
+            for f in h.functions_named(name) {
+                v.push((hn.clone(), f));
+            }
+        }
+        v
+    });
+}
+
+/// Adds the declarations of members named `field` to `decls` (once): those
+/// of the module's files, then its headers' (in order, no duplicates).
+fn declare_field<'a>(
+    decls: &mut HashMap<&'a str, Vec<FieldDecl>>,
+    file_decls: &BTreeMap<&'a str, Vec<FieldDecl>>,
+    headers: &[(String, &'a Arc<HeaderInfo>)],
+    field: &'a str,
+) {
+    decls.entry(field).or_insert_with(|| {
+        let mut v = file_decls.get(field).cloned().unwrap_or_default();
+        for (_, h) in headers {
+            for d in h.fields_named(field) {
+                if !v.contains(d) {
+                    v.push(d.clone());
+                }
+            }
+        }
+        v
+    });
+}
+
 /// Builds the report of one unit from the summaries of its files.
 pub fn module_report(
     tree: &Path,
@@ -229,21 +269,20 @@ pub fn module_report(
         .into_iter()
         .map(|(p, h)| (header_name(tree, p), h))
         .collect();
-    // Functions (and macros) by name, with where they are defined: the
-    // module's files, then its headers' inline functions and macros.
-    let mut fns: BTreeMap<&str, Vec<(String, &FnSum)>> = BTreeMap::new();
+    // Functions (and macros) of the module's files by name, with where they
+    // are defined; its headers' inline functions and macros are added to a
+    // name when it is looked up (a header is parsed only when it may define
+    // the name).
+    let mut file_fns: BTreeMap<&str, Vec<(String, &FnSum)>> = BTreeMap::new();
     for s in sums {
         for f in &s.functions {
-            fns.entry(f.name.as_str()).or_default().push((rel(s), f));
-        }
-    }
-    for (name, h) in &headers {
-        for f in &h.functions {
-            fns.entry(f.name.as_str())
+            file_fns
+                .entry(f.name.as_str())
                 .or_default()
-                .push((name.clone(), f));
+                .push((rel(s), f));
         }
     }
+    let mut fns: HashMap<&str, Vec<(String, &FnSum)>> = HashMap::new();
     // Entry points.
     let mut entry_points: BTreeMap<String, Vec<EntryPoint>> = BTreeMap::new();
     let mut library_slots = 0;
@@ -309,12 +348,17 @@ pub fn module_report(
             if !seen.insert(f) {
                 continue;
             }
-            let Some(defs) = fns.get(f) else {
-                continue;
-            };
-            for (s, d) in defs {
+            define_fn(&mut fns, &file_fns, &headers, f);
+            let callees: Vec<&str> = fns[f]
+                .iter()
+                .flat_map(|(_, d)| d.calls.iter().map(|(c, _)| c.as_str()))
+                .collect();
+            for c in callees {
+                define_fn(&mut fns, &file_fns, &headers, c);
+            }
+            for (s, d) in &fns[f] {
                 for (callee, line) in &d.calls {
-                    if fns.contains_key(callee.as_str()) {
+                    if !fns[callee.as_str()].is_empty() {
                         if !seen.contains(callee.as_str()) {
                             stack.push(callee.as_str());
                         }
@@ -342,17 +386,25 @@ pub fn module_report(
         })
         .collect();
 
-    // Member declarations the module sees: its files and their headers.
-    let mut decls: BTreeMap<&str, Vec<FieldDecl>> = BTreeMap::new();
-    let hdr = headers.iter().flat_map(|(_, h)| h.fields.iter());
-    for d in sums.iter().flat_map(|s| s.fields.iter()).chain(hdr) {
-        let v = decls.entry(d.field.as_str()).or_default();
+    // Member declarations the module sees: its files and (added to a member
+    // name when it is looked up) their headers.
+    let mut file_decls: BTreeMap<&str, Vec<FieldDecl>> = BTreeMap::new();
+    for d in sums.iter().flat_map(|s| s.fields.iter()) {
+        let v = file_decls.entry(d.field.as_str()).or_default();
         if !v.contains(d) {
             v.push(d.clone());
         }
     }
+    let mut decls: HashMap<&str, Vec<FieldDecl>> = HashMap::new();
     // Hints: pointer members indexed, moved or read as strings in a closure.
     let mut hints: BTreeMap<String, (BTreeSet<UseKind>, String, bool)> = BTreeMap::new();
+    for f in &closure_all {
+        for (_, d) in fns.get(f).map(Vec::as_slice).unwrap_or(&[]) {
+            for u in &d.field_uses {
+                declare_field(&mut decls, &file_decls, &headers, u.field.as_str());
+            }
+        }
+    }
     for f in &closure_all {
         for (s, d) in fns.get(f).map(Vec::as_slice).unwrap_or(&[]) {
             for u in &d.field_uses {

@@ -1,0 +1,504 @@
+//! A cheap index of a local header: which names it may define, found with a
+//! token scan of its hint-rewritten text (no tree-sitter parse), so that the
+//! survey parses a header only when a lookup may find something in it.
+//!
+//! Every set over-approximates what the parse would give (a name is left out
+//! only when no parse can define it there):
+//! - `idents`: every identifier token (in code and in directives);
+//! - `members`: identifiers inside braces, counting each `#if` branch from
+//!   the depth at the `#if` and going on after `#endif` from the deepest
+//!   branch (so a member is inside braces however the branches are taken);
+//! - `brace`: identifiers followed by `{` before a `;` or `}` that is kept
+//!   whenever they are (same or enclosing `#if` branch): struct, union and
+//!   function definitions (`struct X {`, `int X(void) {`);
+//! - `typedef`: identifiers of `typedef ... ;` declarations;
+//! - `macros`: names of function-like macros (`#define X(`).
+//!
+//! Names are taken from the original text at the rewritten text's token
+//! ranges, as the parse's node texts are.  A header with an identifier the
+//! scan does not understand (`$`, non-ASCII) may define anything.
+
+use fgft_parse::hints::FxHasher;
+use std::hash::Hasher;
+
+/// Hashes of names (a filter: a hash match may be a false positive, a miss
+/// never is).
+#[derive(Debug, Default, Clone)]
+pub struct NameSet(Vec<u64>);
+
+impl NameSet {
+    fn from_hashes(mut v: Vec<u64>) -> NameSet {
+        v.sort_unstable();
+        v.dedup();
+        v.shrink_to_fit();
+        NameSet(v)
+    }
+
+    /// Whether `name` may be in the set.
+    pub fn may_contain(&self, name: &str) -> bool {
+        self.0.binary_search(&hash(name)).is_ok()
+    }
+}
+
+fn hash(name: &str) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(name.as_bytes());
+    h.finish()
+}
+
+/// What a header may define (see the module documentation).
+#[derive(Debug, Default, Clone)]
+pub struct Index {
+    /// Anything may be defined (the scan met something it cannot read).
+    pub all: bool,
+    pub idents: NameSet,
+    pub brace: NameSet,
+    pub typedef: NameSet,
+    pub macros: NameSet,
+    /// Identifiers inside braces (outside directives): struct members.
+    pub members: NameSet,
+}
+
+impl Index {
+    /// May define a function or function-like macro named `name`.
+    pub fn may_define_function(&self, name: &str) -> bool {
+        self.all || self.brace.may_contain(name) || self.macros.may_contain(name)
+    }
+
+    /// May declare a global or function named `name`.
+    pub fn may_name(&self, name: &str) -> bool {
+        self.all || self.idents.may_contain(name)
+    }
+
+    /// May declare a struct or union member named `name`.
+    pub fn may_declare_member(&self, name: &str) -> bool {
+        self.all || self.members.may_contain(name)
+    }
+
+    /// May define struct/union `name` (by tag or typedef name).
+    pub fn may_define_struct(&self, name: &str) -> bool {
+        self.all || self.brace.may_contain(name) || self.typedef.may_contain(name)
+    }
+
+    /// May define typedef `name`.
+    pub fn may_define_typedef(&self, name: &str) -> bool {
+        self.all || self.typedef.may_contain(name)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum T {
+    Ident,
+    Typedef,
+    Semi,
+    Open,
+    Close,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Tok {
+    t: T,
+    /// Hash of the name (identifiers).
+    h: u64,
+    /// Innermost conditional branch (0: none).
+    branch: u32,
+    /// Brace depth before the token.
+    depth: i32,
+}
+
+/// Longest forward scan from one token before giving up (and assuming the
+/// worst).
+const SCAN_CAP: usize = 4096;
+
+/// Indexes a header: `text` is its text, `hinted` the macro-hint rewrite of
+/// it (same length, same offsets).
+pub fn index(text: &str, hinted: &str) -> Index {
+    let b = hinted.as_bytes();
+    let n = b.len();
+    let name_hash = |s: usize, e: usize| hash(text.get(s..e).unwrap_or(""));
+    let mut all = false;
+    let mut idents: Vec<u64> = Vec::new();
+    let mut macros: Vec<u64> = Vec::new();
+    let mut toks: Vec<Tok> = Vec::new();
+    // Conditional branches: parent of each (index = id; 0 is the root).
+    let mut parent: Vec<u32> = vec![0];
+    let mut stack: Vec<u32> = Vec::new();
+    // Per open conditional: the brace depth at its `#if` and the largest
+    // depth a finished branch ended at (branches are alternatives: each
+    // starts at the group's depth, and the group ends at the largest).
+    let mut groups: Vec<(i32, i32)> = Vec::new();
+    let mut members: Vec<u64> = Vec::new();
+    let mut depth = 0i32;
+    let mut i = 0;
+    let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while i < n {
+        let c = b[i];
+        if c == b'\n' {
+            i += 1;
+            continue;
+        }
+        if c == b' ' || c == b'\t' || c == b'\r' || c == b'\x0c' || c == b'\x0b' {
+            i += 1;
+            continue;
+        }
+        if c == b'\\' && b.get(i + 1) == Some(&b'\n') {
+            i += 2;
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = skip_block_comment(b, i);
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            i = skip_line_comment(b, i);
+            continue;
+        }
+        if c == b'#' {
+            // A directive, to the end of its (continued) line.
+            let end = directive_end(b, i);
+            let d = &b[i..end];
+            let mut k = 1;
+            while k < d.len() && (d[k] == b' ' || d[k] == b'\t') {
+                k += 1;
+            }
+            let ws = k;
+            while k < d.len() && is_id(d[k]) {
+                k += 1;
+            }
+            let word = &d[ws..k];
+            match word {
+                b"if" | b"ifdef" | b"ifndef" => {
+                    let id = parent.len() as u32;
+                    parent.push(stack.last().copied().unwrap_or(0));
+                    stack.push(id);
+                    groups.push((depth, i32::MIN));
+                }
+                b"elif" | b"else" | b"elifdef" | b"elifndef" => {
+                    if stack.pop().is_some() {
+                        let id = parent.len() as u32;
+                        parent.push(stack.last().copied().unwrap_or(0));
+                        stack.push(id);
+                    }
+                    if let Some(g) = groups.last_mut() {
+                        g.1 = g.1.max(depth);
+                        depth = g.0;
+                    }
+                }
+                b"endif" => {
+                    stack.pop();
+                    if let Some(g) = groups.pop() {
+                        depth = depth.max(g.1);
+                    }
+                }
+                b"define" => {
+                    let mut m = k;
+                    while m < d.len() && (d[m] == b' ' || d[m] == b'\t') {
+                        m += 1;
+                    }
+                    let s = m;
+                    while m < d.len() && is_id(d[m]) {
+                        m += 1;
+                    }
+                    if m > s && d.get(m) == Some(&b'(') {
+                        macros.push(name_hash(i + s, i + m));
+                    }
+                }
+                _ => {}
+            }
+            // Every identifier of the directive counts as a name.
+            let mut k = 0;
+            while k < d.len() {
+                if d[k] == b'_' || d[k].is_ascii_alphabetic() {
+                    let s = k;
+                    while k < d.len() && is_id(d[k]) {
+                        k += 1;
+                    }
+                    idents.push(name_hash(i + s, i + k));
+                } else if d[k].is_ascii_digit() {
+                    while k < d.len() && (is_id(d[k]) || d[k] == b'.') {
+                        k += 1;
+                    }
+                } else {
+                    if d[k] == b'$' || d[k] >= 0x80 {
+                        all = true;
+                    }
+                    k += 1;
+                }
+            }
+            i = end;
+            continue;
+        }
+        if c == b'"' || c == b'\'' {
+            i = skip_literal(b, i);
+            continue;
+        }
+        if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+            i += 1;
+            while i < n
+                && (is_id(b[i])
+                    || b[i] == b'.'
+                    || ((b[i] == b'+' || b[i] == b'-')
+                        && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P')))
+            {
+                i += 1;
+            }
+            continue;
+        }
+        let branch = stack.last().copied().unwrap_or(0);
+        if c == b'_' || c.is_ascii_alphabetic() {
+            let s = i;
+            while i < n && is_id(b[i]) {
+                i += 1;
+            }
+            if i < n && (b[i] == b'$' || b[i] >= 0x80) {
+                all = true;
+            }
+            // `L"..."`, `u8'x'`: a literal's prefix.
+            if i < n && (b[i] == b'"' || b[i] == b'\'') && i - s <= 2 {
+                continue;
+            }
+            let h = name_hash(s, i);
+            idents.push(h);
+            if depth >= 1 {
+                members.push(h);
+            }
+            let t = if &b[s..i] == b"typedef" {
+                T::Typedef
+            } else {
+                T::Ident
+            };
+            toks.push(Tok {
+                t,
+                h,
+                branch,
+                depth,
+            });
+            continue;
+        }
+        if c == b'$' || c >= 0x80 {
+            all = true;
+            i += 1;
+            continue;
+        }
+        let t = match c {
+            b';' => Some(T::Semi),
+            b'{' => Some(T::Open),
+            b'}' => Some(T::Close),
+            _ => None,
+        };
+        if let Some(t) = t {
+            toks.push(Tok {
+                t,
+                h: 0,
+                branch,
+                depth,
+            });
+            match t {
+                T::Open => depth += 1,
+                T::Close => depth = (depth - 1).max(0),
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    // Whether branch `a` is `b` or encloses it (a token in `a` is kept
+    // whenever one in `b` is).
+    let encloses = |a: u32, mut b: u32| {
+        for _ in 0..64 {
+            if a == b {
+                return true;
+            }
+            if b == 0 {
+                return false;
+            }
+            b = parent[b as usize];
+        }
+        true
+    };
+    // Next `{` and next `;`/`}` after each token.
+    let len = toks.len();
+    let mut next_open = vec![usize::MAX; len + 1];
+    let mut next_term = vec![usize::MAX; len + 1];
+    for k in (0..len).rev() {
+        next_open[k] = if toks[k].t == T::Open {
+            k
+        } else {
+            next_open[k + 1]
+        };
+        next_term[k] = if matches!(toks[k].t, T::Semi | T::Close) {
+            k
+        } else {
+            next_term[k + 1]
+        };
+    }
+    let mut brace: Vec<u64> = Vec::new();
+    let mut typedef: Vec<u64> = Vec::new();
+    for (k, tk) in toks.iter().enumerate() {
+        match tk.t {
+            T::Ident => {
+                let (o, t) = (next_open[k + 1], next_term[k + 1]);
+                if o == usize::MAX {
+                    continue;
+                }
+                if o < t {
+                    brace.push(tk.h);
+                    continue;
+                }
+                if encloses(toks[t].branch, tk.branch) {
+                    continue; // a `;` or `}` first, kept with the name
+                }
+                // A terminator in another branch: look further.
+                let mut j = t;
+                let mut found = false;
+                let mut steps = 0;
+                while j < len {
+                    steps += 1;
+                    if steps > SCAN_CAP {
+                        found = true;
+                        break;
+                    }
+                    match toks[j].t {
+                        T::Open => {
+                            found = true;
+                            break;
+                        }
+                        T::Semi | T::Close if encloses(toks[j].branch, tk.branch) => break,
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if found {
+                    brace.push(tk.h);
+                }
+            }
+            T::Typedef => {
+                // Every name to the `;` that ends it, at its brace depth.
+                let mut j = k + 1;
+                let mut steps = 0;
+                while j < len {
+                    steps += 1;
+                    if steps > SCAN_CAP * 16 {
+                        all = true;
+                        break;
+                    }
+                    let x = toks[j];
+                    if x.t == T::Semi && x.depth == tk.depth && encloses(x.branch, tk.branch) {
+                        break;
+                    }
+                    if x.t == T::Ident {
+                        typedef.push(x.h);
+                    }
+                    j += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    Index {
+        all,
+        idents: NameSet::from_hashes(idents),
+        brace: NameSet::from_hashes(brace),
+        typedef: NameSet::from_hashes(typedef),
+        macros: NameSet::from_hashes(macros),
+        members: NameSet::from_hashes(members),
+    }
+}
+
+fn skip_block_comment(b: &[u8], i: usize) -> usize {
+    let mut j = i + 2;
+    while j + 1 < b.len() {
+        if b[j] == b'*' && b[j + 1] == b'/' {
+            return j + 2;
+        }
+        j += 1;
+    }
+    b.len()
+}
+
+fn skip_line_comment(b: &[u8], i: usize) -> usize {
+    let mut j = i + 2;
+    while j < b.len() {
+        if b[j] == b'\n' && b[j - 1] != b'\\' {
+            return j;
+        }
+        j += 1;
+    }
+    b.len()
+}
+
+/// End of a string or character literal (at the newline when unterminated).
+fn skip_literal(b: &[u8], i: usize) -> usize {
+    let q = b[i];
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\\' => j += 2,
+            b'\n' => return j,
+            c if c == q => return j + 1,
+            _ => j += 1,
+        }
+    }
+    b.len()
+}
+
+/// End of the directive starting at `i` (its newline, after continuation
+/// lines and comments that span lines).
+fn directive_end(b: &[u8], i: usize) -> usize {
+    let mut j = i + 1;
+    while j < b.len() {
+        match b[j] {
+            b'\n' => return j,
+            b'\\' if b.get(j + 1) == Some(&b'\n') => j += 2,
+            b'\\' if b.get(j + 1) == Some(&b'\r') && b.get(j + 2) == Some(&b'\n') => j += 3,
+            b'/' if b.get(j + 1) == Some(&b'*') => j = skip_block_comment(b, j),
+            b'/' if b.get(j + 1) == Some(&b'/') => j = skip_line_comment(b, j),
+            b'"' | b'\'' => j = skip_literal(b, j),
+            _ => j += 1,
+        }
+    }
+    b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ix(s: &str) -> Index {
+        index(s, s)
+    }
+
+    #[test]
+    fn definitions_prototypes_and_branches() {
+        let x = ix("struct a;\nstruct b { int f; };\nint p(int x);\n\
+             static inline int d(int x)\n{\n\treturn q(x);\n}\n\
+             #define M(x) ((x) + 1)\n#define N 3\n\
+             typedef struct { int g; } t_t;\ntypedef int u_t;\n\
+             int c(int y)\n#ifdef A\n;\n#else\n{ return 0; }\n#endif\n");
+        assert!(x.may_define_struct("b") && !x.may_define_struct("a"));
+        assert!(!x.may_define_function("p") && x.may_name("p"));
+        assert!(x.may_define_function("d") && !x.may_define_function("q"));
+        assert!(x.may_define_function("M") && !x.may_define_function("N"));
+        assert!(x.may_define_struct("t_t") && x.may_define_typedef("u_t"));
+        assert!(!x.may_define_typedef("b"));
+        // The `;` is in another branch than the name: may be a definition.
+        assert!(x.may_define_function("c"));
+        assert!(!x.may_name("nothing") && x.may_name("g"));
+        assert!(x.may_declare_member("g") && x.may_declare_member("f"));
+        assert!(!x.may_declare_member("p") && !x.may_declare_member("N"));
+        // Braces opened in both branches count once.
+        let y = ix(
+            "#ifdef A\nstruct s {\n#else\nstruct t {\n#endif\n\tint m;\n};\nint top;\n\
+             #if B\n}\n#else\n}\n#endif\nstruct u { int n; };\n",
+        );
+        assert!(y.may_declare_member("m") && y.may_declare_member("n"));
+    }
+
+    #[test]
+    fn comments_strings_and_odd_text() {
+        let x = ix("/* struct z { */ char *s = \"w {\"; // v {\n#define L \"/*\"\nint k;\n");
+        assert!(!x.may_define_struct("z") && !x.may_define_struct("w"));
+        assert!(!x.may_define_struct("v") && x.may_name("k"));
+        assert!(ix("int a$b;").all);
+        let _ = ix("#define\n#if\n#endif\n#endif\n\"\n'\n/*");
+    }
+}
