@@ -804,7 +804,11 @@ impl Walker<'_, '_> {
                         }
                     }
                 }
-                l
+                // The value of an assignment is not a read of the member it
+                // stored to: a model such as if_mii's `(rq)->ifr_ifru =
+                // (rq)->ifr_ifru` (the union copied in and out) must not make
+                // that member look like a pointer the caller converts.
+                Info { field: None, ..l }
             }
             "update_expression" => match n.child_by_field_name("argument") {
                 Some(a) => {
