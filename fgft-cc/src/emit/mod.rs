@@ -38,6 +38,9 @@ use std::path::PathBuf;
 pub const SANITIZE: &str = "-fsanitize=kernel-address -fasan-shadow-offset=0xdffffc0000000000 \
 --param asan-instrumentation-with-call-threshold=0 --param asan-stack=0 --param asan-globals=0";
 
+/// The runtime header runtime.h includes (variadic-argument probes).
+const RUNTIME_VA_H: &str = include_str!("../../../runtime-kmod/include/fgft/va.h");
+
 /// Options of the emitter.
 #[derive(Debug, Clone, Default)]
 pub struct EmitOpts {
@@ -505,6 +508,7 @@ pub fn emit(
         PathBuf::from("include/fgft/runtime.h"),
         opts.runtime_header.clone(),
     );
+    out.insert(PathBuf::from("include/fgft/va.h"), RUNTIME_VA_H.to_string());
     out.insert(PathBuf::from("include/fgft.h"), opts.fgft_header.clone());
     out.insert(PathBuf::from("Kbuild"), kbuild(inp, plan, &sfi_files, opts));
     out.insert(PathBuf::from("Makefile"), makefile(plan));

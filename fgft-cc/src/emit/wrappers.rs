@@ -256,9 +256,10 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
             describe(e)
         );
         let _ = writeln!(s, "#undef {}", e.name);
+        // The unnamed arguments are probed too (FGFT_VA_MAP, runtime.h).
         let _ = writeln!(
             s,
-            "#define {}({}, ...) \\\n\t{}({}, ##__VA_ARGS__)\n",
+            "#define {}({}, ...) \\\n\t{}({} FGFT_VA_MAP(__VA_ARGS__))\n",
             e.name,
             names.join(", "),
             e.name,

@@ -188,6 +188,9 @@ void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr);
  */
 void *fgft_kobj(struct fgft_txn *txn, const void *p);
 
+/* Probes of the unnamed arguments of variadic kernel calls. */
+#include <fgft/va.h>
+
 /* ---- undo log ---- */
 
 typedef void (*fgft_comp_fn)(unsigned long a0, unsigned long a1,
