@@ -16,7 +16,11 @@ fn variadic_pointer_arguments_are_probed_once_each() {
         .arg(&out)
         .output()
         .expect("gcc runs");
-    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    assert!(
+        st.status.success(),
+        "{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
     let run = Command::new(&out).output().expect("test program runs");
     std::fs::remove_file(&out).ok();
     let text = String::from_utf8_lossy(&run.stdout);
