@@ -27,6 +27,7 @@
 #include <linux/rcupdate.h>
 #include <linux/interrupt.h>
 #include <linux/uaccess.h>
+#include <linux/mm.h>
 #include <linux/build_bug.h>
 #include <asm/trapnr.h>
 #include <asm/ptrace.h>
@@ -778,6 +779,27 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 	return (void *)p;
 }
 EXPORT_SYMBOL_GPL(fgft_kobj);
+
+/* Below this, lib/iomap.c takes a cookie for a port (or warns): no access. */
+#define FGFT_PIO_RESERVED	0x40000UL
+
+void fgft_iomem_check(const void __iomem *addr)
+{
+	const void *p = (const void __force *)addr;
+	struct fgft_txn *txn;
+
+	if ((unsigned long)p < FGFT_PIO_RESERVED || is_vmalloc_addr(p))
+		return;
+	txn = fgft_current();
+	if (IS_ERR_OR_NULL(txn))
+		return;
+	pr_err_ratelimited("%s: I/O address %p is neither a port nor ioremapped\n",
+			   txn->ep && txn->ep->name ? txn->ep->name : "txn",
+			   p);
+	if (txn->state == FGFT_TXN_BODY && txn_owned(txn))
+		fgft_fail_active(txn, FGFT_CAUSE_RANGE);
+}
+EXPORT_SYMBOL_GPL(fgft_iomem_check);
 
 /* ---- undo log API ---- */
 

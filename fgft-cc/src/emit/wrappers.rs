@@ -676,6 +676,10 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             ArgSpec::Str => {
                 let _ = writeln!(s, "\tfgft_sfi_{d}_str({});", p.name);
             }
+            // An MMIO or port cookie: checked for range, never read.
+            _ if p.ty.contains("__iomem") => {
+                let _ = writeln!(s, "\tfgft_iomem_check({});", p.name);
+            }
             _ => {}
         }
     }

@@ -188,6 +188,14 @@ void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr);
  */
 void *fgft_kobj(struct fgft_txn *txn, const void *p);
 
+/*
+ * Added: an I/O cookie SFI code hands an accessor (ioread32, iowrite8, ...):
+ * a port cookie or an address in the ioremap (vmalloc) area passes; anything
+ * else (a corrupted __iomem pointer) fails the running body instead of
+ * faulting inside the accessor.  The cookie is never read.
+ */
+void fgft_iomem_check(const void __iomem *addr);
+
 /* Probes of the unnamed arguments of variadic kernel calls. */
 #include <fgft/va.h>
 
