@@ -780,6 +780,28 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 }
 EXPORT_SYMBOL_GPL(fgft_kobj);
 
+void fgft_sleep_point(struct fgft_txn *txn)
+{
+	struct fgft_undolog *l;
+	u32 i;
+
+	if (IS_ERR_OR_NULL(txn) || !txn_owned(txn))
+		return;
+	l = &txn->log;
+	/* Newest first, so interrupt flags come back in the order saved. */
+	for (i = l->n; i-- > 0;) {
+		struct fgft_rec *r = &l->r[i];
+
+		if (r->kind != FGFT_REC_LOCK || r->released ||
+		    !r->unlock_pending || r->lock_kind == FGFT_LOCK_MUTEX)
+			continue;
+		r->released = 1;
+		l->nlocks--;
+		fgft_release_lock(NULL, r->lock_kind, (void *)r->a[0], r->a[1]);
+	}
+}
+EXPORT_SYMBOL_GPL(fgft_sleep_point);
+
 /* Below this, lib/iomap.c takes a cookie for a port (or warns): no access. */
 #define FGFT_PIO_RESERVED	0x40000UL
 

@@ -626,6 +626,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
     if needs_txn || e.save.is_some() || (!void && !e.commit) {
         s.push('\n');
     }
+    // A wait: spin locks the body already unlocked go now (two-phase
+    // locking defers them, and nothing may sleep holding them).
+    if e.effect == "delay" {
+        s.push_str("\tfgft_sleep_point(fgft_current());\n");
+    }
     // Kernel objects: the originals.
     for p in &params {
         match &p.kind {

@@ -189,6 +189,14 @@ void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr);
 void *fgft_kobj(struct fgft_txn *txn, const void *p);
 
 /*
+ * Added: the body is about to sleep or wait (msleep, udelay, ...).  Spin
+ * locks it has already unlocked, whose release two-phase locking defers to
+ * the end, are released now: the driver does not hold them across the wait
+ * and the kernel must not sleep with them held.  Mutexes stay deferred.
+ */
+void fgft_sleep_point(struct fgft_txn *txn);
+
+/*
  * Added: an I/O cookie SFI code hands an accessor (ioread32, iowrite8, ...):
  * a port cookie or an address in the ioremap (vmalloc) area passes; anything
  * else (a corrupted __iomem pointer) fails the running body instead of
