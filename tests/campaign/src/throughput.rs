@@ -45,15 +45,20 @@ impl Throughput {
 
 /// The guest script: `rounds` times, stock module then fgft build, each
 /// measured for `secs` seconds of traffic from the first port to the second.
-/// Guest paths of the I/O-path build's modules (same file names as the
-/// other fgft build, so they live in their own directory).
-fn io_guest_path(m: &std::path::Path) -> String {
+/// Where module `m` lands in the guest: `/lib/fgft/<dir><file name>`. The
+/// I/O-path build's modules have the same file names as the other fgft
+/// build's, so they live in `io/`.
+fn guest_path(dir: &str, m: &std::path::Path) -> String {
     format!(
-        "/lib/fgft/io/{}",
+        "/lib/fgft/{dir}{}",
         m.file_name()
             .map(|f| f.to_string_lossy().into_owned())
             .unwrap_or_default()
     )
+}
+
+fn io_guest_path(m: &std::path::Path) -> String {
+    guest_path("io/", m)
 }
 
 /// The guest script: per round, the stock driver, the fgft build and (when
@@ -67,14 +72,7 @@ pub fn script(
     secs: u32,
 ) -> String {
     let d = &cfg.driver;
-    let guest = |m: &std::path::Path| {
-        format!(
-            "/lib/fgft/{}",
-            m.file_name()
-                .map(|f| f.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        )
-    };
+    let guest = |m: &std::path::Path| guest_path("", m);
     let mut builds: Vec<(&str, Vec<String>)> =
         vec![("fgft", mods.modules[1..].iter().map(|m| guest(m)).collect())];
     if let Some(io) = io {
