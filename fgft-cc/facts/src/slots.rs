@@ -448,25 +448,9 @@ fn children_by_field<'t>(
     n: Node<'t>,
     f: Option<std::num::NonZeroU16>,
 ) -> impl Iterator<Item = Node<'t>> {
-    let mut c = n.walk();
-    let mut started = false;
-    std::iter::from_fn(move || {
-        let f = f?.get();
-        loop {
-            let moved = if started {
-                c.goto_next_sibling()
-            } else {
-                started = true;
-                c.goto_first_child()
-            };
-            if !moved {
-                return None;
-            }
-            if c.field_id().map(|x| x.get()) == Some(f) {
-                return Some(c.node());
-            }
-        }
-    })
+    fgft_parse::walk::children_with_fields(n)
+        .filter(move |(_, id)| f.is_some() && *id == f)
+        .map(|(x, _)| x)
 }
 
 /// Inserts `k -> v` written by the node spanning `r`.  Facts used to be

@@ -203,25 +203,29 @@ pub fn preorder<'t>(root: Node<'t>, mut f: impl FnMut(Node<'t>, u32) -> bool) {
     }
 }
 
-/// The named children of `n`, in order, without collecting them.
-pub fn named_children<'t>(n: Node<'t>) -> impl Iterator<Item = Node<'t>> {
+/// The children of `n` with their field ids, in order, without collecting
+/// them (one cursor; `Node::child(k)` is O(k)).
+pub fn children_with_fields<'t>(
+    n: Node<'t>,
+) -> impl Iterator<Item = (Node<'t>, Option<NonZeroU16>)> {
     let mut c = n.walk();
     let mut started = false;
-    std::iter::from_fn(move || loop {
+    std::iter::from_fn(move || {
         let moved = if started {
             c.goto_next_sibling()
         } else {
             started = true;
             c.goto_first_child()
         };
-        if !moved {
-            return None;
-        }
-        let x = c.node();
-        if x.is_named() {
-            return Some(x);
-        }
+        moved.then(|| (c.node(), c.field_id()))
     })
+}
+
+/// The named children of `n`, in order, without collecting them.
+pub fn named_children<'t>(n: Node<'t>) -> impl Iterator<Item = Node<'t>> {
+    children_with_fields(n)
+        .map(|(x, _)| x)
+        .filter(|x| x.is_named())
 }
 
 /// Whether `n` holds nothing any walk looks for: an opaque node
