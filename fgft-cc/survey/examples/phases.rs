@@ -80,12 +80,11 @@ fn main() {
         let _ = fgft_parse::parse_text_with(&p, rewritten, &raw);
         t[3] += s.elapsed();
         let s = Instant::now();
-        let h = pf.health();
-        let broken: HashSet<usize> = h.broken().map(|f| f.range.start).collect();
+        let _ = fgft_parse::health::stray(&pf.tree, &pf.hinted);
         t[4] += s.elapsed();
         let s = Instant::now();
         let mut scan = slots::Scan::new(&pf, Some(&table));
-        let _ = fgft_survey::csum::walk_with(&pf, &broken, Some(&mut scan));
+        let _ = fgft_survey::csum::walk_with(&pf, true, Some(&mut scan));
         let (own, candidates) = scan.finish();
         let mut facts = slots::FactSet::from(own);
         t[5] += s.elapsed();
@@ -93,9 +92,8 @@ fn main() {
         for h in slots::local_includes(&pf) {
             if hdr_seen.insert(h.clone()) {
                 if let Ok(hp) = fgft_parse::parse_file_with(&h, &opts) {
-                    let hb: HashSet<usize> = hp.health().broken().map(|f| f.range.start).collect();
                     let mut hs = slots::Scan::new(&hp, None);
-                    let _ = fgft_survey::csum::walk_with(&hp, &hb, Some(&mut hs));
+                    let _ = fgft_survey::csum::walk_with(&hp, false, Some(&mut hs));
                     facts.push(std::sync::Arc::new(hs.finish().0));
                 }
             }
@@ -105,7 +103,7 @@ fn main() {
         let _ = slots::roots_of(&pf, &facts, &table, &candidates);
         t[7] += s.elapsed();
         let s = Instant::now();
-        let _ = fgft_survey::csum::walk(&pf, &broken);
+        let _ = fgft_survey::csum::walk(&pf, true);
         t[8] += s.elapsed();
         let s = Instant::now();
         let mut c = pf.tree.root_node().walk();

@@ -128,7 +128,7 @@ impl HeaderInfo {
             // Whether a header function is broken is never reported: no
             // health check.  One walk for the survey and the type facts.
             let mut scan = slots::Scan::new(&pf, None);
-            let (functions, fields) = walk_with(&pf, &HashSet::new(), Some(&mut scan));
+            let (functions, fields) = walk_with(&pf, false, Some(&mut scan));
             HeaderParsed {
                 facts: scan.finish().0,
                 fields,
@@ -271,11 +271,9 @@ pub fn summarize_text(
     };
     // One walk gives the survey's summary, the file's type facts and its
     // slot candidates.
-    let health = pf.health();
-    let broken: HashSet<usize> = health.broken().map(|f| f.range.start).collect();
-    out.stray_errors = health.stray.len();
+    out.stray_errors = fgft_parse::health::stray(&pf.tree, &pf.hinted).len();
     let mut scan = slots::Scan::new(&pf, Some(&ctx.table));
-    let (functions, fields) = walk_with(&pf, &broken, Some(&mut scan));
+    let (functions, fields) = walk_with(&pf, true, Some(&mut scan));
     out.functions = functions;
     out.fields = fields;
     let (own, candidates) = scan.finish();
@@ -415,15 +413,17 @@ fn kinds(lang: &tree_sitter::Language) -> Kinds {
 }
 
 /// Functions and function-like macros of the file with their calls and
-/// sized member uses, and the struct members it declares: one walk.
-pub fn walk(pf: &ParsedFile, broken: &HashSet<usize>) -> (Vec<FnSum>, Vec<FieldDecl>) {
-    walk_with(pf, broken, None)
+/// sized member uses, and the struct members it declares: one walk.  With
+/// `health`, a top-level function holding an ERROR or MISSING node is marked
+/// broken (as [`fgft_parse::health::of`] finds it); without, none is.
+pub fn walk(pf: &ParsedFile, health: bool) -> (Vec<FnSum>, Vec<FieldDecl>) {
+    walk_with(pf, health, None)
 }
 
 /// [`walk`], feeding every node to the slot finder's `scan` on the way.
 pub fn walk_with<'t>(
     pf: &'t ParsedFile,
-    broken: &HashSet<usize>,
+    health: bool,
     mut scan: Option<&mut slots::Scan<'t, '_>>,
 ) -> (Vec<FnSum>, Vec<FieldDecl>) {
     struct Cur {
@@ -463,7 +463,7 @@ pub fn walk_with<'t>(
                         sum: FnSum {
                             name: name.to_string(),
                             line: n.start_position().row + 1,
-                            broken: broken.contains(&n.start_byte()),
+                            broken: health && n.has_error(),
                             is_macro: false,
                             calls: Vec::new(),
                             field_uses: Vec::new(),
@@ -680,7 +680,7 @@ fn macro_sum(pf: &ParsedFile, n: Node<'_>) -> Option<FnSum> {
 /// Struct and union members declared in the file, with how they are
 /// declared.
 pub fn field_decls(pf: &ParsedFile) -> Vec<FieldDecl> {
-    walk(pf, &HashSet::new()).1
+    walk(pf, false).1
 }
 
 /// Members of a struct/union specifier with a body (named, or named by the
