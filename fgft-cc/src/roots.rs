@@ -7,7 +7,8 @@
 //! directory given, or as given for files.
 
 use crate::diag::{CliError, Located};
-use fgft_facts::slots::{self, HeaderCache, Root, SlotTable};
+use fgft_facts::headers::HeaderCache;
+use fgft_facts::slots::{self, Root, SlotTable};
 use fgft_parse::{Options, ParseError};
 use rayon::prelude::*;
 use std::io::Write;
@@ -63,7 +64,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
 
 /// Roots of all inputs, formatted and sorted; and per-file diagnostics.
 fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<String>, Vec<Located>) {
-    let cache = HeaderCache::new();
+    let cache = HeaderCache::new(opts);
     type Keyed = (PathBuf, usize, String);
     let results: Vec<Result<Vec<Keyed>, Box<Located>>> = inputs
         .par_iter()
@@ -72,7 +73,7 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
                 .map_err(|e| Box::new(located(e, false)))?;
             // One walk gives the file's facts and its slot candidates.
             let (own, candidates) = slots::scan(&pf, table);
-            let facts = cache.layer_headers(own, &pf, opts);
+            let facts = cache.layer_headers(own, &pf);
             let mut rs: Vec<Root> = slots::roots_of(&pf, &facts, table, &candidates);
             drop(candidates);
             // A unit that includes another .c file (ens1371.c includes
@@ -86,7 +87,7 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
                 let ipf = fgft_parse::parse_file_with(&inc, opts)
                     .map_err(|e| Box::new(located(e, false)))?;
                 let (own, candidates) = slots::scan(&ipf, table);
-                let ifacts = cache.layer_headers(own, &ipf, opts);
+                let ifacts = cache.layer_headers(own, &ipf);
                 rs.extend(slots::roots_of(&ipf, &ifacts, table, &candidates));
             }
             Ok(rs

@@ -407,13 +407,13 @@ pub fn compute(args: &Args) -> Result<Split, CliError> {
     let facts = access::analyze(&prog, &models, &kglobals);
     // Slots of every driver file (fgft-facts' roots).
     let slot_table = fgft_facts::slots::SlotTable::load(&args.tables)?;
-    let cache = fgft_facts::slots::HeaderCache::new();
+    let cache = fgft_facts::headers::HeaderCache::new(&opts);
     let mut roots = Vec::new();
     for (fid, pf) in prog.files.iter().enumerate() {
         if fl.files[fid].role == FileRole::Header {
             continue;
         }
-        let sf = cache.facts_with_headers(pf, &opts);
+        let sf = cache.facts_with_headers(pf);
         for r in fgft_facts::slots::roots(pf, &sf, &slot_table) {
             roots.push((fid, r));
         }

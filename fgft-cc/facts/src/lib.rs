@@ -2,6 +2,10 @@
 
 pub mod slots;
 
+// Local headers: a text index, parsed on demand.
+pub mod hdr;
+pub mod headers;
+
 // Call graph, field accesses and kernel API calls (fgft-cc split).
 pub mod access;
 pub mod apicalls;

@@ -15,11 +15,11 @@
 //!   `request_irq`, ...).
 
 use fgft_parse::tables::{self, TableSource};
-use fgft_parse::{walk, Options, ParseError, ParsedFile};
+use fgft_parse::{walk, ParseError, ParsedFile};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use tree_sitter::Node;
 
 /// File name of the table (built-in and extension files).
@@ -706,65 +706,11 @@ pub fn local_includes_in(path: &Path, text: &str) -> Vec<PathBuf> {
     out
 }
 
-/// A header's facts and its own local includes.
-type HeaderEntry = Arc<(Arc<Facts>, Vec<PathBuf>)>;
-
-/// Facts of local headers, parsed once per path and shared between files
-/// (and threads: a worker that needs a header another one is parsing waits
-/// for it).
-#[derive(Default)]
-pub struct HeaderCache {
-    map: Mutex<HashMap<PathBuf, Arc<OnceLock<HeaderEntry>>>>,
-}
-
-impl HeaderCache {
-    pub fn new() -> HeaderCache {
-        HeaderCache::default()
-    }
-
-    fn get(&self, path: &Path, opts: &Options) -> Option<HeaderEntry> {
-        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
-        let cell = self.map.lock().ok()?.entry(key).or_default().clone();
-        let entry = cell.get_or_init(|| {
-            // A header that does not parse just contributes nothing.
-            match fgft_parse::parse_file_with(path, opts) {
-                Ok(pf) => Arc::new((Arc::new(facts_of(&pf)), local_includes(&pf))),
-                Err(_) => Arc::new((Arc::new(Facts::default()), Vec::new())),
-            }
-        });
-        Some(entry.clone())
-    }
-
-    /// Facts of `pf` layered over those of its local headers (transitively,
-    /// a few levels deep).
-    pub fn facts_with_headers(&self, pf: &ParsedFile, opts: &Options) -> FactSet {
-        self.layer_headers(facts_of(pf), pf, opts)
-    }
-
-    /// `own` (the facts of `pf`, e.g. from a [`Scan`]) layered over those of
-    /// its local headers.
-    pub fn layer_headers(&self, own: Facts, pf: &ParsedFile, opts: &Options) -> FactSet {
-        let mut facts = FactSet::from(own);
-        let mut seen = HashSet::new();
-        let mut todo: Vec<(PathBuf, usize)> =
-            local_includes(pf).into_iter().map(|p| (p, 0)).collect();
-        while let Some((p, depth)) = todo.pop() {
-            if depth > 4 || !seen.insert(p.clone()) {
-                continue;
-            }
-            if let Some(e) = self.get(&p, opts) {
-                facts.push(e.0.clone());
-                todo.extend(e.1.iter().cloned().map(|q| (q, depth + 1)));
-            }
-        }
-        facts
-    }
-}
-
 // ---------------------------------------------------------------- roots ---
 
 /// Finds every root in one parsed file.  `facts` should hold the file's facts
-/// and those of its headers ([`HeaderCache::facts_with_headers`]).
+/// and those of its headers
+/// ([`crate::headers::HeaderCache::facts_with_headers`]).
 pub fn roots(pf: &ParsedFile, facts: &FactSet, table: &SlotTable) -> Vec<Root> {
     let (_, candidates) = scan(pf, table);
     roots_of(pf, facts, table, &candidates)

@@ -2,15 +2,15 @@
 //! budget), its slot roots found with the slot facts, then reduced to names,
 //! lines and member uses; the tree is dropped before the next file.
 
-use crate::hdr;
 use crate::model::{
     FailKind, Failure, FieldDecl, FieldKind, FieldUse, FileSummary, FnSum, Lang, RootSum, UseKind,
 };
+use fgft_facts::headers::{self, Cache, HeaderText};
 use fgft_facts::slots::{self, FactKey, FactSet, Facts, LazyFacts, SlotTable};
 use fgft_parse::{Options, ParseError, ParsedFile};
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
 use tree_sitter::Node;
 
 /// String functions: a member handed to one of them is read as a
@@ -53,12 +53,6 @@ const STRING_FUNCS: &[&str] = &[
     "skip_spaces",
 ];
 
-/// How deep local `#include "..."` chains are followed.
-const HEADER_DEPTH: usize = 4;
-
-/// How many headers the cache holds before it starts over.
-const HEADER_CACHE_MAX: usize = 8192;
-
 /// What a parsed local header contributes.
 #[derive(Debug, Default)]
 pub struct HeaderParsed {
@@ -71,49 +65,21 @@ pub struct HeaderParsed {
 }
 
 /// One local header: its includes and an index of the names it may define
-/// are read from its text; it is parsed only when a lookup may find
-/// something in it ([`HeaderInfo::parsed`]).
+/// are read from its text ([`HeaderText`]); it is parsed only when a lookup
+/// may find something in it ([`HeaderInfo::parsed`]), once for everything
+/// the survey takes from it.
 #[derive(Debug)]
 pub struct HeaderInfo {
-    path: PathBuf,
+    pub text: HeaderText,
     opts: Options,
-    index: hdr::Index,
-    /// Local headers it includes.
-    pub includes: Vec<PathBuf>,
     parsed: OnceLock<HeaderParsed>,
 }
 
 impl HeaderInfo {
-    /// A header that contributes nothing (unreadable, not text, too big).
-    fn empty(path: &Path, opts: &Options) -> HeaderInfo {
-        HeaderInfo {
-            path: path.to_path_buf(),
-            opts: opts.clone(),
-            index: hdr::Index::default(),
-            includes: Vec::new(),
-            parsed: OnceLock::from(HeaderParsed::default()),
-        }
-    }
-
     fn read(path: &Path, opts: &Options) -> HeaderInfo {
-        let Ok(bytes) = std::fs::read(path) else {
-            return HeaderInfo::empty(path, opts);
-        };
-        let Ok((text, _)) = fgft_parse::decode(path, bytes) else {
-            return HeaderInfo::empty(path, opts);
-        };
-        if text.len() > opts.budget.max_bytes {
-            return HeaderInfo::empty(path, opts);
-        }
-        let index = match &opts.hints {
-            Some(h) => hdr::index(&text, &h.rewrite(&text)),
-            None => hdr::index(&text, &text),
-        };
         HeaderInfo {
-            path: path.to_path_buf(),
+            text: HeaderText::read(path, opts),
             opts: opts.clone(),
-            index,
-            includes: slots::local_includes_in(path, &text),
             parsed: OnceLock::new(),
         }
     }
@@ -122,7 +88,7 @@ impl HeaderInfo {
     /// contributes nothing).
     pub fn parsed(&self) -> &HeaderParsed {
         self.parsed.get_or_init(|| {
-            let Ok(pf) = fgft_parse::parse_file_with(&self.path, &self.opts) else {
+            let Ok(pf) = fgft_parse::parse_file_with(&self.text.path, &self.opts) else {
                 return HeaderParsed::default();
             };
             // Whether a header function is broken is never reported: no
@@ -140,7 +106,7 @@ impl HeaderInfo {
     /// Its functions and function-like macros named `name` (parsing it
     /// only when it may define one).
     pub fn functions_named(&self, name: &str) -> Vec<&FnSum> {
-        if !self.index.may_define_function(name) {
+        if !self.text.index.may_define_function(name) {
             return Vec::new();
         }
         let p = self.parsed();
@@ -150,7 +116,7 @@ impl HeaderInfo {
     /// The members named `field` it declares (parsing it only when it may
     /// declare one).
     pub fn fields_named(&self, field: &str) -> Vec<&FieldDecl> {
-        if !self.index.may_declare_member(field) {
+        if !self.text.index.may_declare_member(field) {
             return Vec::new();
         }
         let p = self.parsed();
@@ -165,11 +131,7 @@ impl HeaderInfo {
 
 impl LazyFacts for HeaderInfo {
     fn may_have(&self, key: FactKey, name: &str) -> bool {
-        match key {
-            FactKey::Function | FactKey::Global => self.index.may_name(name),
-            FactKey::Struct => self.index.may_define_struct(name),
-            FactKey::Typedef => self.index.may_define_typedef(name),
-        }
+        self.text.index.may_have(key, name)
     }
 
     fn facts(&self) -> &Facts {
@@ -182,9 +144,7 @@ impl LazyFacts for HeaderInfo {
 pub struct CContext {
     pub opts: Options,
     pub table: SlotTable,
-    /// One cell per header: a file that needs a header another worker is
-    /// reading waits for it instead of reading it again.
-    headers: Mutex<HashMap<PathBuf, Arc<OnceLock<Arc<HeaderInfo>>>>>,
+    headers: Cache<HeaderInfo>,
 }
 
 impl CContext {
@@ -192,39 +152,19 @@ impl CContext {
         CContext {
             opts,
             table,
-            headers: Mutex::new(HashMap::new()),
+            headers: Cache::default(),
         }
     }
 
     fn header(&self, path: &Path) -> Arc<HeaderInfo> {
-        let cell = match self.headers.lock() {
-            Ok(mut m) => {
-                // Bounded memory: forget every header past the cap (files
-                // keep the headers they use alive until their module is
-                // reported).
-                if m.len() >= HEADER_CACHE_MAX && !m.contains_key(path) {
-                    m.clear();
-                }
-                m.entry(path.to_path_buf()).or_default().clone()
-            }
-            Err(_) => Arc::new(OnceLock::new()),
-        };
-        cell.get_or_init(|| Arc::new(HeaderInfo::read(path, &self.opts)))
-            .clone()
+        self.headers
+            .get(path, || HeaderInfo::read(path, &self.opts))
     }
 
     /// Headers read and headers parsed so far.
     pub fn header_counts(&self) -> (usize, usize) {
-        let Ok(m) = self.headers.lock() else {
-            return (0, 0);
-        };
-        let read = m.values().filter_map(|c| c.get()).count();
-        let parsed = m
-            .values()
-            .filter_map(|c| c.get())
-            .filter(|h| h.is_parsed())
-            .count();
-        (read, parsed)
+        let v = self.headers.values();
+        (v.len(), v.iter().filter(|h| h.is_parsed()).count())
     }
 }
 
@@ -279,12 +219,6 @@ pub fn summarize_text(
     let (own, candidates) = scan.finish();
     // Type facts of the file and its local headers, for the slot finder.
     let mut facts = FactSet::from(own);
-    let mut seen = HashSet::new();
-    let mut todo: Vec<(PathBuf, usize)> = slots::local_includes(&pf)
-        .into_iter()
-        .map(|p| (p, 0))
-        .collect();
-    let mut headers = Vec::new();
     let dir = path.parent().unwrap_or(Path::new(""));
     let rel_dir = out.path.parent().unwrap_or(Path::new("")).to_path_buf();
     out.included = slots::local_includes(&pf)
@@ -292,14 +226,9 @@ pub fn summarize_text(
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
         .filter_map(|p| p.strip_prefix(dir).ok().map(|r| rel_dir.join(r)))
         .collect();
-    while let Some((p, depth)) = todo.pop() {
-        if depth > HEADER_DEPTH || !seen.insert(p.clone()) {
-            continue;
-        }
-        let h = ctx.header(&p);
+    let mut headers = headers::closure(&pf, |p| ctx.header(p), |h| &h.text.includes);
+    for (_, h) in &headers {
         facts.push_lazy(h.clone());
-        todo.extend(h.includes.iter().map(|q| (q.clone(), depth + 1)));
-        headers.push((p, h));
     }
     headers.sort_by(|a, b| a.0.cmp(&b.0));
     out.headers = headers;

@@ -15,7 +15,6 @@
 
 pub mod apis;
 pub mod csum;
-pub mod hdr;
 pub mod kbuild;
 pub mod model;
 pub mod report;

@@ -18,6 +18,7 @@
 //! ranges, as the parse's node texts are.  A header with an identifier the
 //! scan does not understand (`$`, non-ASCII) may define anything.
 
+use crate::slots::FactKey;
 use fgft_parse::hints::FxHasher;
 use std::hash::Hasher;
 
@@ -83,6 +84,15 @@ impl Index {
     /// May define typedef `name`.
     pub fn may_define_typedef(&self, name: &str) -> bool {
         self.all || self.typedef.may_contain(name)
+    }
+
+    /// May hold `name` in the fact table `key` (see [`crate::slots::Facts`]).
+    pub fn may_have(&self, key: FactKey, name: &str) -> bool {
+        match key {
+            FactKey::Function | FactKey::Global => self.may_name(name),
+            FactKey::Struct => self.may_define_struct(name),
+            FactKey::Typedef => self.may_define_typedef(name),
+        }
     }
 }
 
