@@ -414,6 +414,136 @@ pub fn index(text: &str, hinted: &str) -> Index {
     }
 }
 
+/// The top-level items of a header's hint-rewritten text `b`, in order: each
+/// declaration or definition outside braces and parentheses, from its first
+/// token to its end (a `;`, or the `}` of a body opened right after a `)`:
+/// a function), and each directive line outside braces other than a
+/// conditional.  Conditionals (`#if` ... `#endif`) outside braces belong to
+/// no item; inside braces they are part of theirs.  A parse of some items
+/// alone (each to the end of its line) sees what the whole parse sees there.
+///
+/// `None` when the text cannot be cut that way: a directive between an
+/// item's first token and its end, or brackets that do not balance.
+pub fn items(b: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+    let n = b.len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    let (mut braces, mut parens) = (0i32, 0i32);
+    let mut start: Option<usize> = None;
+    // Whether the current item's outermost `{` follows a `)` (a body).
+    let mut body = false;
+    // The last byte of the current item's last token outside braces.
+    let mut last = 0u8;
+    // The end of the last token.
+    let mut tail = 0;
+    let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    while i < n {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+            continue;
+        }
+        if c == b'\\' && b.get(i + 1) == Some(&b'\n') {
+            i += 2;
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            i = skip_block_comment(b, i);
+            continue;
+        }
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            i = skip_line_comment(b, i);
+            continue;
+        }
+        if c == b'#' {
+            let end = directive_end(b, i);
+            if braces == 0 && parens == 0 {
+                if start.is_some() {
+                    return None;
+                }
+                let d = &b[i + 1..end];
+                let w = d
+                    .iter()
+                    .position(|&x| x != b' ' && x != b'\t')
+                    .unwrap_or(d.len());
+                let word_end = d[w..]
+                    .iter()
+                    .position(|&x| !is_id(x))
+                    .map_or(d.len(), |p| w + p);
+                let conditional = matches!(
+                    &d[w..word_end],
+                    b"if"
+                        | b"ifdef"
+                        | b"ifndef"
+                        | b"elif"
+                        | b"else"
+                        | b"endif"
+                        | b"elifdef"
+                        | b"elifndef"
+                );
+                if !conditional {
+                    out.push(i..end);
+                }
+            }
+            i = end;
+            continue;
+        }
+        let s = i;
+        if start.is_none() {
+            start = Some(s);
+        }
+        if c == b'"' || c == b'\'' {
+            i = skip_literal(b, i);
+        } else if is_id(c) {
+            while i < n && is_id(b[i]) {
+                i += 1;
+            }
+        } else {
+            i += 1;
+            match c {
+                b'(' => parens += 1,
+                b')' => parens -= 1,
+                b'{' => {
+                    if braces == 0 && parens == 0 {
+                        body = last == b')';
+                    }
+                    braces += 1;
+                }
+                b'}' => {
+                    braces -= 1;
+                    if braces == 0 && parens == 0 && body {
+                        out.push(start.take().unwrap_or(s)..i);
+                        body = false;
+                        last = 0;
+                        continue;
+                    }
+                }
+                b';' if braces == 0 && parens == 0 => {
+                    out.push(start.take().unwrap_or(s)..i);
+                    body = false;
+                    last = 0;
+                    continue;
+                }
+                _ => {}
+            }
+            if braces < 0 || parens < 0 {
+                return None;
+            }
+        }
+        if braces == 0 {
+            last = b[i - 1];
+        }
+        tail = i;
+    }
+    if braces != 0 || parens != 0 {
+        return None;
+    }
+    if let Some(s) = start {
+        out.push(s..tail);
+    }
+    Some(out)
+}
+
 fn skip_block_comment(b: &[u8], i: usize) -> usize {
     let mut j = i + 2;
     while j + 1 < b.len() {
@@ -472,6 +602,46 @@ fn directive_end(b: &[u8], i: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn cut(s: &str) -> Option<Vec<&str>> {
+        items(s.as_bytes()).map(|v| v.into_iter().map(|r| &s[r]).collect())
+    }
+
+    #[test]
+    fn items_cut_at_top_level_ends() {
+        let src = "/* c */\n#ifndef H\n#define H\n#define M(a) ((a) + 1)\n\
+                   struct s {\n\tint a; /* } */\n#ifdef X\n\tint b;\n#endif\n} __packed;\n\
+                   static inline int f(int x)\n{\n\treturn x ? g(\"}\") : 0;\n}\n\
+                   int p(void (*cb)(int a; int b));\nT(x, { a; });\nenum e { A, B };\n#endif\n";
+        assert_eq!(
+            cut(src).unwrap(),
+            [
+                "#define H",
+                "#define M(a) ((a) + 1)",
+                "struct s {\n\tint a; /* } */\n#ifdef X\n\tint b;\n#endif\n} __packed;",
+                "static inline int f(int x)\n{\n\treturn x ? g(\"}\") : 0;\n}",
+                "int p(void (*cb)(int a; int b));",
+                "T(x, { a; });",
+                "enum e { A, B };",
+            ]
+        );
+    }
+
+    #[test]
+    fn items_refuse_what_they_cannot_cut() {
+        // A conditional between a declaration's start and its end (inside
+        // its parentheses it is part of the item).
+        assert_eq!(cut("static int x\n#ifdef X\n= 1\n#endif\n;\n"), None);
+        assert_eq!(
+            cut("int f(int a,\n#ifdef X\nint b\n#endif\n);\n").unwrap(),
+            ["int f(int a,\n#ifdef X\nint b\n#endif\n);"]
+        );
+        // Branches that open a body twice.
+        assert_eq!(cut("int f(void)\n#ifdef X\n{\n#else\n{\n#endif\n}\n"), None);
+        assert_eq!(cut("}"), None);
+        // A trailing item with no end is kept.
+        assert_eq!(cut("EXPORT(x)\n").unwrap(), ["EXPORT(x)"]);
+    }
 
     fn ix(s: &str) -> Index {
         index(s, s)

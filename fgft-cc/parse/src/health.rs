@@ -75,16 +75,20 @@ pub fn of(pf: &ParsedFile) -> Health {
 /// parsed from.
 pub fn problem_regions(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    walk_problems(tree, text.as_bytes(), |n, _| out.push(n.byte_range()));
+    walk(tree, text.as_bytes(), |n, stray| {
+        if stray || n.has_error() {
+            out.push(n.byte_range());
+        }
+    });
     out.sort_by_key(|r| r.start);
     out
 }
 
 /// ERROR and MISSING nodes outside every function definition ([`Health`]'s
-/// `stray`), in file order, without visiting error-free subtrees.
+/// `stray`), in file order, without looking into the functions.
 pub fn stray(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    walk_problems(tree, text.as_bytes(), |n, stray| {
+    walk(tree, text.as_bytes(), |n, stray| {
         if stray {
             out.push(n.byte_range());
         }
@@ -93,25 +97,11 @@ pub fn stray(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     out
 }
 
-/// [`walk`] restricted to what has a problem: `f(node, false)` for every
-/// top-level function definition with an ERROR/MISSING node in it and
-/// `f(node, true)` for every ERROR/MISSING node outside them.  A subtree
-/// with no error holds neither, so it is never entered.
-fn walk_problems<'t>(tree: &'t tree_sitter::Tree, text: &[u8], mut f: impl FnMut(Node<'t>, bool)) {
-    let k = crate::walk::kinds();
-    crate::walk::preorder(tree.root_node(), |n, _| {
-        if !n.has_error() {
-            return false;
-        }
-        if n.kind_id() == k.function_definition {
-            f(n, false);
-            return false;
-        }
-        if n.is_error() || n.is_missing() {
-            f(n, true);
-        }
-        !crate::walk::skippable(text, n, k, false)
-    });
+/// Whether top-level function `n` holds an ERROR or MISSING node (is not
+/// [`FunctionHealth::ok`]).
+pub fn is_broken(n: Node<'_>) -> bool {
+    let (error, missing, _) = problems(n);
+    error || missing
 }
 
 /// Calls `f(node, false)` for every top-level function definition and

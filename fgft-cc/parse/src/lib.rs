@@ -253,17 +253,32 @@ pub fn parse_text_with(
         Ok(tree) => Ok((tree, hinted)),
         Err(e) => Err(e),
     }
-    .map_err(|e| match e {
-        TsFail::Budget { offset, what } => ParseError::Budget {
-            path: path.to_path_buf(),
-            offset: offset.min(text.len()),
-            what,
-            text: text.clone(),
-        },
-        TsFail::Other => ParseError::TreeSitter {
-            path: path.to_path_buf(),
-        },
-    })?;
+    .map_err(|e| e.into_error(path, &text))?;
+    Ok(ParsedFile {
+        path: path.to_path_buf(),
+        text,
+        tree,
+        hinted,
+        non_utf8: false,
+    })
+}
+
+/// Parses only `ranges` of a file whose text and hint rewrite (`hinted`,
+/// same length) are in hand, each range to the end of its last line (so a
+/// directive keeps its newline).  Node positions are those of the whole
+/// file.  There is no conditional fallback: a caller that needs the whole
+/// parse's view checks the tree for errors.
+pub fn parse_ranges_with(
+    path: &Path,
+    text: String,
+    hinted: String,
+    ranges: &[Range<usize>],
+    opts: &Options,
+) -> Result<ParsedFile, ParseError> {
+    let budget = opts.budget.time;
+    let ts = variant_ranges(hinted.as_bytes(), ranges);
+    let tree = ts_reparse(&hinted, None, Some(&ts), Instant::now() + budget, budget)
+        .map_err(|e| e.into_error(path, &text))?;
     Ok(ParsedFile {
         path: path.to_path_buf(),
         text,
@@ -276,6 +291,23 @@ pub fn parse_text_with(
 enum TsFail {
     Budget { offset: usize, what: String },
     Other,
+}
+
+impl TsFail {
+    /// The front-end error for a parse of `text` (the file at `path`).
+    fn into_error(self, path: &Path, text: &str) -> ParseError {
+        match self {
+            TsFail::Budget { offset, what } => ParseError::Budget {
+                path: path.to_path_buf(),
+                offset: offset.min(text.len()),
+                what,
+                text: text.to_string(),
+            },
+            TsFail::Other => ParseError::TreeSitter {
+                path: path.to_path_buf(),
+            },
+        }
+    }
 }
 
 /// One tree-sitter-c parse with a deadline.

@@ -5,12 +5,15 @@
 use crate::model::{
     FailKind, Failure, FieldDecl, FieldKind, FieldUse, FileSummary, FnSum, Lang, RootSum, UseKind,
 };
+use fgft_facts::hdr;
 use fgft_facts::headers::{self, Cache, HeaderText};
 use fgft_facts::slots::{self, FactKey, FactSet, Facts, LazyFacts, SlotTable};
 use fgft_parse::{Options, ParseError, ParsedFile};
 use std::collections::BTreeMap;
+use std::ops::Range;
 use std::path::Path;
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use tree_sitter::Node;
 
 /// String functions: a member handed to one of them is read as a
@@ -64,15 +67,86 @@ pub struct HeaderParsed {
     pub functions: Vec<FnSum>,
 }
 
+/// What a parse of some items of a header gave.
+#[derive(Debug, Default)]
+struct HeaderPart {
+    functions: Vec<FnSum>,
+    fields: Vec<FieldDecl>,
+}
+
+/// A header's text, cut into its top-level items ([`hdr::items`]), for
+/// lookups that parse only the items holding the name they look for.
+#[derive(Debug)]
+struct Items {
+    text: String,
+    hinted: String,
+    ranges: Vec<Range<usize>>,
+    /// Items parsed so far.  Held while a lookup parses, so a lookup sees
+    /// every part parsed before it.
+    done: Mutex<Vec<bool>>,
+    /// Slot `k`: the part parsed by the lookup whose first new item was `k`.
+    parts: Vec<OnceLock<Box<HeaderPart>>>,
+}
+
+impl Items {
+    fn read(path: &Path, opts: &Options) -> Option<Items> {
+        let bytes = std::fs::read(path).ok()?;
+        let (text, _) = fgft_parse::decode(path, bytes).ok()?;
+        if text.len() > opts.budget.max_bytes {
+            return None;
+        }
+        let hinted = match &opts.hints {
+            Some(h) => h.rewrite(&text),
+            None => text.clone(),
+        };
+        let ranges = hdr::items(hinted.as_bytes())?;
+        Some(Items {
+            done: Mutex::new(vec![false; ranges.len()]),
+            parts: ranges.iter().map(|_| OnceLock::new()).collect(),
+            text,
+            hinted,
+            ranges,
+        })
+    }
+
+    /// The items holding identifier `name` (in the original text, where
+    /// the parse reads names).
+    fn holding(&self, name: &str) -> Vec<usize> {
+        let b = self.text.as_bytes();
+        let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let mut out: Vec<usize> = Vec::new();
+        for (at, _) in self.text.match_indices(name) {
+            let end = at + name.len();
+            if (at > 0 && is_id(b[at - 1])) || b.get(end).is_some_and(|&c| is_id(c)) {
+                continue;
+            }
+            let k = self.ranges.partition_point(|r| r.start <= at);
+            if k > 0 && at < self.ranges[k - 1].end && out.last() != Some(&(k - 1)) {
+                out.push(k - 1);
+            }
+        }
+        out
+    }
+
+    /// Every part parsed so far.
+    fn parts(&self) -> impl Iterator<Item = &HeaderPart> {
+        self.parts.iter().filter_map(|p| p.get().map(|b| &**b))
+    }
+}
+
 /// One local header: its includes and an index of the names it may define
-/// are read from its text ([`HeaderText`]); it is parsed only when a lookup
-/// may find something in it ([`HeaderInfo::parsed`]), once for everything
-/// the survey takes from it.
+/// are read from its text ([`HeaderText`]).  A lookup that passes the index
+/// parses only the items holding the name ([`Items`]); the type facts, and
+/// lookups in a header whose items do not parse cleanly on their own, take
+/// the whole parse ([`HeaderInfo::parsed`]).
 #[derive(Debug)]
 pub struct HeaderInfo {
     pub text: HeaderText,
     opts: Options,
     parsed: OnceLock<HeaderParsed>,
+    items: OnceLock<Option<Items>>,
+    /// An item did not parse cleanly alone: lookups use the whole parse.
+    whole: AtomicBool,
 }
 
 impl HeaderInfo {
@@ -81,6 +155,8 @@ impl HeaderInfo {
             text: HeaderText::read(path, opts),
             opts: opts.clone(),
             parsed: OnceLock::new(),
+            items: OnceLock::new(),
+            whole: AtomicBool::new(false),
         }
     }
 
@@ -103,27 +179,87 @@ impl HeaderInfo {
         })
     }
 
-    /// Its functions and function-like macros named `name` (parsing it
-    /// only when it may define one).
+    /// The header's items with every item holding `name` parsed, or `None`
+    /// when the lookup needs the whole parse.
+    fn items_for(&self, name: &str) -> Option<&Items> {
+        if self.whole.load(Ordering::Relaxed) {
+            return None;
+        }
+        let it = self
+            .items
+            .get_or_init(|| Items::read(&self.text.path, &self.opts))
+            .as_ref()?;
+        let mut done = it.done.lock().ok()?;
+        let new: Vec<usize> = it.holding(name).into_iter().filter(|&k| !done[k]).collect();
+        let Some(&first) = new.first() else {
+            return Some(it);
+        };
+        let ranges: Vec<Range<usize>> = new.iter().map(|&k| it.ranges[k].clone()).collect();
+        let clean = fgft_parse::parse_ranges_with(
+            &self.text.path,
+            it.text.clone(),
+            it.hinted.clone(),
+            &ranges,
+            &self.opts,
+        )
+        .ok()
+        .filter(|pf| !pf.tree.root_node().has_error());
+        let Some(pf) = clean else {
+            self.whole.store(true, Ordering::Relaxed);
+            return None;
+        };
+        let (functions, fields) = walk_with(&pf, false, None);
+        for &k in &new {
+            done[k] = true;
+        }
+        let _ = it.parts[first].set(Box::new(HeaderPart { functions, fields }));
+        Some(it)
+    }
+
+    /// Its functions and function-like macros named `name` (parsing only
+    /// what may define one), by line.
     pub fn functions_named(&self, name: &str) -> Vec<&FnSum> {
         if !self.text.index.may_define_function(name) {
             return Vec::new();
         }
-        let p = self.parsed();
-        p.functions.iter().filter(|f| f.name == name).collect()
+        let mut v: Vec<&FnSum> = match self.items_for(name) {
+            Some(it) => it
+                .parts()
+                .flat_map(|p| p.functions.iter())
+                .filter(|f| f.name == name)
+                .collect(),
+            None => {
+                let p = self.parsed();
+                p.functions.iter().filter(|f| f.name == name).collect()
+            }
+        };
+        v.sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+        v
     }
 
-    /// The members named `field` it declares (parsing it only when it may
-    /// declare one).
+    /// The members named `field` it declares (parsing only what may declare
+    /// one), sorted, each once.
     pub fn fields_named(&self, field: &str) -> Vec<&FieldDecl> {
         if !self.text.index.may_declare_member(field) {
             return Vec::new();
         }
-        let p = self.parsed();
-        p.fields.iter().filter(|d| d.field == field).collect()
+        let mut v: Vec<&FieldDecl> = match self.items_for(field) {
+            Some(it) => it
+                .parts()
+                .flat_map(|p| p.fields.iter())
+                .filter(|d| d.field == field)
+                .collect(),
+            None => {
+                let p = self.parsed();
+                p.fields.iter().filter(|d| d.field == field).collect()
+            }
+        };
+        v.sort();
+        v.dedup();
+        v
     }
 
-    /// Whether it has been parsed.
+    /// Whether it has been parsed whole.
     pub fn is_parsed(&self) -> bool {
         self.parsed.get().is_some()
     }
@@ -392,7 +528,7 @@ pub fn walk_with<'t>(
                         sum: FnSum {
                             name: name.to_string(),
                             line: n.start_position().row + 1,
-                            broken: health && n.has_error(),
+                            broken: health && fgft_parse::health::is_broken(n),
                             is_macro: false,
                             calls: Vec::new(),
                             field_uses: Vec::new(),
@@ -732,6 +868,49 @@ mod tests {
             Options::with_default_hints().unwrap(),
             SlotTable::builtin().unwrap(),
         )
+    }
+
+    /// Lookups through a header's items give what the whole parse gives.
+    #[test]
+    fn header_items_match_the_whole_parse() {
+        let dir = tempfile::tempdir().unwrap();
+        let h = dir.path().join("h.h");
+        std::fs::write(
+            &h,
+            "#ifndef H\n#define H\n/* helpers */\n\
+             #define RD(p, r) readl((p)->base + (r))\n\
+             struct ring { u8 *buf; int len;\n#ifdef X\n\tchar *name;\n#endif\n};\n\
+             int proto(struct ring *r);\n\
+             static inline int ring_len(struct ring *r)\n{\n\tstrcpy(r->name, \"x\");\n\
+             \treturn r->len + helper(r->buf + 1);\n}\n\
+             #ifdef CONFIG_A\nstatic inline void wr(int v) { hw_wr(v); }\n\
+             #else\n#define wr(v) sw_wr(v)\n#endif\n#endif\n",
+        )
+        .unwrap();
+        let opts = Options::with_default_hints().unwrap();
+        let items = HeaderInfo::read(&h, &opts);
+        let whole = HeaderInfo::read(&h, &opts);
+        whole.whole.store(true, Ordering::Relaxed);
+        for name in ["RD", "ring_len", "wr", "proto", "helper"] {
+            assert_eq!(
+                items.functions_named(name),
+                whole.functions_named(name),
+                "{name}"
+            );
+        }
+        for field in ["buf", "len", "name", "base"] {
+            assert_eq!(
+                items.fields_named(field),
+                whole.fields_named(field),
+                "{field}"
+            );
+        }
+        let wr: Vec<usize> = items.functions_named("wr").iter().map(|f| f.line).collect();
+        assert_eq!(wr, [17, 19]);
+        assert_eq!(items.fields_named("name").len(), 1);
+        // Only the items holding the names were parsed, never the whole.
+        assert!(!items.is_parsed());
+        assert!(whole.is_parsed());
     }
 
     #[test]
