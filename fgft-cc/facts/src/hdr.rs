@@ -414,6 +414,21 @@ pub fn index(text: &str, hinted: &str) -> Index {
     }
 }
 
+/// A top-level item of a header ([`items`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item {
+    /// From its first token to its end.
+    pub range: std::ops::Range<usize>,
+    /// Where its outermost `{` is, if it has one: a function's name comes
+    /// before it.
+    pub open: Option<usize>,
+    /// It is a function definition (its outermost `{` follows a `)`).
+    pub body: bool,
+    /// A function whose body has a `{` right after a name (`struct x {`,
+    /// `union {`): it may declare struct members.
+    pub records: bool,
+}
+
 /// The top-level items of a header's hint-rewritten text `b`, in order: each
 /// declaration or definition outside braces and parentheses, from its first
 /// token to its end (a `;`, or the `}` of a body opened right after a `)`:
@@ -424,19 +439,33 @@ pub fn index(text: &str, hinted: &str) -> Index {
 ///
 /// `None` when the text cannot be cut that way: a directive between an
 /// item's first token and its end, or brackets that do not balance.
-pub fn items(b: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
+pub fn items(b: &[u8]) -> Option<Vec<Item>> {
     let n = b.len();
     let mut out = Vec::new();
     let mut i = 0;
     let (mut braces, mut parens) = (0i32, 0i32);
     let mut start: Option<usize> = None;
-    // Whether the current item's outermost `{` follows a `)` (a body).
+    let mut open: Option<usize> = None;
     let mut body = false;
-    // The last byte of the current item's last token outside braces.
-    let mut last = 0u8;
+    let mut records = false;
+    // The last byte of the previous token, and of the previous token
+    // outside braces.
+    let (mut prev, mut last) = (0u8, 0u8);
     // The end of the last token.
     let mut tail = 0;
     let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let close = |out: &mut Vec<Item>,
+                 range,
+                 open: &mut Option<usize>,
+                 body: &mut bool,
+                 records: &mut bool| {
+        out.push(Item {
+            range,
+            open: open.take(),
+            body: std::mem::take(body),
+            records: std::mem::take(records),
+        });
+    };
     while i < n {
         let c = b[i];
         if c.is_ascii_whitespace() {
@@ -482,7 +511,16 @@ pub fn items(b: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
                         | b"elifndef"
                 );
                 if !conditional {
-                    out.push(i..end);
+                    let mut end = end;
+                    while end > i && b[end - 1].is_ascii_whitespace() {
+                        end -= 1;
+                    }
+                    out.push(Item {
+                        range: i..end,
+                        open: None,
+                        body: false,
+                        records: false,
+                    });
                 }
             }
             i = end;
@@ -506,22 +544,25 @@ pub fn items(b: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
                 b'{' => {
                     if braces == 0 && parens == 0 {
                         body = last == b')';
+                        open = Some(s);
+                    } else if body && is_id(prev) {
+                        records = true;
                     }
                     braces += 1;
                 }
                 b'}' => {
                     braces -= 1;
                     if braces == 0 && parens == 0 && body {
-                        out.push(start.take().unwrap_or(s)..i);
-                        body = false;
-                        last = 0;
+                        let st = start.take().unwrap_or(s);
+                        close(&mut out, st..i, &mut open, &mut body, &mut records);
+                        (prev, last) = (0, 0);
                         continue;
                     }
                 }
                 b';' if braces == 0 && parens == 0 => {
-                    out.push(start.take().unwrap_or(s)..i);
-                    body = false;
-                    last = 0;
+                    let st = start.take().unwrap_or(s);
+                    close(&mut out, st..i, &mut open, &mut body, &mut records);
+                    (prev, last) = (0, 0);
                     continue;
                 }
                 _ => {}
@@ -530,8 +571,9 @@ pub fn items(b: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
                 return None;
             }
         }
+        prev = b[i - 1];
         if braces == 0 {
-            last = b[i - 1];
+            last = prev;
         }
         tail = i;
     }
@@ -539,7 +581,7 @@ pub fn items(b: &[u8]) -> Option<Vec<std::ops::Range<usize>>> {
         return None;
     }
     if let Some(s) = start {
-        out.push(s..tail);
+        close(&mut out, s..tail, &mut open, &mut body, &mut records);
     }
     Some(out)
 }
@@ -604,7 +646,7 @@ mod tests {
     use super::*;
 
     fn cut(s: &str) -> Option<Vec<&str>> {
-        items(s.as_bytes()).map(|v| v.into_iter().map(|r| &s[r]).collect())
+        items(s.as_bytes()).map(|v| v.into_iter().map(|it| &s[it.range]).collect())
     }
 
     #[test]
@@ -639,6 +681,21 @@ mod tests {
         // Branches that open a body twice.
         assert_eq!(cut("int f(void)\n#ifdef X\n{\n#else\n{\n#endif\n}\n"), None);
         assert_eq!(cut("}"), None);
+        let flags: Vec<(Option<usize>, bool, bool)> = items(
+            b"int f(void) { struct { int a; } x; return 0; }\nint g(void) { if (x) { } }\nstruct s { int a; };\n",
+        )
+        .unwrap()
+        .into_iter()
+        .map(|it| (it.open, it.body, it.records))
+        .collect();
+        assert_eq!(
+            flags,
+            [
+                (Some(12), true, true),
+                (Some(59), true, false),
+                (Some(83), false, false)
+            ]
+        );
         // A trailing item with no end is kept.
         assert_eq!(cut("EXPORT(x)\n").unwrap(), ["EXPORT(x)"]);
     }

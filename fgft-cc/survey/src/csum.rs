@@ -74,13 +74,20 @@ struct HeaderPart {
     fields: Vec<FieldDecl>,
 }
 
+/// What a lookup in a header's items looks for.
+#[derive(Debug, Clone, Copy)]
+enum Lookup {
+    Function,
+    Member,
+}
+
 /// A header's text, cut into its top-level items ([`hdr::items`]), for
 /// lookups that parse only the items holding the name they look for.
 #[derive(Debug)]
 struct Items {
     text: String,
     hinted: String,
-    ranges: Vec<Range<usize>>,
+    items: Vec<hdr::Item>,
     /// Items parsed so far.  Held while a lookup parses, so a lookup sees
     /// every part parsed before it.
     done: Mutex<Vec<bool>>,
@@ -99,19 +106,19 @@ impl Items {
             Some(h) => h.rewrite(&text),
             None => text.clone(),
         };
-        let ranges = hdr::items(hinted.as_bytes())?;
+        let items = hdr::items(hinted.as_bytes())?;
         Some(Items {
-            done: Mutex::new(vec![false; ranges.len()]),
-            parts: ranges.iter().map(|_| OnceLock::new()).collect(),
+            done: Mutex::new(vec![false; items.len()]),
+            parts: items.iter().map(|_| OnceLock::new()).collect(),
             text,
             hinted,
-            ranges,
+            items,
         })
     }
 
     /// The items holding identifier `name` (in the original text, where
-    /// the parse reads names).
-    fn holding(&self, name: &str) -> Vec<usize> {
+    /// the parse reads names) where a lookup of `what` may find it.
+    fn holding(&self, name: &str, what: Lookup) -> Vec<usize> {
         let b = self.text.as_bytes();
         let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
         let mut out: Vec<usize> = Vec::new();
@@ -120,8 +127,27 @@ impl Items {
             if (at > 0 && is_id(b[at - 1])) || b.get(end).is_some_and(|&c| is_id(c)) {
                 continue;
             }
-            let k = self.ranges.partition_point(|r| r.start <= at);
-            if k > 0 && at < self.ranges[k - 1].end && out.last() != Some(&(k - 1)) {
+            let k = self.items.partition_point(|it| it.range.start <= at);
+            let Some(it) = k.checked_sub(1).map(|k| &self.items[k]) else {
+                continue;
+            };
+            let fits = match what {
+                // A function's name comes before its body; a macro's is
+                // in its directive (which may be inside a body).
+                Lookup::Function => {
+                    it.open.is_none_or(|o| at < o) || {
+                        let line = b[..at]
+                            .iter()
+                            .rposition(|&c| c == b'\n')
+                            .map_or(0, |p| p + 1);
+                        b[line..at].trim_ascii_start().starts_with(b"#")
+                    }
+                }
+                // Members are declared in records, not in function bodies
+                // (unless a body defines a record).
+                Lookup::Member => !it.body || it.records,
+            };
+            if at < it.range.end && fits && out.last() != Some(&(k - 1)) {
                 out.push(k - 1);
             }
         }
@@ -181,7 +207,7 @@ impl HeaderInfo {
 
     /// The header's items with every item holding `name` parsed, or `None`
     /// when the lookup needs the whole parse.
-    fn items_for(&self, name: &str) -> Option<&Items> {
+    fn items_for(&self, name: &str, what: Lookup) -> Option<&Items> {
         if self.whole.load(Ordering::Relaxed) {
             return None;
         }
@@ -190,15 +216,25 @@ impl HeaderInfo {
             .get_or_init(|| Items::read(&self.text.path, &self.opts))
             .as_ref()?;
         let mut done = it.done.lock().ok()?;
-        let new: Vec<usize> = it.holding(name).into_iter().filter(|&k| !done[k]).collect();
+        let new: Vec<usize> = it
+            .holding(name, what)
+            .into_iter()
+            .filter(|&k| !done[k])
+            .collect();
         let Some(&first) = new.first() else {
             return Some(it);
         };
-        let ranges: Vec<Range<usize>> = new.iter().map(|&k| it.ranges[k].clone()).collect();
+        let ranges: Vec<Range<usize>> = new.iter().map(|&k| it.items[k].range.clone()).collect();
+        // The parse needs the text up to the end of the last item's line.
+        let last = ranges.last().map_or(0, |r| r.end);
+        let cut = it.hinted.as_bytes()[last..]
+            .iter()
+            .position(|&c| c == b'\n')
+            .map_or(it.hinted.len(), |p| last + p + 1);
         let clean = fgft_parse::parse_ranges_with(
             &self.text.path,
-            it.text.clone(),
-            it.hinted.clone(),
+            it.text[..cut].to_string(),
+            it.hinted[..cut].to_string(),
             &ranges,
             &self.opts,
         )
@@ -222,7 +258,7 @@ impl HeaderInfo {
         if !self.text.index.may_define_function(name) {
             return Vec::new();
         }
-        let mut v: Vec<&FnSum> = match self.items_for(name) {
+        let mut v: Vec<&FnSum> = match self.items_for(name, Lookup::Function) {
             Some(it) => it
                 .parts()
                 .flat_map(|p| p.functions.iter())
@@ -243,7 +279,7 @@ impl HeaderInfo {
         if !self.text.index.may_declare_member(field) {
             return Vec::new();
         }
-        let mut v: Vec<&FieldDecl> = match self.items_for(field) {
+        let mut v: Vec<&FieldDecl> = match self.items_for(field, Lookup::Member) {
             Some(it) => it
                 .parts()
                 .flat_map(|p| p.fields.iter())
