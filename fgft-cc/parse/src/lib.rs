@@ -325,14 +325,25 @@ fn ts_reparse(
     deadline: Instant,
     budget: Duration,
 ) -> Result<tree_sitter::Tree, TsFail> {
-    let mut parser = tree_sitter::Parser::new();
-    parser
-        .set_language(&tree_sitter_c::LANGUAGE.into())
-        .map_err(|_| TsFail::Other)?;
-    if let Some(r) = ranges {
-        if parser.set_included_ranges(r).is_err() {
-            let _ = parser.set_included_ranges(&[]);
+    // One parser per thread, reused: many small parses (a header's items)
+    // would otherwise each pay for making one.
+    thread_local! {
+        static PARSER: std::cell::RefCell<Option<tree_sitter::Parser>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    let mut parser = match PARSER.with(|p| p.borrow_mut().take()) {
+        Some(p) => p,
+        None => {
+            let mut p = tree_sitter::Parser::new();
+            p.set_language(&tree_sitter_c::LANGUAGE.into())
+                .map_err(|_| TsFail::Other)?;
+            p
         }
+    };
+    parser.reset();
+    let whole: &[tree_sitter::Range] = &[];
+    if parser.set_included_ranges(ranges.unwrap_or(whole)).is_err() {
+        let _ = parser.set_included_ranges(whole);
     }
     let mut reached = 0usize;
     let mut timed_out = false;
@@ -352,6 +363,7 @@ fn ts_reparse(
         old,
         Some(tree_sitter::ParseOptions::new().progress_callback(&mut progress)),
     );
+    PARSER.with(|p| *p.borrow_mut() = Some(parser));
     match tree {
         Some(t) => Ok(t),
         None if timed_out => Err(TsFail::Budget {

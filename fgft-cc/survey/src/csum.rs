@@ -9,11 +9,9 @@ use fgft_facts::hdr;
 use fgft_facts::headers::{self, Cache, HeaderText};
 use fgft_facts::slots::{self, FactKey, FactSet, Facts, LazyFacts, SlotTable};
 use fgft_parse::{Options, ParseError, ParsedFile};
-use std::collections::BTreeMap;
-use std::ops::Range;
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use tree_sitter::Node;
 
 /// String functions: a member handed to one of them is read as a
@@ -67,11 +65,25 @@ pub struct HeaderParsed {
     pub functions: Vec<FnSum>,
 }
 
-/// What a parse of some items of a header gave.
+/// What a parse of one item of a header gave.
 #[derive(Debug, Default)]
 struct HeaderPart {
+    /// The item parsed with no ERROR or MISSING node: a lookup may use it
+    /// instead of the whole parse.
+    clean: bool,
     functions: Vec<FnSum>,
     fields: Vec<FieldDecl>,
+}
+
+fn is_ident_byte(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+fn name_hash(name: &[u8]) -> u64 {
+    use std::hash::Hasher;
+    let mut h = fgft_parse::hints::FxHasher::default();
+    h.write(name);
+    h.finish()
 }
 
 /// What a lookup in a header's items looks for.
@@ -88,10 +100,11 @@ struct Items {
     text: String,
     hinted: String,
     items: Vec<hdr::Item>,
-    /// Items parsed so far.  Held while a lookup parses, so a lookup sees
-    /// every part parsed before it.
-    done: Mutex<Vec<bool>>,
-    /// Slot `k`: the part parsed by the lookup whose first new item was `k`.
+    /// Where each identifier is: its offsets by [`name_hash`].
+    names: HashMap<u64, Vec<u32>>,
+    /// Where each line starts.
+    lines: Vec<u32>,
+    /// Item `k` parsed alone (on the first lookup that needs it).
     parts: Vec<OnceLock<Box<HeaderPart>>>,
 }
 
@@ -107,12 +120,40 @@ impl Items {
             None => text.clone(),
         };
         let items = hdr::items(hinted.as_bytes())?;
+        // Where each identifier of the original text is (by a hash of it).
+        let mut names: HashMap<u64, Vec<u32>> = HashMap::new();
+        let b = text.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'_' || b[i].is_ascii_alphabetic() {
+                let s = i;
+                while i < b.len() && is_ident_byte(b[i]) {
+                    i += 1;
+                }
+                names.entry(name_hash(&b[s..i])).or_default().push(s as u32);
+            } else if b[i].is_ascii_digit() {
+                while i < b.len() && is_ident_byte(b[i]) {
+                    i += 1;
+                }
+            } else {
+                i += 1;
+            }
+        }
+        let lines = std::iter::once(0)
+            .chain(
+                b.iter()
+                    .enumerate()
+                    .filter(|(_, &c)| c == b'\n')
+                    .map(|(i, _)| i as u32 + 1),
+            )
+            .collect();
         Some(Items {
-            done: Mutex::new(vec![false; items.len()]),
             parts: items.iter().map(|_| OnceLock::new()).collect(),
             text,
             hinted,
             items,
+            names,
+            lines,
         })
     }
 
@@ -120,12 +161,14 @@ impl Items {
     /// the parse reads names) where a lookup of `what` may find it.
     fn holding(&self, name: &str, what: Lookup) -> Vec<usize> {
         let b = self.text.as_bytes();
-        let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let Some(at) = self.names.get(&name_hash(name.as_bytes())) else {
+            return Vec::new();
+        };
         let mut out: Vec<usize> = Vec::new();
-        for (at, _) in self.text.match_indices(name) {
-            let end = at + name.len();
-            if (at > 0 && is_id(b[at - 1])) || b.get(end).is_some_and(|&c| is_id(c)) {
-                continue;
+        for &at in at {
+            let at = at as usize;
+            if b.get(at..at + name.len()) != Some(name.as_bytes()) {
+                continue; // another name with the same hash
             }
             let k = self.items.partition_point(|it| it.range.start <= at);
             let Some(it) = k.checked_sub(1).map(|k| &self.items[k]) else {
@@ -135,7 +178,7 @@ impl Items {
                 // A function's name comes before its body; a macro's is
                 // in its directive (which may be inside a body).
                 Lookup::Function => {
-                    it.open.is_none_or(|o| at < o) || {
+                    it.open.is_some_and(|o| at < o) || {
                         let line = b[..at]
                             .iter()
                             .rposition(|&c| c == b'\n')
@@ -143,9 +186,9 @@ impl Items {
                         b[line..at].trim_ascii_start().starts_with(b"#")
                     }
                 }
-                // Members are declared in records, not in function bodies
-                // (unless a body defines a record).
-                Lookup::Member => !it.body || it.records,
+                // Members are declared inside braces: in records, not in
+                // function bodies (unless a body defines a record).
+                Lookup::Member => it.open.is_some_and(|o| at > o) && (!it.body || it.records),
             };
             if at < it.range.end && fits && out.last() != Some(&(k - 1)) {
                 out.push(k - 1);
@@ -154,9 +197,44 @@ impl Items {
         out
     }
 
-    /// Every part parsed so far.
-    fn parts(&self) -> impl Iterator<Item = &HeaderPart> {
-        self.parts.iter().filter_map(|p| p.get().map(|b| &**b))
+    /// Item `k` parsed alone: from the start of its first line to the end
+    /// of its last (a directive keeps its newline), so the parse depends on
+    /// nothing but the item, and lines are shifted back to the header's.
+    fn part(&self, path: &Path, opts: &Options, k: usize) -> &HeaderPart {
+        self.parts[k].get_or_init(|| {
+            let r = &self.items[k].range;
+            let row = self.lines.partition_point(|&l| l as usize <= r.start) - 1;
+            let from = self.lines[row] as usize;
+            let to = self
+                .lines
+                .get(self.lines.partition_point(|&l| (l as usize) <= r.end))
+                .map_or(self.text.len(), |&l| l as usize);
+            let parsed = fgft_parse::parse_ranges_with(
+                path,
+                self.text[from..to].to_string(),
+                self.hinted[from..to].to_string(),
+                &[r.start - from..r.end - from],
+                opts,
+            );
+            let Ok(pf) = parsed else {
+                return Box::default();
+            };
+            let (mut functions, fields) = walk_with(&pf, false, None);
+            for f in &mut functions {
+                f.line += row;
+                for c in &mut f.calls {
+                    c.1 += row;
+                }
+                for u in &mut f.field_uses {
+                    u.line += row;
+                }
+            }
+            Box::new(HeaderPart {
+                clean: !pf.tree.root_node().has_error(),
+                functions,
+                fields,
+            })
+        })
     }
 }
 
@@ -171,8 +249,6 @@ pub struct HeaderInfo {
     opts: Options,
     parsed: OnceLock<HeaderParsed>,
     items: OnceLock<Option<Items>>,
-    /// An item did not parse cleanly alone: lookups use the whole parse.
-    whole: AtomicBool,
 }
 
 impl HeaderInfo {
@@ -182,7 +258,6 @@ impl HeaderInfo {
             opts: opts.clone(),
             parsed: OnceLock::new(),
             items: OnceLock::new(),
-            whole: AtomicBool::new(false),
         }
     }
 
@@ -205,51 +280,18 @@ impl HeaderInfo {
         })
     }
 
-    /// The header's items with every item holding `name` parsed, or `None`
-    /// when the lookup needs the whole parse.
-    fn items_for(&self, name: &str, what: Lookup) -> Option<&Items> {
-        if self.whole.load(Ordering::Relaxed) {
-            return None;
-        }
+    /// The parts of the items where a lookup of `what` may find `name`, or
+    /// `None` when one of them does not parse cleanly alone (the lookup
+    /// then takes the whole parse).
+    fn parts_for(&self, name: &str, what: Lookup) -> Option<Vec<&HeaderPart>> {
         let it = self
             .items
             .get_or_init(|| Items::read(&self.text.path, &self.opts))
             .as_ref()?;
-        let mut done = it.done.lock().ok()?;
-        let new: Vec<usize> = it
-            .holding(name, what)
+        it.holding(name, what)
             .into_iter()
-            .filter(|&k| !done[k])
-            .collect();
-        let Some(&first) = new.first() else {
-            return Some(it);
-        };
-        let ranges: Vec<Range<usize>> = new.iter().map(|&k| it.items[k].range.clone()).collect();
-        // The parse needs the text up to the end of the last item's line.
-        let last = ranges.last().map_or(0, |r| r.end);
-        let cut = it.hinted.as_bytes()[last..]
-            .iter()
-            .position(|&c| c == b'\n')
-            .map_or(it.hinted.len(), |p| last + p + 1);
-        let clean = fgft_parse::parse_ranges_with(
-            &self.text.path,
-            it.text[..cut].to_string(),
-            it.hinted[..cut].to_string(),
-            &ranges,
-            &self.opts,
-        )
-        .ok()
-        .filter(|pf| !pf.tree.root_node().has_error());
-        let Some(pf) = clean else {
-            self.whole.store(true, Ordering::Relaxed);
-            return None;
-        };
-        let (functions, fields) = walk_with(&pf, false, None);
-        for &k in &new {
-            done[k] = true;
-        }
-        let _ = it.parts[first].set(Box::new(HeaderPart { functions, fields }));
-        Some(it)
+            .map(|k| Some(it.part(&self.text.path, &self.opts, k)).filter(|p| p.clean))
+            .collect()
     }
 
     /// Its functions and function-like macros named `name` (parsing only
@@ -258,9 +300,9 @@ impl HeaderInfo {
         if !self.text.index.may_define_function(name) {
             return Vec::new();
         }
-        let mut v: Vec<&FnSum> = match self.items_for(name, Lookup::Function) {
-            Some(it) => it
-                .parts()
+        let mut v: Vec<&FnSum> = match self.parts_for(name, Lookup::Function) {
+            Some(parts) => parts
+                .into_iter()
                 .flat_map(|p| p.functions.iter())
                 .filter(|f| f.name == name)
                 .collect(),
@@ -279,9 +321,9 @@ impl HeaderInfo {
         if !self.text.index.may_declare_member(field) {
             return Vec::new();
         }
-        let mut v: Vec<&FieldDecl> = match self.items_for(field, Lookup::Member) {
-            Some(it) => it
-                .parts()
+        let mut v: Vec<&FieldDecl> = match self.parts_for(field, Lookup::Member) {
+            Some(parts) => parts
+                .into_iter()
                 .flat_map(|p| p.fields.iter())
                 .filter(|d| d.field == field)
                 .collect(),
@@ -926,20 +968,14 @@ mod tests {
         let opts = Options::with_default_hints().unwrap();
         let items = HeaderInfo::read(&h, &opts);
         let whole = HeaderInfo::read(&h, &opts);
-        whole.whole.store(true, Ordering::Relaxed);
+        let p = whole.parsed();
         for name in ["RD", "ring_len", "wr", "proto", "helper"] {
-            assert_eq!(
-                items.functions_named(name),
-                whole.functions_named(name),
-                "{name}"
-            );
+            let w: Vec<&FnSum> = p.functions.iter().filter(|f| f.name == name).collect();
+            assert_eq!(items.functions_named(name), w, "{name}");
         }
         for field in ["buf", "len", "name", "base"] {
-            assert_eq!(
-                items.fields_named(field),
-                whole.fields_named(field),
-                "{field}"
-            );
+            let w: Vec<&FieldDecl> = p.fields.iter().filter(|d| d.field == field).collect();
+            assert_eq!(items.fields_named(field), w, "{field}");
         }
         let wr: Vec<usize> = items.functions_named("wr").iter().map(|f| f.line).collect();
         assert_eq!(wr, [17, 19]);
