@@ -213,7 +213,7 @@ impl Items {
                 path,
                 self.text[from..to].to_string(),
                 self.hinted[from..to].to_string(),
-                &[r.start - from..r.end - from],
+                std::slice::from_ref(&(r.start - from..r.end - from)),
                 opts,
             );
             let Ok(pf) = parsed else {
