@@ -75,7 +75,7 @@ pub fn of(pf: &ParsedFile) -> Health {
 /// parsed from.
 pub fn problem_regions(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    walk(tree, text.as_bytes(), |n, stray| {
+    walk_problems(tree, text.as_bytes(), |n, stray| {
         if stray || n.has_error() {
             out.push(n.byte_range());
         }
@@ -88,13 +88,33 @@ pub fn problem_regions(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>
 /// `stray`), in file order, without looking into the functions.
 pub fn stray(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    walk(tree, text.as_bytes(), |n, stray| {
+    walk_problems(tree, text.as_bytes(), |n, stray| {
         if stray {
             out.push(n.byte_range());
         }
     });
     out.sort_by_key(|r| r.start);
     out
+}
+
+/// [`walk`] for problems only: it does not enter a subtree whose root
+/// neither is nor holds an ERROR or MISSING node.  (An ERROR node may itself
+/// cost nothing, so `has_error` is false on it: it is reported before the
+/// check.  Its ancestors hold other errors: over drivers/net, drivers/usb,
+/// drivers/scsi and sound/ no ERROR or MISSING node sits below a node
+/// without `has_error`.)
+fn walk_problems<'t>(tree: &'t tree_sitter::Tree, text: &[u8], mut f: impl FnMut(Node<'t>, bool)) {
+    let k = crate::walk::kinds();
+    crate::walk::preorder(tree.root_node(), |n, _| {
+        if n.kind_id() == k.function_definition {
+            f(n, false);
+            return false;
+        }
+        if n.is_error() || n.is_missing() {
+            f(n, true);
+        }
+        n.has_error() && !crate::walk::skippable(text, n, k, false)
+    });
 }
 
 /// Whether top-level function `n` holds an ERROR or MISSING node (is not
