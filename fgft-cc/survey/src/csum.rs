@@ -571,7 +571,8 @@ pub fn walk_with<'t>(
 ) -> (Vec<FnSum>, Vec<FieldDecl>) {
     struct Cur {
         sum: FnSum,
-        end: usize,
+        /// The function's depth in the walk: it ends when the walk leaves it.
+        depth: u32,
         calls: BTreeMap<String, usize>,
     }
     let finish = |c: Cur, out: &mut Vec<FnSum>| {
@@ -593,11 +594,6 @@ pub fn walk_with<'t>(
     'walk: loop {
         let n = cursor.node();
         let id = n.kind_id();
-        if cur.as_ref().is_some_and(|c| n.start_byte() >= c.end) {
-            if let Some(c) = cur.take() {
-                finish(c, &mut out);
-            }
-        }
         let mut descend = true;
         if id == k.function_definition {
             if cur.is_none() {
@@ -611,7 +607,7 @@ pub fn walk_with<'t>(
                             calls: Vec::new(),
                             field_uses: Vec::new(),
                         },
-                        end: n.end_byte(),
+                        depth,
                         calls: BTreeMap::new(),
                     });
                 }
@@ -674,6 +670,12 @@ pub fn walk_with<'t>(
             continue;
         }
         loop {
+            // Leaving the node at `depth`.
+            if cur.as_ref().is_some_and(|c| c.depth == depth) {
+                if let Some(c) = cur.take() {
+                    finish(c, &mut out);
+                }
+            }
             if cursor.goto_next_sibling() {
                 break;
             }
