@@ -8,6 +8,9 @@
 #
 #   scripts/bench-survey.sh [TREE]     (default: $SRC612/drivers/net)
 #   NO_SPATCH=1 scripts/bench-survey.sh   skips the spatch run
+#   ROUNDS=N (default 3): raw and survey alternate N times; the ratio is
+#   the median of the per-round ratios (other jobs on the 2 cores move
+#   single runs by 10% and more).
 #
 # Prints one line per measurement and a summary; writes the survey's JSON and
 # table to results/raw/survey/ (not committed).
@@ -41,28 +44,40 @@ run() { # name command...: wall seconds to $out/name.secs, peak RSS KiB to
 	tail -n 1 "$out/$name.time" | awk '{ printf "%.2f", $2 + $3 }' >"$out/$name.cpu"
 }
 
-run raw "$raw" "$tree" -j "$jobs"
-run survey "$bin" survey "$tree" -j "$jobs" --no-progress --json "$out/survey.json"
+rounds=${ROUNDS:-3}
+: >"$out/rounds"
+for r in $(seq 1 "$rounds"); do
+	run raw "$raw" "$tree" -j "$jobs"
+	run survey "$bin" survey "$tree" -j "$jobs" --no-progress --json "$out/survey.json"
+	echo "$(cat "$out/raw.secs") $(cat "$out/raw.cpu") $(cat "$out/survey.secs") \
+$(cat "$out/survey.cpu") $(cat "$out/survey.rss")" >>"$out/rounds"
+	printf 'round %d: raw %s s wall %s s CPU, survey %s s wall %s s CPU\n' "$r" \
+		"$(cat "$out/raw.secs")" "$(cat "$out/raw.cpu")" \
+		"$(cat "$out/survey.secs")" "$(cat "$out/survey.cpu")"
+done
 "$bin" survey "$tree" -j "$jobs" --no-progress >"$out/survey.txt" 2>/dev/null
 if [ -z "${NO_SPATCH:-}" ] && command -v spatch >/dev/null; then
 	run spatch spatch -j "$jobs" --very-quiet \
 		--sp-file fgft-cc/tests/cocci/ethtool_ops.cocci --dir "$tree" ||
 		{ echo "spatch failed" >&2; rm -f "$out/spatch.secs"; }
 fi
-raw_s=$(cat "$out/raw.secs")
-survey_s=$(cat "$out/survey.secs")
+# Medians over the rounds: times, and the per-round ratios.
+median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v c="$1" '{ print $c }' "$out/rounds" | median; }
+raw_s=$(col 1)
+raw_cpu=$(col 2)
+survey_s=$(col 3)
+survey_cpu=$(col 4)
 raw_rss=$(tail -n 1 "$out/raw.rss")
-survey_rss=$(tail -n 1 "$out/survey.rss")
-
-ratio=$(awk -v a="$survey_s" -v b="$raw_s" 'BEGIN { printf "%.3f", a / b }')
+survey_rss=$(awk '{ print $5 }' "$out/rounds" | sort -g | tail -n 1)
+ratio=$(awk '{ printf "%.3f\n", $3 / $1 }' "$out/rounds" | median)
 # CPU time is steadier than wall time when other jobs share the 2 cores.
-cpu_ratio=$(awk -v a="$(cat "$out/survey.cpu")" -v b="$(cat "$out/raw.cpu")" \
-	'BEGIN { printf "%.3f", a / b }')
-printf 'tree            %s\n' "$tree"
+cpu_ratio=$(awk '{ printf "%.3f\n", $4 / $2 }' "$out/rounds" | median)
+printf 'tree            %s  (%d rounds, medians)\n' "$tree" "$rounds"
 printf 'raw tree-sitter %.2f s wall, %s s CPU  (peak RSS %d MiB)\n' \
-	"$raw_s" "$(cat "$out/raw.cpu")" $((raw_rss / 1024))
+	"$raw_s" "$raw_cpu" $((raw_rss / 1024))
 printf 'fgft-cc survey  %.2f s wall, %s s CPU  (peak RSS %d MiB)\n' \
-	"$survey_s" "$(cat "$out/survey.cpu")" $((survey_rss / 1024))
+	"$survey_s" "$survey_cpu" $((survey_rss / 1024))
 if [ -f "$out/spatch.secs" ]; then
 	printf 'spatch -j %d    %.2f s  (ethtool_ops query only; peak RSS %d MiB)\n' \
 		"$jobs" "$(cat "$out/spatch.secs")" $(($(tail -n 1 "$out/spatch.rss") / 1024))
