@@ -105,19 +105,17 @@ impl<T> Cache<T> {
     }
 }
 
-/// The local headers of `pf`, transitively (at most [`HEADER_DEPTH`] levels
-/// below it), each once, in the order the fact layers are searched: `get`
-/// gives a header and `includes` its own local includes.
+/// The local headers a file includes (`roots`, [`slots::local_includes`]),
+/// transitively (at most [`HEADER_DEPTH`] levels below it), each once, in
+/// the order the fact layers are searched: `get` gives a header and
+/// `includes` its own local includes.
 pub fn closure<T>(
-    pf: &ParsedFile,
+    roots: &[PathBuf],
     mut get: impl FnMut(&Path) -> Arc<T>,
     includes: impl Fn(&T) -> &[PathBuf],
 ) -> Vec<(PathBuf, Arc<T>)> {
     let mut seen = HashSet::new();
-    let mut todo: Vec<(PathBuf, usize)> = slots::local_includes(pf)
-        .into_iter()
-        .map(|p| (p, 0))
-        .collect();
+    let mut todo: Vec<(PathBuf, usize)> = roots.iter().map(|p| (p.clone(), 0)).collect();
     let mut out = Vec::new();
     while let Some((p, depth)) = todo.pop() {
         if depth > HEADER_DEPTH || !seen.insert(p.clone()) {
@@ -193,7 +191,7 @@ impl HeaderCache {
     pub fn layer_headers(&self, own: Facts, pf: &ParsedFile) -> FactSet {
         let mut facts = FactSet::from(own);
         let headers = closure(
-            pf,
+            &slots::local_includes(pf),
             |p| self.cache.get(p, || LazyHeader::read(p, &self.opts)),
             |h| &h.text.includes,
         );

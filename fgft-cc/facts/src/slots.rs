@@ -1158,19 +1158,25 @@ pub fn local_includes(pf: &ParsedFile) -> Vec<PathBuf> {
 /// next to it (no parse needed).
 pub fn local_includes_in(path: &Path, text: &str) -> Vec<PathBuf> {
     let dir = path.parent().unwrap_or(Path::new("."));
+    let b = text.as_bytes();
     let mut out = Vec::new();
-    for line in text.lines() {
-        let l = line.trim_start();
-        let Some(rest) = l.strip_prefix('#') else {
+    // Only a `#` that starts a line (after blanks) can start a directive.
+    for at in memchr::memchr_iter(b'#', b) {
+        let line = b[..at]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |p| p + 1);
+        if !text[line..at].trim_start().is_empty() {
             continue;
-        };
-        let Some(rest) = rest.trim_start().strip_prefix("include") else {
+        }
+        let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |p| at + p);
+        let Some(rest) = text[at + 1..end].trim_start().strip_prefix("include") else {
             continue;
         };
         let rest = rest.trim_start();
         if let Some(q) = rest.strip_prefix('"') {
-            if let Some(end) = q.find('"') {
-                let p = dir.join(&q[..end]);
+            if let Some(close) = q.find('"') {
+                let p = dir.join(&q[..close]);
                 if p.is_file() {
                     out.push(p);
                 }

@@ -435,12 +435,13 @@ pub fn summarize_text(
     let mut facts = FactSet::from(own);
     let dir = path.parent().unwrap_or(Path::new(""));
     let rel_dir = out.path.parent().unwrap_or(Path::new("")).to_path_buf();
-    out.included = slots::local_includes(&pf)
-        .into_iter()
+    let includes = slots::local_includes(&pf);
+    out.included = includes
+        .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
         .filter_map(|p| p.strip_prefix(dir).ok().map(|r| rel_dir.join(r)))
         .collect();
-    let mut headers = headers::closure(&pf, |p| ctx.header(p), |h| &h.text.includes);
+    let mut headers = headers::closure(&includes, |p| ctx.header(p), |h| &h.text.includes);
     for (_, h) in &headers {
         facts.push_lazy(h.clone());
     }
