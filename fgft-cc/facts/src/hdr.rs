@@ -142,27 +142,11 @@ pub fn index(text: &str, hinted: &str) -> Index {
     let mut i = 0;
     let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     while i < n {
+        if let Some(next) = skip_blank(b, i) {
+            i = next;
+            continue;
+        }
         let c = b[i];
-        if c == b'\n' {
-            i += 1;
-            continue;
-        }
-        if c == b' ' || c == b'\t' || c == b'\r' || c == b'\x0c' || c == b'\x0b' {
-            i += 1;
-            continue;
-        }
-        if c == b'\\' && b.get(i + 1) == Some(&b'\n') {
-            i += 2;
-            continue;
-        }
-        if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            i = skip_block_comment(b, i);
-            continue;
-        }
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            i = skip_line_comment(b, i);
-            continue;
-        }
         if c == b'#' {
             // A directive, to the end of its (continued) line.
             let end = directive_end(b, i);
@@ -467,23 +451,11 @@ pub fn items(b: &[u8]) -> Option<Vec<Item>> {
         });
     };
     while i < n {
+        if let Some(next) = skip_blank(b, i) {
+            i = next;
+            continue;
+        }
         let c = b[i];
-        if c.is_ascii_whitespace() {
-            i += 1;
-            continue;
-        }
-        if c == b'\\' && b.get(i + 1) == Some(&b'\n') {
-            i += 2;
-            continue;
-        }
-        if c == b'/' && b.get(i + 1) == Some(&b'*') {
-            i = skip_block_comment(b, i);
-            continue;
-        }
-        if c == b'/' && b.get(i + 1) == Some(&b'/') {
-            i = skip_line_comment(b, i);
-            continue;
-        }
         if c == b'#' {
             let end = directive_end(b, i);
             if braces == 0 && parens == 0 {
@@ -584,6 +556,18 @@ pub fn items(b: &[u8]) -> Option<Vec<Item>> {
         close(&mut out, s..tail, &mut open, &mut body, &mut records);
     }
     Some(out)
+}
+
+/// Past the blank at `i` (white space, an escaped newline, a comment), or
+/// `None` when a token or directive starts there.
+fn skip_blank(b: &[u8], i: usize) -> Option<usize> {
+    match b[i] {
+        b'\n' | b' ' | b'\t' | b'\r' | b'\x0c' | b'\x0b' => Some(i + 1),
+        b'\\' if b.get(i + 1) == Some(&b'\n') => Some(i + 2),
+        b'/' if b.get(i + 1) == Some(&b'*') => Some(skip_block_comment(b, i)),
+        b'/' if b.get(i + 1) == Some(&b'/') => Some(skip_line_comment(b, i)),
+        _ => None,
+    }
 }
 
 fn skip_block_comment(b: &[u8], i: usize) -> usize {

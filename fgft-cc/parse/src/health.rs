@@ -50,7 +50,7 @@ impl Health {
 /// Computes the health of a parsed file.
 pub fn of(pf: &ParsedFile) -> Health {
     let mut h = Health::default();
-    walk(&pf.tree, pf.hinted.as_bytes(), |n, stray| {
+    walk(&pf.tree, pf.hinted.as_bytes(), false, |n, stray| {
         if stray {
             h.stray.push(n.byte_range());
             return;
@@ -75,7 +75,7 @@ pub fn of(pf: &ParsedFile) -> Health {
 /// parsed from.
 pub fn problem_regions(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    walk_problems(tree, text.as_bytes(), |n, stray| {
+    walk(tree, text.as_bytes(), true, |n, stray| {
         if stray || n.has_error() {
             out.push(n.byte_range());
         }
@@ -88,33 +88,13 @@ pub fn problem_regions(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>
 /// `stray`), in file order, without looking into the functions.
 pub fn stray(tree: &tree_sitter::Tree, text: &str) -> Vec<Range<usize>> {
     let mut out = Vec::new();
-    walk_problems(tree, text.as_bytes(), |n, stray| {
+    walk(tree, text.as_bytes(), true, |n, stray| {
         if stray {
             out.push(n.byte_range());
         }
     });
     out.sort_by_key(|r| r.start);
     out
-}
-
-/// [`walk`] for problems only: it does not enter a subtree whose root
-/// neither is nor holds an ERROR or MISSING node.  (An ERROR node may itself
-/// cost nothing, so `has_error` is false on it: it is reported before the
-/// check.  Its ancestors hold other errors: over drivers/net, drivers/usb,
-/// drivers/scsi and sound/ no ERROR or MISSING node sits below a node
-/// without `has_error`.)
-fn walk_problems<'t>(tree: &'t tree_sitter::Tree, text: &[u8], mut f: impl FnMut(Node<'t>, bool)) {
-    let k = crate::walk::kinds();
-    crate::walk::preorder(tree.root_node(), |n, _| {
-        if n.kind_id() == k.function_definition {
-            f(n, false);
-            return false;
-        }
-        if n.is_error() || n.is_missing() {
-            f(n, true);
-        }
-        n.has_error() && !crate::walk::skippable(text, n, k, false)
-    });
 }
 
 /// Whether top-level function `n` holds an ERROR or MISSING node (is not
@@ -127,7 +107,19 @@ pub fn is_broken(n: Node<'_>) -> bool {
 /// Calls `f(node, false)` for every top-level function definition and
 /// `f(node, true)` for every ERROR/MISSING node outside them.  A clean data
 /// table holds neither and is skipped (`text`: the parsed text).
-fn walk<'t>(tree: &'t tree_sitter::Tree, text: &[u8], mut f: impl FnMut(Node<'t>, bool)) {
+///
+/// With `problems_only`, a subtree whose root neither is nor holds an ERROR
+/// or MISSING node is not entered (so only functions among such subtrees
+/// are seen).  An ERROR node may itself cost nothing, so `has_error` is
+/// false on it: it is reported before the check.  Its ancestors hold other
+/// errors: over drivers/net, drivers/usb, drivers/scsi and sound/ no ERROR
+/// or MISSING node sits below a node without `has_error`.
+fn walk<'t>(
+    tree: &'t tree_sitter::Tree,
+    text: &[u8],
+    problems_only: bool,
+    mut f: impl FnMut(Node<'t>, bool),
+) {
     let k = crate::walk::kinds();
     crate::walk::preorder(tree.root_node(), |n, _| {
         if n.kind_id() == k.function_definition {
@@ -137,7 +129,7 @@ fn walk<'t>(tree: &'t tree_sitter::Tree, text: &[u8], mut f: impl FnMut(Node<'t>
         if n.is_error() || n.is_missing() {
             f(n, true);
         }
-        !crate::walk::skippable(text, n, k, false)
+        (!problems_only || n.has_error()) && !crate::walk::skippable(text, n, k, false)
     });
 }
 

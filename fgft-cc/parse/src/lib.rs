@@ -143,6 +143,17 @@ pub struct ParsedFile {
 }
 
 impl ParsedFile {
+    /// A parse of UTF-8 `text` (the file at `path`), `hinted` its rewrite.
+    fn of_text(path: &Path, text: String, tree: tree_sitter::Tree, hinted: String) -> ParsedFile {
+        ParsedFile {
+            path: path.to_path_buf(),
+            text,
+            tree,
+            hinted,
+            non_utf8: false,
+        }
+    }
+
     /// Text of a node, taken from the original file.
     pub fn node_text(&self, node: tree_sitter::Node<'_>) -> &str {
         self.text.get(node.byte_range()).unwrap_or("")
@@ -254,13 +265,7 @@ pub fn parse_text_with(
         Err(e) => Err(e),
     }
     .map_err(|e| e.into_error(path, &text))?;
-    Ok(ParsedFile {
-        path: path.to_path_buf(),
-        text,
-        tree,
-        hinted,
-        non_utf8: false,
-    })
+    Ok(ParsedFile::of_text(path, text, tree, hinted))
 }
 
 /// Parses only `ranges` of a file whose text and hint rewrite (`hinted`,
@@ -279,13 +284,7 @@ pub fn parse_ranges_with(
     let ts = variant_ranges(hinted.as_bytes(), ranges);
     let tree = ts_reparse(&hinted, None, Some(&ts), Instant::now() + budget, budget)
         .map_err(|e| e.into_error(path, &text))?;
-    Ok(ParsedFile {
-        path: path.to_path_buf(),
-        text,
-        tree,
-        hinted,
-        non_utf8: false,
-    })
+    Ok(ParsedFile::of_text(path, text, tree, hinted))
 }
 
 enum TsFail {
