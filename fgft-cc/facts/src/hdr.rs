@@ -41,7 +41,9 @@ impl NameSet {
     }
 }
 
-fn hash(name: &str) -> u64 {
+/// The hash the index keeps of a name (also used by callers that index
+/// names of their own the same way).
+pub fn hash(name: &str) -> u64 {
     let mut h = FxHasher::default();
     h.write(name.as_bytes());
     h.finish()

@@ -40,30 +40,35 @@ impl HeaderText {
     /// Reads and indexes the header at `path` (hint-rewritten as the parse
     /// would be).
     pub fn read(path: &Path, opts: &Options) -> HeaderText {
-        let empty = || HeaderText {
-            path: path.to_path_buf(),
-            index: hdr::Index::default(),
-            includes: Vec::new(),
-        };
-        let Ok(bytes) = std::fs::read(path) else {
-            return empty();
-        };
-        let Ok((text, _)) = fgft_parse::decode(path, bytes) else {
-            return empty();
-        };
-        if text.len() > opts.budget.max_bytes {
-            return empty();
-        }
-        let index = match &opts.hints {
-            Some(h) => hdr::index(&text, &h.rewrite(&text)),
-            None => hdr::index(&text, &text),
+        let Some((text, hinted)) = read_hinted(path, opts) else {
+            return HeaderText {
+                path: path.to_path_buf(),
+                index: hdr::Index::default(),
+                includes: Vec::new(),
+            };
         };
         HeaderText {
             path: path.to_path_buf(),
-            index,
+            index: hdr::index(&text, &hinted),
             includes: slots::local_includes_in(path, &text),
         }
     }
+}
+
+/// A header's text and its macro-hint rewrite (the text itself without
+/// hints), or `None` when it cannot be read, is not text or is over the
+/// byte budget.
+pub fn read_hinted(path: &Path, opts: &Options) -> Option<(String, String)> {
+    let bytes = std::fs::read(path).ok()?;
+    let (text, _) = fgft_parse::decode(path, bytes).ok()?;
+    if text.len() > opts.budget.max_bytes {
+        return None;
+    }
+    let hinted = match &opts.hints {
+        Some(h) => h.rewrite(&text),
+        None => text.clone(),
+    };
+    Some((text, hinted))
 }
 
 /// One value per header path, made once and shared between threads (a

@@ -79,13 +79,6 @@ fn is_ident_byte(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_'
 }
 
-fn name_hash(name: &[u8]) -> u64 {
-    use std::hash::Hasher;
-    let mut h = fgft_parse::hints::FxHasher::default();
-    h.write(name);
-    h.finish()
-}
-
 /// What a lookup in a header's items looks for.
 #[derive(Debug, Clone, Copy)]
 enum Lookup {
@@ -100,7 +93,7 @@ struct Items {
     text: String,
     hinted: String,
     items: Vec<hdr::Item>,
-    /// Where each identifier is: its offsets by [`name_hash`].
+    /// Where each identifier is: its offsets by [`hdr::hash`].
     names: HashMap<u64, Vec<u32>>,
     /// Where each line starts.
     lines: Vec<u32>,
@@ -110,15 +103,7 @@ struct Items {
 
 impl Items {
     fn read(path: &Path, opts: &Options) -> Option<Items> {
-        let bytes = std::fs::read(path).ok()?;
-        let (text, _) = fgft_parse::decode(path, bytes).ok()?;
-        if text.len() > opts.budget.max_bytes {
-            return None;
-        }
-        let hinted = match &opts.hints {
-            Some(h) => h.rewrite(&text),
-            None => text.clone(),
-        };
+        let (text, hinted) = headers::read_hinted(path, opts)?;
         let items = hdr::items(hinted.as_bytes())?;
         // Where each identifier of the original text is (by a hash of it).
         let mut names: HashMap<u64, Vec<u32>> = HashMap::new();
@@ -130,7 +115,10 @@ impl Items {
                 while i < b.len() && is_ident_byte(b[i]) {
                     i += 1;
                 }
-                names.entry(name_hash(&b[s..i])).or_default().push(s as u32);
+                names
+                    .entry(hdr::hash(&text[s..i]))
+                    .or_default()
+                    .push(s as u32);
             } else if b[i].is_ascii_digit() {
                 while i < b.len() && is_ident_byte(b[i]) {
                     i += 1;
@@ -161,7 +149,7 @@ impl Items {
     /// the parse reads names) where a lookup of `what` may find it.
     fn holding(&self, name: &str, what: Lookup) -> Vec<usize> {
         let b = self.text.as_bytes();
-        let Some(at) = self.names.get(&name_hash(name.as_bytes())) else {
+        let Some(at) = self.names.get(&hdr::hash(name)) else {
             return Vec::new();
         };
         let mut out: Vec<usize> = Vec::new();
