@@ -10,19 +10,7 @@ use codespan_reporting::term::{self, termcolor::ColorChoice, termcolor::Standard
 use std::ops::Range;
 use std::path::PathBuf;
 
-/// One diagnostic anchored in a source file.
-#[derive(Debug, Clone)]
-pub struct Located {
-    pub path: PathBuf,
-    /// The file's text (needed for the snippet); empty when unreadable.
-    pub text: String,
-    pub range: Range<usize>,
-    pub message: String,
-    pub label: String,
-    pub notes: Vec<String>,
-    /// Warnings are reported but do not fail the command.
-    pub warning: bool,
-}
+pub use fgft_split::Located;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CliError {
@@ -37,6 +25,17 @@ pub enum CliError {
         path: PathBuf,
         source: std::io::Error,
     },
+}
+
+impl From<fgft_split::Error> for CliError {
+    fn from(e: fgft_split::Error) -> CliError {
+        match e {
+            fgft_split::Error::Msg(m) => CliError::Msg(m),
+            fgft_split::Error::Located(d) => CliError::Located(d),
+            fgft_split::Error::Parse(p) => CliError::Parse(p),
+            fgft_split::Error::Io { path, source } => CliError::Io { path, source },
+        }
+    }
 }
 
 /// Renders located diagnostics (errors and warnings) to stderr.

@@ -8,10 +8,8 @@ use clap::{Parser, Subcommand};
 
 mod aspect;
 mod diag;
-mod emit;
 mod inject;
 mod outdir;
-mod plan;
 mod roots;
 mod split;
 mod survey;

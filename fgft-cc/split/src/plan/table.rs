@@ -8,7 +8,7 @@
 //! memory the call returns.  Later files extend earlier ones; an entry of the
 //! same name replaces the earlier one.
 
-use crate::diag::{CliError, Located};
+use crate::diag::{Error, Located};
 use fgft_facts::apicalls::{ApiModel, ApiModels, ArgKind, Returns};
 use fgft_parse::tables::{self, TableSource};
 use serde::Deserialize;
@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 pub const TABLE_NAME: &str = "compensations.toml";
-const BUILTIN: &str = include_str!("../../tables/compensations.toml");
+const BUILTIN: &str = include_str!("../../../tables/compensations.toml");
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -205,14 +205,14 @@ pub struct Table {
     pub globals: BTreeMap<String, String>,
 }
 
-fn located(src: &TableSource, needle: &str, message: String) -> CliError {
+fn located(src: &TableSource, needle: &str, message: String) -> Error {
     let path = src.display(TABLE_NAME);
     let range = src
         .text
         .find(needle)
         .map(|s| s..s + needle.len())
         .unwrap_or(0..0);
-    CliError::Located(vec![Located {
+    Error::Located(vec![Located {
         path,
         text: src.text.clone(),
         range,
@@ -225,13 +225,13 @@ fn located(src: &TableSource, needle: &str, message: String) -> CliError {
 
 impl Table {
     /// The built-in table extended by `FGFT_TABLES` and `extra` directories.
-    pub fn load(extra: &[PathBuf]) -> Result<Table, CliError> {
+    pub fn load(extra: &[PathBuf]) -> Result<Table, Error> {
         let dirs = tables::table_dirs(extra);
         let sources = tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?;
         Table::from_sources(&sources)
     }
 
-    pub fn from_sources(sources: &[TableSource]) -> Result<Table, CliError> {
+    pub fn from_sources(sources: &[TableSource]) -> Result<Table, Error> {
         let mut t = Table::default();
         for src in sources {
             let f: TableFile = tables::parse_toml(src, TABLE_NAME)?;
@@ -303,7 +303,7 @@ impl Table {
     }
 }
 
-fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliError> {
+fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error> {
     const EFFECTS: &[&str] = &[
         "pure",
         "alloc",
@@ -396,7 +396,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, CliEr
             p.kind = ArgSpec::Kobj;
         }
     }
-    let lock_of = |v: &Option<String>| -> Result<Option<LockKind>, CliError> {
+    let lock_of = |v: &Option<String>| -> Result<Option<LockKind>, Error> {
         match v.as_deref() {
             None => Ok(None),
             Some(o) => lock_kind(o).map(Some).ok_or_else(|| {
@@ -654,7 +654,7 @@ mod tests {
             text: "[api.foo]\neffect = \"magic\"\nproto = \"void foo(void)\"\n".into(),
         };
         match Table::from_sources(&[bad]) {
-            Err(CliError::Located(d)) => {
+            Err(Error::Located(d)) => {
                 assert!(d[0].message.contains("unknown effect"));
                 assert!(d[0].range.start > 0);
             }
