@@ -150,7 +150,6 @@ pub fn compute(args: &Options) -> Result<Split, Error> {
         ann: &ann,
         module: fl.module.clone(),
         roots: &roots,
-        reported: Default::default(),
         pm_rules: &pm_rules,
         no_checkpoint: args.no_checkpoint,
     };

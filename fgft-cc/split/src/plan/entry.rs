@@ -1,0 +1,368 @@
+//! One isolated entry point: its checks, kernel calls, member uses,
+//! parameters, globals, slots and abort value.  `plan_entry` runs the
+//! phases in order; each phase is a function of the inputs and what the
+//! phases before it found.
+
+use super::{
+    abort_for, sfi_dup_ok, slot_abort, slot_name, EntryPlan, FileRole, Inputs, Refs, TypeBuilder,
+    Uses, ValueRefs,
+};
+use crate::diag::Located;
+use crate::plan::table::ApiEntry;
+use fgft_annotations::HintKind;
+use fgft_facts::access::{AccessKind, CallTarget};
+use fgft_facts::apicalls::{self, ApiUse};
+use fgft_facts::callgraph::Closure;
+use fgft_facts::ctype::CType;
+use fgft_facts::program::{FileId, FnDef, FnId};
+use fgft_stubs::{EntrySpec, GlobalSpec, ParamSpec};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Sites already warned about (one warning per site, whatever the entries
+/// that reach it).
+pub(super) type Reported = BTreeSet<(FileId, usize)>;
+
+/// Plans one entry point; its diagnostics go to `diags`.
+pub(super) fn plan_entry(
+    inp: &Inputs<'_>,
+    driver: &str,
+    reported: &mut Reported,
+    def: FnId,
+    closure: Closure,
+    refs: &Refs,
+    diags: &mut Vec<Located>,
+) -> EntryPlan {
+    let d = &inp.prog.fns[def];
+    let name = d.name.clone();
+    let value_refs = refs.of(inp.prog, inp.facts, &name);
+    diags.extend(entry_warnings(inp, d, &value_refs));
+    diags.extend(closure_warnings(inp, reported, &name, &closure));
+    let (apis, mut kdiags) = kernel_calls(inp, &name, &closure);
+    diags.append(&mut kdiags);
+
+    let mut uses = Uses::of_closure(inp.prog, inp.facts, &closure);
+    let ptr = uses.add_ptr_uses(inp.prog, inp.facts, def, &closure);
+    container_hints(inp, d, &mut uses);
+
+    let mut b = TypeBuilder::new(inp, &uses, &name);
+    let mut params = Vec::new();
+    for (k, p) in d.params.iter().enumerate() {
+        let hints: Vec<&fgft_annotations::Hint> = inp.ann.param_hints(&name, &p.name).collect();
+        let pu = ptr.params.get(&k).cloned().unwrap_or_default();
+        let how = b.param(d, k, &hints, &pu);
+        params.push(ParamSpec {
+            name: p.name.clone(),
+            decl: p.text.clone(),
+            how,
+        });
+    }
+    let (types, mut tdiags) = b.finish();
+    diags.append(&mut tdiags);
+
+    let (globals, kernel_globals) = globals(inp, &closure, &ptr.global_writes);
+    let slots = slots(inp, &name, refs);
+    let abort = slot_abort(&slots, d).unwrap_or_else(|| abort_for(&d.ret, &d.ret_text));
+    let spec = EntrySpec {
+        driver: driver.to_string(),
+        name: name.clone(),
+        origin: inp.origin(def),
+        slots,
+        ret: d.ret_text.trim().to_string(),
+        abort,
+        err: "-EIO".into(),
+        params,
+        dev_key: dev_key(d),
+        dev_ops: None,
+        types,
+        globals,
+        kernel_globals,
+    };
+    EntryPlan {
+        spec,
+        def,
+        closure,
+        apis,
+        refs: value_refs,
+    }
+}
+
+/// The device key a transaction is keyed by: the first pointer parameter.
+fn dev_key(d: &FnDef) -> String {
+    d.params
+        .iter()
+        .find(|p| p.ty.is_pointer())
+        .map(|p| p.name.clone())
+        .unwrap_or_else(|| "NULL".into())
+}
+
+/// Warnings about the entry itself: never stored in a slot, defined
+/// conditionally, variadic.
+fn entry_warnings(inp: &Inputs<'_>, d: &FnDef, refs: &ValueRefs) -> Vec<Located> {
+    let name = &d.name;
+    let mut diags = Vec::new();
+    // The entry must sit in a slot, or its stub is unreachable.
+    let nrefs = refs.sites.len()
+        + inp
+            .roots
+            .iter()
+            .filter(|(_, r)| r.function == *name)
+            .count();
+    if nrefs == 0 {
+        diags.push(inp.diag_at(
+            d.file,
+            d.name_range.clone(),
+            true,
+            format!("`{name}` is isolated but never stored in a slot: its stub will not be called"),
+            "not used as a value anywhere",
+            vec![],
+        ));
+    }
+    if d.conditional {
+        diags.push(inp.diag_at(
+            d.file,
+            d.name_range.clone(),
+            true,
+            format!(
+                "`{name}` is defined inside #if/#ifdef: its stub is not, so a configuration without the definition does not build"
+            ),
+            "conditional definition",
+            vec![],
+        ));
+    }
+    if d.variadic {
+        diags.push(inp.diag_at(
+            d.file,
+            d.name_range.clone(),
+            false,
+            format!("`{name}` is variadic: fgft cannot isolate variadic entry points"),
+            "variadic",
+            vec![],
+        ));
+    }
+    diags
+}
+
+/// Warnings about the entry's closure: functions defined in headers,
+/// static locals, calls through pointers.
+fn closure_warnings(
+    inp: &Inputs<'_>,
+    reported: &mut Reported,
+    name: &str,
+    closure: &Closure,
+) -> Vec<Located> {
+    let prog = inp.prog;
+    let mut diags = Vec::new();
+    for f in &closure.fns {
+        let Some(&fd) = prog.defs(f).first() else {
+            continue;
+        };
+        let fdef = &prog.fns[fd];
+        if inp.files[fdef.file].role == FileRole::Header
+            && f != name
+            && reported.insert((fdef.file, fdef.range.start))
+        {
+            diags.push(inp.diag_at(
+                fdef.file,
+                fdef.name_range.clone(),
+                true,
+                format!(
+                    "`{f}` (reached from `{name}`) is defined in a header: it is compiled into the SFI module as written, so its kernel calls do not go through wrappers"
+                ),
+                "defined in a header",
+                vec![],
+            ));
+        }
+        if let Some(ff) = inp.facts.per_fn.get(f) {
+            for s in &ff.local_statics {
+                if !reported.insert((s.file, s.range.start)) {
+                    continue;
+                }
+                diags.push(inp.diag(
+                    s,
+                    true,
+                    format!("`{f}` (reached from `{name}`) has a static local: the SFI copy has its own, which is not transactional"),
+                    "static local",
+                    vec![],
+                ));
+            }
+        }
+    }
+    for c in &closure.indirect {
+        let CallTarget::Indirect(expr) = &c.target else {
+            continue;
+        };
+        // One warning per call site, whatever the entries that reach it.
+        let key = (c.at.file, c.at.range.start);
+        if !reported.insert(key) {
+            continue;
+        }
+        diags.push(inp.diag(
+            &c.at,
+            true,
+            format!(
+                "call through a pointer (`{expr}`) in `{}`, which isolated entry points reach (first: `{name}`): the target runs outside isolation, unchecked",
+                c.at.func
+            ),
+            "indirect call",
+            vec!["if the target is a driver function, call it directly or isolate it separately".into()],
+        ));
+    }
+    diags
+}
+
+/// The kernel functions the closure calls, and an error for each that the
+/// compensation table does not know.
+fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>, Vec<Located>) {
+    let mut diags = Vec::new();
+    let uses = apicalls::kernel_calls(inp.facts, closure);
+    let mut apis = Vec::new();
+    for u in &uses {
+        apis.push(u.name.clone());
+        if inp.table.knows(&u.name) || inp.ann.is_pure(&u.name) {
+            if let Some(e) = inp.table.apis.get(&u.name) {
+                if !e.inline && !e.variadic {
+                    diags.extend(arity_diags(inp, u, e));
+                }
+            }
+            continue;
+        }
+        let site = &u.sites[0];
+        let via = if u.via_macro.is_empty() {
+            String::new()
+        } else {
+            format!(" (inside macro `{}`)", u.via_macro.join("`, `"))
+        };
+        diags.push(inp.diag(
+            site,
+            false,
+            format!(
+                "kernel function `{}` is called from the closure of isolated `{name}`{via} but has no entry in the compensation table",
+                u.name
+            ),
+            "unknown kernel function",
+            vec![
+                format!(
+                    "add [api.{}] to a compensations.toml in FGFT_TABLES or --tables, or declare it side-effect free: [kernel-api] pure = [\"{}\"] (or FGFT_PURE({});)",
+                    u.name, u.name, u.name
+                ),
+                format!("called {} time(s) in this closure", u.sites.len()),
+            ],
+        ));
+    }
+    (apis, diags)
+}
+
+/// The arity of every call of `u` against the table's prototype.
+fn arity_diags(inp: &Inputs<'_>, u: &ApiUse, e: &ApiEntry) -> Vec<Located> {
+    let mut out = Vec::new();
+    // Arity check at every site.
+    for s in &u.sites {
+        if let Some(ff) = inp.facts.per_fn.get(&s.func) {
+            if let Some(c) = ff
+                .calls
+                .iter()
+                .find(|c| c.at == *s && c.target == CallTarget::Kernel(u.name.clone()))
+            {
+                if c.args.len() != e.params.len() && c.via_macro.is_none() {
+                    out.push(inp.diag(
+                            s,
+                            false,
+                            format!(
+                                "`{}` called with {} arguments; the compensation table's prototype has {}",
+                                u.name,
+                                c.args.len(),
+                                e.params.len()
+                            ),
+                            "arity differs from the table",
+                            vec![format!("table prototype from {}", e.source.display())],
+                        ));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Container hints on parameters: the member is of the parameter's type.
+fn container_hints(inp: &Inputs<'_>, d: &FnDef, uses: &mut Uses) {
+    let name = &d.name;
+    for p in &d.params {
+        for h in inp.ann.param_hints(name, &p.name) {
+            if let (HintKind::Container { outer, member }, CType::Ptr(inner)) = (&h.kind, &p.ty) {
+                let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
+                    outer.clone()
+                } else {
+                    format!("struct {outer}")
+                };
+                uses.aliases.insert(
+                    CType::FieldOf(Box::new(CType::Record(o)), member.clone()),
+                    (**inner).clone(),
+                );
+            }
+        }
+    }
+}
+
+/// The driver globals the closure uses (copied in, and out when written)
+/// and the kernel globals it names.
+fn globals(
+    inp: &Inputs<'_>,
+    closure: &Closure,
+    global_writes: &BTreeSet<String>,
+) -> (Vec<GlobalSpec>, Vec<String>) {
+    let prog = inp.prog;
+    let mut globals = Vec::new();
+    let mut kglobals = BTreeSet::new();
+    let mut gnames: BTreeMap<String, (bool, bool)> = BTreeMap::new(); // name -> (copy, written)
+    for f in &closure.fns {
+        let Some(ff) = inp.facts.per_fn.get(f) else {
+            continue;
+        };
+        kglobals.extend(ff.kernel_globals.iter().cloned());
+        for g in &ff.globals {
+            if sfi_dup_ok(prog, &g.name, &closure.fns) || prog.global_def(&g.name).is_none() {
+                continue;
+            }
+            let e = gnames.entry(g.name.clone()).or_insert((false, false));
+            match g.kind {
+                AccessKind::Addr if g.kobj_only => {}
+                AccessKind::Write | AccessKind::ReadWrite => {
+                    e.0 = true;
+                    e.1 = true;
+                }
+                _ => e.0 = true,
+            }
+        }
+    }
+    for (g, (copy, written)) in gnames {
+        if copy {
+            globals.push(GlobalSpec {
+                copy_out: written || global_writes.contains(&g),
+                name: g,
+            });
+        }
+    }
+    (globals, kglobals.into_iter().collect())
+}
+
+/// The slots (`struct.field`) the entry is stored in.
+fn slots(inp: &Inputs<'_>, name: &str, refs: &Refs) -> Vec<String> {
+    let prog = inp.prog;
+    let mut slots: Vec<String> = Vec::new();
+    for (_, r) in inp.roots.iter().filter(|(_, r)| r.function == name) {
+        let sl = format!("{}.{}", r.struct_name, r.field);
+        if !slots.contains(&sl) {
+            slots.push(sl);
+        }
+    }
+    if let Some(rs) = refs.file_scope.get(name) {
+        for (fid, r) in rs {
+            if let Some(s) = slot_name(prog, *fid, r) {
+                if !slots.contains(&s) {
+                    slots.push(s);
+                }
+            }
+        }
+    }
+    slots
+}

@@ -1,0 +1,691 @@
+//! Marshaled types: how each parameter and member crosses into the SFI
+//! copy (copied, translated through the object tracker, sized by a hint,
+//! shared in place or opaque).
+
+use super::{bare_tag, Inputs, Use, Uses};
+use crate::diag::Located;
+use fgft_annotations::{Access, HintKind, HintTarget};
+use fgft_facts::access::{AccessKind, PtrUseKind, Relation, Site};
+use fgft_facts::ctype::CType;
+use fgft_facts::program::Program;
+use fgft_stubs::{FieldHow, FieldSpec, ParamHow, Rights, TypeSpec};
+use std::collections::{BTreeMap, BTreeSet};
+
+pub(super) struct TypeBuilder<'a, 'b> {
+    inp: &'a Inputs<'b>,
+    uses: &'a Uses,
+    types: Vec<TypeSpec>,
+    index: BTreeMap<CType, usize>,
+    diags: Vec<Located>,
+    entry: String,
+}
+
+impl<'a, 'b> TypeBuilder<'a, 'b> {
+    pub(super) fn new(inp: &'a Inputs<'b>, uses: &'a Uses, entry: &str) -> Self {
+        TypeBuilder {
+            inp,
+            uses,
+            types: Vec::new(),
+            index: BTreeMap::new(),
+            diags: Vec::new(),
+            entry: entry.to_string(),
+        }
+    }
+
+    /// The marshaled types built so far, and the problems found.
+    pub(super) fn finish(self) -> (Vec<TypeSpec>, Vec<Located>) {
+        (self.types, self.diags)
+    }
+}
+
+impl TypeBuilder<'_, '_> {
+    pub(super) fn param(
+        &mut self,
+        d: &fgft_facts::program::FnDef,
+        k: usize,
+        hints: &[&fgft_annotations::Hint],
+        pu: &[(Site, PtrUseKind, AccessKind, CType)],
+    ) -> ParamHow {
+        let p = &d.params[k];
+        let name = &p.name;
+        if let Some(h) = hints.first() {
+            return match &h.kind {
+                HintKind::NullTerm => ParamHow::Str,
+                HintKind::Blob { len } => ParamHow::Blob {
+                    len: len.clone(),
+                    copy_out: pu.iter().any(|u| u.2.writes()) || !is_const_ptr(&p.text),
+                    rights: if pu.iter().any(|u| u.2.writes()) || !is_const_ptr(&p.text) {
+                        Rights::RW
+                    } else {
+                        Rights::R
+                    },
+                },
+                HintKind::Opaque { ty } => ParamHow::Blob {
+                    len: format!("sizeof({ty})"),
+                    copy_out: !is_const_ptr(&p.text),
+                    rights: if is_const_ptr(&p.text) {
+                        Rights::R
+                    } else {
+                        Rights::RW
+                    },
+                },
+                HintKind::NoDeref | HintKind::Recursive => {
+                    if let CType::Ptr(t) = &p.ty {
+                        if matches!(h.kind, HintKind::Recursive)
+                            && self.uses.touches(self.inp.prog, t, 0)
+                        {
+                            let ty = self.ty(t, format!("parameter `{name}`"));
+                            return ParamHow::Obj { ty };
+                        }
+                    }
+                    ParamHow::Value
+                }
+                HintKind::Shared { len, rights } => ParamHow::Shared {
+                    len: len.clone(),
+                    rights: shared_rights(*rights),
+                },
+                HintKind::Container { outer, member } => {
+                    let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
+                        outer.clone()
+                    } else {
+                        format!("struct {outer}")
+                    };
+                    let ot = CType::Record(o);
+                    let ty = self.ty(&ot, format!("container of parameter `{name}`"));
+                    ParamHow::Container {
+                        outer: ty,
+                        member: member.clone(),
+                    }
+                }
+            };
+        }
+        let CType::Ptr(pointee) = &p.ty else {
+            return ParamHow::Value;
+        };
+        // Used as an array or a string: needs a hint.
+        let array_use = pu.iter().find(|u| {
+            matches!(
+                u.1,
+                PtrUseKind::Index | PtrUseKind::Arith | PtrUseKind::Sized(_)
+            )
+        });
+        let str_use = pu.iter().find(|u| matches!(u.1, PtrUseKind::Str));
+        if let Some((site, kind, _, _)) = array_use.or(str_use) {
+            let (hint, what) = if matches!(kind, PtrUseKind::Str) {
+                ("kind = \"nullterm\"".to_string(), "read as a string")
+            } else {
+                (
+                    "kind = \"blob\", len = \"<bytes, over the other parameters>\"".to_string(),
+                    "used as a buffer",
+                )
+            };
+            let fgft_macro = if matches!(kind, PtrUseKind::Str) {
+                "FGFT_NULLTERM".to_string()
+            } else {
+                "FGFT_BLOB(len)".to_string()
+            };
+            self.diags.push(self.inp.diag(
+                site,
+                false,
+                format!(
+                    "parameter `{name}` of isolated `{}` is {what} here, and fgft cannot tell its size",
+                    self.entry
+                ),
+                "needs a marshaling hint",
+                vec![
+                    format!(
+                        "add to the sidecar: [[hint]] function = \"{}\", param = \"{name}\", {hint}",
+                        self.entry
+                    ),
+                    format!("or inline: `{} {}` in the parameter's declaration", p.text.trim(), fgft_macro),
+                ],
+            ));
+            return ParamHow::Value;
+        }
+        // A pointer to a member of a bigger object that the function itself
+        // converts with container_of (`napi` in a NAPI poll): marshal the
+        // container, as a container hint would.
+        if let Some((outer, member)) = self.param_container(d, k) {
+            let ty = self.ty(&outer, format!("container of parameter `{name}`"));
+            return ParamHow::Container { outer: ty, member };
+        }
+        let mut target = (**pointee).clone();
+        if target == CType::Void {
+            // A void * converted to a record by the closure.
+            let conv = self.inp.facts.per_fn.get(&d.name).and_then(|ff| {
+                ff.relations.iter().find_map(|r| match r {
+                    Relation::ParamConv { index, to } if *index == k => Some(to.clone()),
+                    _ => None,
+                })
+            });
+            match conv {
+                Some(t) if t.is_recordish() => target = t,
+                _ => {
+                    if let Some((site, ..)) = pu.first() {
+                        self.diags.push(self.inp.diag(
+                            site,
+                            false,
+                            format!(
+                                "parameter `{name}` (void *) of isolated `{}` is dereferenced and fgft cannot tell what it points to",
+                                self.entry
+                            ),
+                            "needs a marshaling hint",
+                            vec![format!(
+                                "add to the sidecar: [[hint]] function = \"{}\", param = \"{name}\", kind = \"opaque\", type = \"<C type>\" (or kind = \"blob\")",
+                                self.entry
+                            )],
+                        ));
+                    }
+                    return ParamHow::Value;
+                }
+            }
+        }
+        if target.is_recordish() && self.uses.touches(self.inp.prog, &target, 0) {
+            let ty = self.ty(&target, format!("parameter `{name}`"));
+            return ParamHow::Obj { ty };
+        }
+        if !pu.is_empty() && !target.is_recordish() {
+            // A single scalar through a pointer.
+            let ty = self.scalar_obj(&target, &p.text, pu);
+            if let Some(ty) = ty {
+                return ParamHow::Obj { ty };
+            }
+        }
+        ParamHow::Value
+    }
+
+    /// The container (`struct outer`, member) that function `d` converts
+    /// its parameter `k` to with container_of, when that is the only
+    /// parameter of its type and every such conversion agrees.
+    fn param_container(&self, d: &fgft_facts::program::FnDef, k: usize) -> Option<(CType, String)> {
+        let prog = self.inp.prog;
+        let CType::Ptr(pointee) = &d.params[k].ty else {
+            return None;
+        };
+        let pointee = prog.resolve(pointee);
+        if !pointee.is_recordish() {
+            return None;
+        }
+        let same_type = d
+            .params
+            .iter()
+            .filter(|p| matches!(&p.ty, CType::Ptr(t) if prog.resolve(t) == pointee))
+            .count();
+        if same_type != 1 {
+            return None;
+        }
+        let ff = self.inp.facts.per_fn.get(&d.name)?;
+        let mut found: Option<(CType, String)> = None;
+        for r in &ff.relations {
+            if let Relation::Container {
+                inner,
+                outer,
+                member,
+            } = r
+            {
+                if prog.resolve(inner) != pointee {
+                    continue;
+                }
+                let outer = prog.resolve(outer);
+                if !outer.is_recordish() {
+                    return None;
+                }
+                match &found {
+                    Some((o, m)) if *o != outer || m != member => return None,
+                    _ => found = Some((outer, member.clone())),
+                }
+            }
+        }
+        found
+    }
+
+    /// A pointer to one scalar (`u32 *data`): copied whole.
+    fn scalar_obj(
+        &mut self,
+        target: &CType,
+        _decl: &str,
+        pu: &[(Site, PtrUseKind, AccessKind, CType)],
+    ) -> Option<usize> {
+        if *target == CType::Unknown {
+            return None;
+        }
+        let key = CType::ptr(target.clone());
+        if let Some(&i) = self.index.get(&key) {
+            return Some(i);
+        }
+        let writes = pu.iter().any(|u| u.2.writes());
+        let i = self.types.len();
+        self.index.insert(key, i);
+        self.types.push(TypeSpec {
+            ident: format!("scalar_{}", target.ident()),
+            c_type: target.c_spelling(),
+            fields: Vec::new(),
+            priv_area: None,
+            rights: if writes { Rights::RW } else { Rights::R },
+            priv_only: false,
+            why: "a value behind a pointer parameter".into(),
+        });
+        // Whole-value copy: a pseudo member covering the object.
+        self.types[i].fields.push(FieldSpec {
+            path: String::new(),
+            copy_in: true,
+            copy_out: writes,
+            how: FieldHow::Bytes,
+        });
+        Some(i)
+    }
+
+    /// Index of the marshaled type for `t`, building it on first use.
+    fn ty(&mut self, t: &CType, why: String) -> usize {
+        if let Some(&i) = self.index.get(t) {
+            return i;
+        }
+        let i = self.types.len();
+        self.index.insert(t.clone(), i);
+        self.types.push(TypeSpec {
+            ident: t.ident(),
+            c_type: t.c_spelling(),
+            fields: Vec::new(),
+            priv_area: None,
+            rights: Rights::R,
+            priv_only: false,
+            why,
+        });
+        let mut fields = Vec::new();
+        let mut writes = false;
+        if self.uses.whole.contains(t) {
+            fields.push(FieldSpec {
+                path: String::new(),
+                copy_in: true,
+                copy_out: true,
+                how: FieldHow::Bytes,
+            });
+            writes = true;
+        }
+        self.collect_fields(t, t, "", 0, &mut fields, &mut writes);
+        fields.sort_by(|a, b| a.path.cmp(&b.path));
+        fields.dedup_by(|a, b| a.path == b.path);
+        // Private area.
+        if let Some(pt) = self.uses.priv_of.get(t).cloned() {
+            let p = self.ty(&pt, format!("private area of {}", t.c_spelling()));
+            self.types[p].priv_only = !self.index_is_reached_elsewhere(&pt);
+            if self.types[p].rights == Rights::RW {
+                writes = true;
+            }
+            self.types[i].priv_area = Some(p);
+        }
+        self.types[i].fields = fields;
+        if writes {
+            self.types[i].rights = Rights::RW;
+        }
+        i
+    }
+
+    fn index_is_reached_elsewhere(&self, _t: &CType) -> bool {
+        // A private area is reached through its owner; a pointer to it found
+        // elsewhere resolves to the same copy through the object tracker.
+        false
+    }
+
+    /// Members of `t` used by the closure, with `prefix`; recurses into
+    /// embedded records.  `root` is the type of the object being copied.
+    fn collect_fields(
+        &mut self,
+        root: &CType,
+        t: &CType,
+        prefix: &str,
+        depth: usize,
+        out: &mut Vec<FieldSpec>,
+        writes: &mut bool,
+    ) {
+        if depth > 8 {
+            return;
+        }
+        let prog = self.inp.prog;
+        let members = self.uses.members(t);
+        let known = t.record().and_then(|tag| prog.records.get(tag)).cloned();
+        // Embedded records of known structs that have used members.
+        if let Some(r) = &known {
+            for f in &r.fields {
+                if let CType::Record(_) = &f.ty {
+                    if self.uses.touches(prog, &f.ty, 0)
+                        && !members
+                            .iter()
+                            .any(|(m, u)| m == &f.name && (u.read || u.write))
+                    {
+                        let pfx = format!("{prefix}{}.", f.name);
+                        self.collect_fields(root, &f.ty.clone(), &pfx, depth + 1, out, writes);
+                    }
+                }
+            }
+        }
+        // Members known (by alias) to be of another type, used or not.
+        for (a, inner) in self.uses.aliases.clone() {
+            if let CType::FieldOf(b, m) = &a {
+                if **b == *t && !m.contains('.') {
+                    let pfx = format!("{prefix}{m}.");
+                    self.collect_fields(root, &inner, &pfx, depth + 1, out, writes);
+                }
+            }
+        }
+        for (m, u) in &members {
+            let path = format!("{prefix}{m}");
+            let fty = prog.resolve(&prog.field_type(t, m));
+            // Embedded symbolic members (`netdev->dev.parent`).
+            let sub = CType::FieldOf(Box::new(t.clone()), m.clone());
+            let sym_sub = if let CType::FieldOf(..) = fty {
+                fty.clone()
+            } else {
+                sub.clone()
+            };
+            if !u.read && !u.write {
+                // Address taken or embedded only: descend into embedded
+                // records; nothing to copy for the member itself.
+                if let CType::Record(_) = &fty {
+                    if self.uses.touches(prog, &fty, 0) {
+                        let pfx = format!("{path}.");
+                        self.collect_fields(root, &fty, &pfx, depth + 1, out, writes);
+                    }
+                } else if known.is_none() || matches!(fty, CType::FieldOf(..)) {
+                    let pfx = format!("{path}.");
+                    self.collect_fields(root, &sym_sub, &pfx, depth + 1, out, writes);
+                }
+                continue;
+            }
+            if u.write {
+                *writes = true;
+            }
+            // Hints on this member.
+            let hint =
+                bare_tag(t).and_then(|tag| self.inp.ann.field_hints(&tag, m).next().cloned());
+            let how = if let Some(h) = &hint {
+                match &h.kind {
+                    HintKind::NullTerm => FieldHow::Str,
+                    HintKind::Blob { len } => {
+                        let elem = match &fty {
+                            CType::Ptr(target) => {
+                                let target = prog.resolve(target);
+                                if target.is_recordish() && self.uses.touches(prog, &target, 0) {
+                                    Some(self.ty(
+                                        &target,
+                                        format!("elements of member {m} of {}", t.c_spelling()),
+                                    ))
+                                } else {
+                                    None
+                                }
+                            }
+                            _ => None,
+                        };
+                        FieldHow::Blob {
+                            len: field_len_expr(prog, t, len, prefix),
+                            elem,
+                        }
+                    }
+                    HintKind::Opaque { ty } => FieldHow::Blob {
+                        len: format!("sizeof({ty})"),
+                        elem: None,
+                    },
+                    HintKind::NoDeref => FieldHow::Assign,
+                    HintKind::Shared { len, rights } => FieldHow::Shared {
+                        len: field_len_expr(prog, t, len, prefix),
+                        rights: shared_rights(*rights),
+                    },
+                    HintKind::Container { outer, member } => {
+                        let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
+                            outer.clone()
+                        } else {
+                            format!("struct {outer}")
+                        };
+                        let ot = CType::Record(o);
+                        let i = self.ty(
+                            &ot,
+                            format!("container of member {m} of {}", t.c_spelling()),
+                        );
+                        FieldHow::Container {
+                            outer: i,
+                            member: member.clone(),
+                        }
+                    }
+                    HintKind::Recursive => self.ptr_how(&fty, t, m, u),
+                }
+            } else if prog.field(t, m).is_some_and(|f| f.iomem) {
+                // An MMIO cookie (`void __iomem *`): C code never dereferences
+                // it, the accessor wrappers (ioread32, writel, ...) take it as
+                // is, so the pointer value is all the copy needs.
+                FieldHow::Assign
+            } else if let Some((site, kind)) = &u.array_use {
+                if !matches!(fty, CType::Ptr(_)) {
+                    // A member of unknown type used as an array: an array.
+                    out.push(FieldSpec {
+                        path,
+                        copy_in: true,
+                        copy_out: u.write,
+                        how: FieldHow::Bytes,
+                    });
+                    continue;
+                }
+                if matches!(fty, CType::Ptr(_)) {
+                    let tag = bare_tag(t).unwrap_or_else(|| t.c_spelling());
+                    let (what, hint) = if matches!(kind, PtrUseKind::Str) {
+                        ("read as a string", "kind = \"nullterm\"".to_string())
+                    } else {
+                        (
+                            "used as an array",
+                            "kind = \"blob\", len = \"<bytes, over the struct's members>\""
+                                .to_string(),
+                        )
+                    };
+                    self.diags.push(self.inp.diag(
+                        site,
+                        false,
+                        format!(
+                            "member `{m}` of `{}` is a pointer {what} in the closure of isolated `{}`, and fgft cannot tell the size of its target",
+                            t.c_spelling(),
+                            self.entry
+                        ),
+                        "needs a marshaling hint",
+                        vec![format!(
+                            "add to the sidecar: [[hint]] struct = \"{tag}\", field = \"{m}\", {hint}"
+                        )],
+                    ));
+                }
+                FieldHow::Assign
+            } else {
+                self.ptr_how(&fty, t, m, u)
+            };
+            let _ = root;
+            out.push(FieldSpec {
+                path,
+                copy_in: true,
+                copy_out: u.write,
+                how,
+            });
+        }
+        // Shared memory is granted with every object of the struct that
+        // crosses, even when the closure reaches it only through other
+        // pointers (bounce buffers pointing into a DMA region).
+        if let Some(tag) = bare_tag(t) {
+            let shared: Vec<(String, String, Access)> = self
+                .inp
+                .ann
+                .hints
+                .iter()
+                .filter_map(|h| match (&h.target, &h.kind) {
+                    (HintTarget::Field { strukt, field }, HintKind::Shared { len, rights })
+                        if *strukt == tag =>
+                    {
+                        Some((field.clone(), len.clone(), *rights))
+                    }
+                    _ => None,
+                })
+                .collect();
+            for (field, len, rights) in shared {
+                let path = format!("{prefix}{field}");
+                if out.iter().any(|f| f.path == path) {
+                    continue;
+                }
+                out.push(FieldSpec {
+                    path,
+                    copy_in: true,
+                    copy_out: false,
+                    how: FieldHow::Shared {
+                        len: field_len_expr(prog, t, &len, prefix),
+                        rights: shared_rights(rights),
+                    },
+                });
+            }
+        }
+    }
+
+    /// How a read or written member of type `fty` is copied.
+    fn ptr_how(&mut self, fty: &CType, base: &CType, m: &str, _u: &Use) -> FieldHow {
+        let prog = self.inp.prog;
+        match fty {
+            CType::Ptr(target) => {
+                let mut target = (**target).clone();
+                if target == CType::Void || target == CType::Unknown {
+                    if let Some(to) = self.uses.conv.get(&(base.clone(), m.to_string())) {
+                        target = to.clone();
+                    }
+                }
+                let target = prog.resolve(&target);
+                if target.is_recordish() && self.uses.touches(prog, &target, 0) {
+                    let i = self.ty(&target, format!("member {m} of {}", base.c_spelling()));
+                    FieldHow::Ptr { target: i }
+                } else {
+                    FieldHow::Assign
+                }
+            }
+            CType::Array(..) => FieldHow::Bytes,
+            CType::FieldOf(..)
+            | CType::Unknown
+            | CType::Named(_)
+            | CType::Record(_)
+            | CType::PointeeOf(_) => {
+                // A member of a kernel struct whose type is not known here
+                // (`kcontrol->private_data`) that the closure converts to a
+                // typed pointer (`struct chip *c = snd_kcontrol_chip(k)`).
+                if let Some(to) = self.uses.conv.get(&(base.clone(), m.to_string())) {
+                    let target = prog.resolve(to);
+                    if target.is_recordish() && self.uses.touches(prog, &target, 0) {
+                        let i = self.ty(&target, format!("member {m} of {}", base.c_spelling()));
+                        return FieldHow::Ptr { target: i };
+                    }
+                }
+                // Unknown member type: a pointer whose target is used, or bytes.
+                let pointee = CType::PointeeOf(Box::new(if let CType::FieldOf(..) = fty {
+                    fty.clone()
+                } else {
+                    CType::FieldOf(Box::new(base.clone()), m.to_string())
+                }));
+                if self.uses.touches(prog, &pointee, 0) {
+                    let i = self.ty(
+                        &pointee,
+                        format!("target of member {m} of {}", base.c_spelling()),
+                    );
+                    FieldHow::Ptr { target: i }
+                } else {
+                    // Unknown type with no sign of an array: plain assignment
+                    // (right for scalars, bit-fields, structs and pointers).
+                    FieldHow::Assign
+                }
+            }
+            CType::Scalar(_) | CType::Void | CType::Func => FieldHow::Assign,
+        }
+    }
+}
+
+/// Range-table rights of a shared hint.
+fn shared_rights(a: Access) -> Rights {
+    match a {
+        Access::Read => Rights::R,
+        Access::ReadWrite => Rights::RW,
+    }
+}
+
+fn is_const_ptr(decl: &str) -> bool {
+    decl.trim_start().starts_with("const ")
+}
+
+/// A field hint's length over `o` (the original object): bare member names
+/// and `x->member` spellings become `o->member`.
+fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String {
+    let members: BTreeSet<String> = t
+        .record()
+        .and_then(|tag| prog.records.get(tag))
+        .map(|r| r.fields.iter().map(|f| f.name.clone()).collect())
+        .unwrap_or_default();
+    let mut out = String::new();
+    let b = len.as_bytes();
+    let mut i = 0;
+    let mut prev_sig = String::new();
+    while i < b.len() {
+        let c = b[i];
+        if c == b'_' || c.is_ascii_alphabetic() {
+            let st = i;
+            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
+                i += 1;
+            }
+            let id = &len[st..i];
+            let rest = len[i..].trim_start();
+            let after_arrow = prev_sig.ends_with("->") || prev_sig.ends_with('.');
+            if rest.starts_with("->") && !members.contains(id) {
+                let r2 = rest[2..].trim_start();
+                let next: String = r2
+                    .chars()
+                    .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
+                    .collect();
+                if members.contains(&next) || members.is_empty() {
+                    // `x->member`: the member of the object being copied.
+                    out.push_str("o->");
+                    out.push_str(prefix);
+                    // Skip the `->` (and blanks) that follow.
+                    while i < b.len() && b[i] != b'>' {
+                        i += 1;
+                    }
+                    i += 1;
+                    while i < b.len() && b[i].is_ascii_whitespace() {
+                        i += 1;
+                    }
+                    prev_sig = "->".into();
+                    continue;
+                }
+            }
+            if members.contains(id) && !after_arrow {
+                out.push_str("o->");
+                out.push_str(prefix);
+            }
+            out.push_str(id);
+            prev_sig = id.to_string();
+        } else {
+            out.push(c as char);
+            if !c.is_ascii_whitespace() {
+                prev_sig.push(c as char);
+            }
+            i += 1;
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn len_expr_prefixes_members() {
+        let src = "struct a { int n; int *buf; };\n";
+        let pf = fgft_parse::parse_text(Path::new("a.h"), src.into()).unwrap();
+        let prog = Program::new(vec![pf]);
+        let t = CType::Record("struct a".into());
+        assert_eq!(field_len_expr(&prog, &t, "n * 4", ""), "o->n * 4");
+        assert_eq!(field_len_expr(&prog, &t, "adapter->n", ""), "o->n");
+        assert_eq!(
+            field_len_expr(&prog, &t, "sizeof(int) * n", ""),
+            "sizeof(int) * o->n"
+        );
+        assert_eq!(field_len_expr(&prog, &t, "n * 4", "in."), "o->in.n * 4");
+        assert_eq!(field_len_expr(&prog, &t, "a->n", "in."), "o->in.n");
+    }
+}
