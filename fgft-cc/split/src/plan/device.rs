@@ -132,13 +132,14 @@ fn struct_device_ptr() -> CType {
     CType::ptr(CType::Record("struct device".into()))
 }
 
+/// A device checkpoint or restore chosen for the driver.
+type Chosen = (Option<DevFn>, Option<DevFn>);
+
 /// Plans the device checkpoints; sets each entry's `dev_ops`.
 pub fn plan(inp: &Inputs<'_>, plan: &mut Plan) {
     if plan.entries.is_empty() {
         return;
     }
-    let d = plan.driver.clone();
-    let prog = inp.prog;
     let mut dp = DevicePlan::default();
     if inp.no_checkpoint || inp.ann.no_checkpoint.is_some() {
         let why = match &inp.ann.no_checkpoint {
@@ -149,128 +150,82 @@ pub fn plan(inp: &Inputs<'_>, plan: &mut Plan) {
         plan.device = dp;
         return;
     }
-
-    // ---- the functions
-    let mut annotated = |r: &Option<fgft_annotations::FnRef>, what: &str| -> Option<DevFn> {
-        let r = r.as_ref()?;
-        match prog.def(&r.name) {
-            Some(f) if inp.files[f.file].role != FileRole::Header => Some(DevFn {
-                name: r.name.clone(),
-                file: f.file,
-                void: f.ret_text.trim() == "void",
-                param: f
-                    .params
-                    .first()
-                    .map(|p| prog.resolve(&p.ty))
-                    .unwrap_or(CType::Unknown),
-                origin: format!(
-                    "annotated {what} {} ({})",
-                    r.name,
-                    super::shown_origin(inp, f.file, f.line)
-                ),
-            }),
-            _ => {
-                plan.diags.push(Located {
-                    path: r.loc.file.clone(),
-                    text: std::fs::read_to_string(&r.loc.file).unwrap_or_default(),
-                    range: r.loc.start..r.loc.end,
-                    message: format!(
-                        "{what} function `{}` is not defined in the driver's source files",
-                        r.name
-                    ),
-                    label: "not defined".into(),
-                    notes: vec![],
-                    warning: false,
-                });
-                None
-            }
-        }
+    let (ckpt, rest) = choose_functions(inp, plan, &mut dp);
+    if ckpt.is_none() && rest.is_none() {
+        plan.device = dp;
+        return;
+    }
+    let Some(want) = wanted_param(inp, &ckpt, &rest, &mut dp, &mut plan.diags) else {
+        plan.device = dp;
+        return;
     };
-    let ann_ckpt = annotated(&inp.ann.checkpoint, "checkpoint");
-    let ann_rest = annotated(&inp.ann.restore, "restore");
-    let pm = find_pm(inp);
-    let mut der_ckpt: Option<DevFn> = None;
-    let mut der_rest: Option<DevFn> = None;
-    if let (Some(pm), true) = (&pm, ann_ckpt.is_none() || ann_rest.is_none()) {
-        let pci_bus = inp.roots.iter().any(|(_, r)| r.struct_name == "pci_driver");
-        let cb = fgft_pm::PmCallbacks {
-            suspend: pm.suspend.clone(),
-            resume: pm.resume.clone(),
-            pci_bus,
-            key_to_dev: None,
-        };
-        let at = |name: &str| {
-            prog.def(name)
-                .map(|f| format!("{name} ({})", super::shown_origin(inp, f.file, f.line)))
-                .unwrap_or_else(|| name.to_string())
-        };
-        dp.summary.push(format!(
-            "device checkpoint: derived from {} ({}): {}, {}",
-            pm.how,
-            super::shown_origin(inp, pm.file, pm.line),
-            at(&pm.suspend),
-            at(&pm.resume)
-        ));
-        match fgft_pm::derive(&prog.files, &cb, inp.pm_rules, &d) {
-            Ok(der) => {
-                if let Some(c) = &der.dev_checkpoint_fn {
-                    der_ckpt = Some(DevFn {
-                        name: c.clone(),
-                        file: der.file,
-                        void: false,
-                        param: struct_device_ptr(),
-                        origin: format!("the PCI config space {} saves", pm.suspend),
-                    });
-                }
-                der_rest = Some(DevFn {
-                    name: der.dev_restore_fn.clone(),
-                    file: der.file,
-                    void: true,
-                    param: struct_device_ptr(),
-                    origin: format!(
-                        "{}filtered {} then {}",
-                        if der.pci {
-                            "PCI config space, then "
-                        } else {
-                            ""
-                        },
-                        pm.suspend,
-                        pm.resume
-                    ),
-                });
-                for x in &der.decisions {
-                    dp.summary.push(format!(
-                        "  pm: {} {}:{} {}",
-                        x.action, x.function, x.line, x.call
-                    ));
-                }
-                let used_rest = ann_rest.is_none();
-                let used_ckpt = ann_ckpt.is_none() && der_ckpt.is_some();
-                if used_rest || used_ckpt {
-                    dp.copies = Some((der.file, der.copies.clone()));
-                    dp.glue.entry(der.file).or_default().push_str(&der.glue);
-                    dp.decls.push(format!("void {}(void);", der.flush_fn));
-                    dp.flush = Some(der.flush_fn.clone());
-                }
-            }
-            Err(e) => {
-                let f = prog.def(&pm.suspend);
-                plan.diags.push(Located {
-                    path: inp.files[pm.file].shown.clone(),
-                    text: prog.files[pm.file].text.clone(),
-                    range: f
-                        .filter(|f| f.file == pm.file)
-                        .map(|f| f.name_range.clone())
-                        .unwrap_or_else(|| line_range(&prog.files[pm.file].text, pm.line)),
-                    message: format!("no device checkpoint derived from the PM code: {e}"),
-                    label: "PM callback".into(),
-                    notes: vec![
-                        "annotate a checkpoint and a restore (FGFT_CHECKPOINT/FGFT_RESTORE or [checkpoint] in the sidecar)".into(),
-                    ],
-                    warning: true,
-                });
-            }
+    let by_expr = key_conversions(inp, plan, &want, &mut dp);
+    for e in plan.entries.iter_mut() {
+        e.spec.dev_ops = by_expr
+            .iter()
+            .find(|o| o.entries.contains(&e.spec.name))
+            .map(|o| o.name.clone());
+    }
+    for o in &by_expr {
+        ops_glue(o, &ckpt, &rest, &mut dp);
+    }
+    dp.ops = by_expr;
+    plan.device = dp;
+}
+
+/// An annotated checkpoint or restore function (`what`), if the driver
+/// defines it; an error at the annotation if not.
+fn annotated(
+    inp: &Inputs<'_>,
+    r: &Option<fgft_annotations::FnRef>,
+    what: &str,
+    diags: &mut Vec<Located>,
+) -> Option<DevFn> {
+    let prog = inp.prog;
+    let r = r.as_ref()?;
+    match prog.def(&r.name) {
+        Some(f) if inp.files[f.file].role != FileRole::Header => Some(DevFn {
+            name: r.name.clone(),
+            file: f.file,
+            void: f.ret_text.trim() == "void",
+            param: f
+                .params
+                .first()
+                .map(|p| prog.resolve(&p.ty))
+                .unwrap_or(CType::Unknown),
+            origin: format!(
+                "annotated {what} {} ({})",
+                r.name,
+                super::shown_origin(inp, f.file, f.line)
+            ),
+        }),
+        _ => {
+            diags.push(Located {
+                path: r.loc.file.clone(),
+                text: std::fs::read_to_string(&r.loc.file).unwrap_or_default(),
+                range: r.loc.start..r.loc.end,
+                message: format!(
+                    "{what} function `{}` is not defined in the driver's source files",
+                    r.name
+                ),
+                label: "not defined".into(),
+                notes: vec![],
+                warning: false,
+            });
+            None
         }
+    }
+}
+
+/// The checkpoint and restore: annotated ones win, the others are derived
+/// from the PM code.  Every decision goes to the summary.
+fn choose_functions(inp: &Inputs<'_>, plan: &mut Plan, dp: &mut DevicePlan) -> Chosen {
+    let ann_ckpt = annotated(inp, &inp.ann.checkpoint, "checkpoint", &mut plan.diags);
+    let ann_rest = annotated(inp, &inp.ann.restore, "restore", &mut plan.diags);
+    let pm = find_pm(inp);
+    let (mut der_ckpt, mut der_rest) = (None, None);
+    if let (Some(pm), true) = (&pm, ann_ckpt.is_none() || ann_rest.is_none()) {
+        (der_ckpt, der_rest) = derive(inp, plan, pm, dp, ann_ckpt.is_none(), ann_rest.is_none());
     }
     let ckpt = ann_ckpt.or(der_ckpt);
     let rest = ann_rest.or(der_rest);
@@ -287,8 +242,7 @@ pub fn plan(inp: &Inputs<'_>, plan: &mut Plan) {
             dp.summary
                 .push("device checkpoint: none (derivation failed; see the warning)".into());
         }
-        plan.device = dp;
-        return;
+        return (None, None);
     }
     if dp.summary.is_empty() {
         dp.summary
@@ -307,12 +261,119 @@ pub fn plan(inp: &Inputs<'_>, plan: &mut Plan) {
     } else {
         dp.summary.push("  restore: none".to_string());
     }
+    (ckpt, rest)
+}
 
-    // What the key conversion must give: the functions' parameter type.
-    let want = match (&ckpt, &rest) {
+/// A checkpoint and a restore derived from the PM callbacks by fgft-pm
+/// (`need_ckpt`/`need_rest`: the ones not annotated).
+fn derive(
+    inp: &Inputs<'_>,
+    plan: &mut Plan,
+    pm: &PmFound,
+    dp: &mut DevicePlan,
+    need_ckpt: bool,
+    need_rest: bool,
+) -> Chosen {
+    let prog = inp.prog;
+    let d = plan.driver.clone();
+    let mut der_ckpt: Option<DevFn> = None;
+    let mut der_rest: Option<DevFn> = None;
+    let pci_bus = inp.roots.iter().any(|(_, r)| r.struct_name == "pci_driver");
+    let cb = fgft_pm::PmCallbacks {
+        suspend: pm.suspend.clone(),
+        resume: pm.resume.clone(),
+        pci_bus,
+        key_to_dev: None,
+    };
+    let at = |name: &str| {
+        prog.def(name)
+            .map(|f| format!("{name} ({})", super::shown_origin(inp, f.file, f.line)))
+            .unwrap_or_else(|| name.to_string())
+    };
+    dp.summary.push(format!(
+        "device checkpoint: derived from {} ({}): {}, {}",
+        pm.how,
+        super::shown_origin(inp, pm.file, pm.line),
+        at(&pm.suspend),
+        at(&pm.resume)
+    ));
+    match fgft_pm::derive(&prog.files, &cb, inp.pm_rules, &d) {
+        Ok(der) => {
+            if let Some(c) = &der.dev_checkpoint_fn {
+                der_ckpt = Some(DevFn {
+                    name: c.clone(),
+                    file: der.file,
+                    void: false,
+                    param: struct_device_ptr(),
+                    origin: format!("the PCI config space {} saves", pm.suspend),
+                });
+            }
+            der_rest = Some(DevFn {
+                name: der.dev_restore_fn.clone(),
+                file: der.file,
+                void: true,
+                param: struct_device_ptr(),
+                origin: format!(
+                    "{}filtered {} then {}",
+                    if der.pci {
+                        "PCI config space, then "
+                    } else {
+                        ""
+                    },
+                    pm.suspend,
+                    pm.resume
+                ),
+            });
+            for x in &der.decisions {
+                dp.summary.push(format!(
+                    "  pm: {} {}:{} {}",
+                    x.action, x.function, x.line, x.call
+                ));
+            }
+            let used_rest = need_rest;
+            let used_ckpt = need_ckpt && der_ckpt.is_some();
+            if used_rest || used_ckpt {
+                dp.copies = Some((der.file, der.copies.clone()));
+                dp.glue.entry(der.file).or_default().push_str(&der.glue);
+                dp.decls.push(format!("void {}(void);", der.flush_fn));
+                dp.flush = Some(der.flush_fn.clone());
+            }
+        }
+        Err(e) => {
+            let f = prog.def(&pm.suspend);
+            plan.diags.push(Located {
+                path: inp.files[pm.file].shown.clone(),
+                text: prog.files[pm.file].text.clone(),
+                range: f
+                    .filter(|f| f.file == pm.file)
+                    .map(|f| f.name_range.clone())
+                    .unwrap_or_else(|| line_range(&prog.files[pm.file].text, pm.line)),
+                message: format!("no device checkpoint derived from the PM code: {e}"),
+                label: "PM callback".into(),
+                notes: vec![
+                    "annotate a checkpoint and a restore (FGFT_CHECKPOINT/FGFT_RESTORE or [checkpoint] in the sidecar)".into(),
+                ],
+                warning: true,
+            });
+        }
+    }
+    (der_ckpt, der_rest)
+}
+
+/// What the key conversion must give: the functions' parameter type
+/// (`None`, with a warning, when the checkpoint and restore disagree).
+fn wanted_param(
+    inp: &Inputs<'_>,
+    ckpt: &Option<DevFn>,
+    rest: &Option<DevFn>,
+    dp: &mut DevicePlan,
+    diags: &mut Vec<Located>,
+) -> Option<CType> {
+    let prog = inp.prog;
+    match (ckpt, rest) {
         (Some(c), Some(r)) if c.param != r.param => {
             let f = &prog.fns[prog.defs(&c.name).first().copied().unwrap_or(0)];
-            plan.diags.push(inp_diag_at(
+            diags.push(inp_diag_at(
                 inp,
                 f.file,
                 f.name_range.clone(),
@@ -327,15 +388,24 @@ pub fn plan(inp: &Inputs<'_>, plan: &mut Plan) {
             ));
             dp.summary
                 .push("  no device checkpoint: checkpoint and restore take different types".into());
-            plan.device = dp;
-            return;
+            None
         }
-        (Some(f), _) | (None, Some(f)) => f.param.clone(),
-        (None, None) => CType::Unknown,
-    };
-    let want_dev = want == struct_device_ptr();
+        (Some(f), _) | (None, Some(f)) => Some(f.param.clone()),
+        (None, None) => Some(CType::Unknown),
+    }
+}
 
-    // ---- key conversions, one ops per distinct expression
+/// Each entry's key conversion; one ops per distinct expression.  Entries
+/// whose key has no known conversion get a warning (one per key type).
+fn key_conversions(
+    inp: &Inputs<'_>,
+    plan: &mut Plan,
+    want: &CType,
+    dp: &mut DevicePlan,
+) -> Vec<DevOps> {
+    let prog = inp.prog;
+    let d = plan.driver.clone();
+    let want_dev = *want == struct_device_ptr();
     let mut by_expr: Vec<DevOps> = Vec::new();
     type Unknown = BTreeMap<(String, String), (FileId, std::ops::Range<usize>, Vec<String>)>;
     let mut unknown: Unknown = BTreeMap::new();
@@ -357,7 +427,7 @@ pub fn plan(inp: &Inputs<'_>, plan: &mut Plan) {
         };
         let (expr, why) = if let Some(a) = inp.ann.key_to_dev_of(name) {
             (a.expr.clone(), format!("annotated at {}", a.loc))
-        } else if kty == want {
+        } else if kty == *want {
             ("key".to_string(), "the key itself".to_string())
         } else if let Some(x) = tag
             .as_deref()
@@ -429,83 +499,76 @@ pub fn plan(inp: &Inputs<'_>, plan: &mut Plan) {
             )],
         ));
     }
-    for e in plan.entries.iter_mut() {
-        e.spec.dev_ops = by_expr
-            .iter()
-            .find(|o| o.entries.contains(&e.spec.name))
-            .map(|o| o.name.clone());
-    }
+    by_expr
+}
 
-    // ---- key-level wrappers and the ops
-    for o in &by_expr {
-        let who = if o.entries.len() <= 3 {
-            o.entries.join(", ")
+/// The key-level checkpoint and restore wrappers of one ops, and the ops.
+fn ops_glue(o: &DevOps, ckpt: &Option<DevFn>, rest: &Option<DevFn>, dp: &mut DevicePlan) {
+    let who = if o.entries.len() <= 3 {
+        o.entries.join(", ")
+    } else {
+        format!("{} entry points", o.entries.len())
+    };
+    let suffix = o.name.trim_start_matches("fgft_dev_ops_").to_string();
+    dp.summary.push(format!(
+        "  ops {}: key -> {} ({}); entries: {}",
+        o.name,
+        o.key_expr,
+        o.why,
+        o.entries.join(" ")
+    ));
+    let ck_name = format!("fgft_checkpoint_{suffix}");
+    let rs_name = format!("fgft_restore_{suffix}");
+    if let Some(c) = &ckpt {
+        let t = dp.glue.entry(c.file).or_default();
+        let _ = writeln!(
+            t,
+            "\n/* fgft: device checkpoint of {} for the key of {who} (key: {}) */",
+            c.name, o.why
+        );
+        let _ = writeln!(t, "int {ck_name}(void *key)\n{{");
+        if c.void {
+            let _ = writeln!(t, "\t{}({});\n\treturn 0;\n}}", c.name, o.key_expr);
         } else {
-            format!("{} entry points", o.entries.len())
-        };
-        let suffix = o.name.trim_start_matches("fgft_dev_ops_").to_string();
-        dp.summary.push(format!(
-            "  ops {}: key -> {} ({}); entries: {}",
-            o.name,
-            o.key_expr,
-            o.why,
-            o.entries.join(" ")
-        ));
-        let ck_name = format!("fgft_checkpoint_{suffix}");
-        let rs_name = format!("fgft_restore_{suffix}");
-        if let Some(c) = &ckpt {
-            let t = dp.glue.entry(c.file).or_default();
-            let _ = writeln!(
-                t,
-                "\n/* fgft: device checkpoint of {} for the key of {who} (key: {}) */",
-                c.name, o.why
-            );
-            let _ = writeln!(t, "int {ck_name}(void *key)\n{{");
-            if c.void {
-                let _ = writeln!(t, "\t{}({});\n\treturn 0;\n}}", c.name, o.key_expr);
-            } else {
-                let _ = writeln!(t, "\treturn {}({});\n}}", c.name, o.key_expr);
-            }
-            dp.decls.push(format!("int {ck_name}(void *key);"));
+            let _ = writeln!(t, "\treturn {}({});\n}}", c.name, o.key_expr);
         }
-        if let Some(r) = &rest {
-            let t = dp.glue.entry(r.file).or_default();
-            let _ = writeln!(
-                t,
-                "\n/* fgft: device restore by {} for the key of {who} (key: {}) */",
-                r.name, o.why
-            );
-            let _ = writeln!(t, "void {rs_name}(void *key)\n{{");
-            let _ = writeln!(t, "\t{}({});\n}}", r.name, o.key_expr);
-            dp.decls.push(format!("void {rs_name}(void *key);"));
-        }
-        let home = rest.as_ref().or(ckpt.as_ref()).map(|f| f.file).unwrap_or(0);
-        let t = dp.glue.entry(home).or_default();
-        let _ = writeln!(t, "\n/* fgft: device checkpoint callbacks of {who} */");
-        let _ = writeln!(t, "const struct fgft_dev_ops {} = {{", o.name);
-        let _ = writeln!(
-            t,
-            "\t.checkpoint = {},",
-            if ckpt.is_some() {
-                ck_name.as_str()
-            } else {
-                "NULL"
-            }
-        );
-        let _ = writeln!(
-            t,
-            "\t.restore = {},\n}};",
-            if rest.is_some() {
-                rs_name.as_str()
-            } else {
-                "NULL"
-            }
-        );
-        dp.decls
-            .push(format!("extern const struct fgft_dev_ops {};", o.name));
+        dp.decls.push(format!("int {ck_name}(void *key);"));
     }
-    dp.ops = by_expr;
-    plan.device = dp;
+    if let Some(r) = &rest {
+        let t = dp.glue.entry(r.file).or_default();
+        let _ = writeln!(
+            t,
+            "\n/* fgft: device restore by {} for the key of {who} (key: {}) */",
+            r.name, o.why
+        );
+        let _ = writeln!(t, "void {rs_name}(void *key)\n{{");
+        let _ = writeln!(t, "\t{}({});\n}}", r.name, o.key_expr);
+        dp.decls.push(format!("void {rs_name}(void *key);"));
+    }
+    let home = rest.as_ref().or(ckpt.as_ref()).map(|f| f.file).unwrap_or(0);
+    let t = dp.glue.entry(home).or_default();
+    let _ = writeln!(t, "\n/* fgft: device checkpoint callbacks of {who} */");
+    let _ = writeln!(t, "const struct fgft_dev_ops {} = {{", o.name);
+    let _ = writeln!(
+        t,
+        "\t.checkpoint = {},",
+        if ckpt.is_some() {
+            ck_name.as_str()
+        } else {
+            "NULL"
+        }
+    );
+    let _ = writeln!(
+        t,
+        "\t.restore = {},\n}};",
+        if rest.is_some() {
+            rs_name.as_str()
+        } else {
+            "NULL"
+        }
+    );
+    dp.decls
+        .push(format!("extern const struct fgft_dev_ops {};", o.name));
 }
 
 fn inp_diag_at(
