@@ -304,6 +304,53 @@ impl Table {
 }
 
 fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error> {
+    check_effect(src, name, &raw)?;
+    let returns = returns_of(src, name, &raw)?;
+    let (ret, params, variadic) = params_of(src, name, &raw)?;
+    let (lock, unlock) = locks_of(src, name, &raw, &params)?;
+    let (grant, grant_more) = grants_of(src, name, &raw)?;
+    let shape = Shape {
+        ret: &ret,
+        variadic,
+        locks: lock.is_some() || unlock.is_some(),
+        grants: grant.is_some(),
+    };
+    check_combination(src, name, &raw, &shape)?;
+    Ok(ApiEntry {
+        name: name.to_string(),
+        effect: raw.effect,
+        inline: raw.inline,
+        ret,
+        params,
+        variadic,
+        header: raw.header,
+        model: raw.model,
+        returns,
+        grant,
+        grant_more,
+        save: raw.save,
+        undo: raw.undo,
+        undo_if: raw.undo_if,
+        commit: raw.commit,
+        commit_ret: raw.commit_ret,
+        lock,
+        unlock,
+        lock_arg: raw.lock_arg,
+        raw: raw.raw,
+        note: raw.note,
+        source: src.display(TABLE_NAME),
+    })
+}
+
+/// What `check_combination` looks at besides the raw entry.
+struct Shape<'a> {
+    ret: &'a str,
+    variadic: bool,
+    locks: bool,
+    grants: bool,
+}
+
+fn check_effect(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<(), Error> {
     const EFFECTS: &[&str] = &[
         "pure",
         "alloc",
@@ -333,7 +380,11 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
             ),
         ));
     }
-    let returns = match raw.returns.as_deref() {
+    Ok(())
+}
+
+fn returns_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Returns, Error> {
+    Ok(match raw.returns.as_deref() {
         None | Some("plain") => Returns::Plain,
         Some("fresh") => Returns::Fresh,
         Some("priv") => Returns::Priv,
@@ -345,7 +396,16 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
                 format!("api `{name}`: unknown returns `{o}` (plain, fresh, priv, container)"),
             ))
         }
-    };
+    })
+}
+
+/// The wrapper's return type, parameters (with their argument kinds) and
+/// whether it is variadic.
+fn params_of(
+    src: &TableSource,
+    name: &str,
+    raw: &EntryRaw,
+) -> Result<(String, Vec<WParam>, bool), Error> {
     let (ret, mut params, variadic) = match (&raw.proto, raw.inline) {
         (Some(p), _) => parse_proto(name, p).map_err(|m| located(src, p, m))?,
         (None, true) => (
@@ -396,6 +456,15 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
             p.kind = ArgSpec::Kobj;
         }
     }
+    Ok((ret, params, variadic))
+}
+
+fn locks_of(
+    src: &TableSource,
+    name: &str,
+    raw: &EntryRaw,
+    params: &[WParam],
+) -> Result<(Option<LockKind>, Option<LockKind>), Error> {
     let lock_of = |v: &Option<String>| -> Result<Option<LockKind>, Error> {
         match v.as_deref() {
             None => Ok(None),
@@ -422,6 +491,12 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
             format!("api `{name}`: a lock function needs a pointer parameter (the lock)"),
         ));
     }
+    Ok((lock, unlock))
+}
+
+type Grants = (Option<(String, String)>, Vec<(String, String, String)>);
+
+fn grants_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Grants, Error> {
     let grant = raw.grant.clone().map(|g| {
         (
             g,
@@ -457,34 +532,38 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
             ));
         }
     }
-    if variadic
-        && (raw.undo.is_some()
-            || raw.commit
-            || lock.is_some()
-            || unlock.is_some()
-            || grant.is_some())
-    {
+    Ok((grant, grant_more))
+}
+
+/// Combinations of keys that cannot work together.
+fn check_combination(
+    src: &TableSource,
+    name: &str,
+    raw: &EntryRaw,
+    shape: &Shape<'_>,
+) -> Result<(), Error> {
+    if shape.variadic && (raw.undo.is_some() || raw.commit || shape.locks || shape.grants) {
         return Err(located(
             src,
             &format!("[api.{name}]"),
             format!("api `{name}`: a variadic function is called directly; it cannot record compensations or grants"),
         ));
     }
-    if raw.commit && ret.trim() != "void" && raw.commit_ret.is_none() {
+    if raw.commit && shape.ret.trim() != "void" && raw.commit_ret.is_none() {
         return Err(located(
             src,
             &format!("[api.{name}]"),
             format!("api `{name}`: a call deferred to commit returns nothing yet: give `commit_ret`, the value the body gets meanwhile"),
         ));
     }
-    if raw.commit_ret.is_some() && (!raw.commit || ret.trim() == "void") {
+    if raw.commit_ret.is_some() && (!raw.commit || shape.ret.trim() == "void") {
         return Err(located(
             src,
             &format!("[api.{name}]"),
             format!("api `{name}`: `commit_ret` is only for a call deferred to commit (`commit = true`) that returns a value"),
         ));
     }
-    if raw.inline && (raw.undo.is_some() || raw.commit || lock.is_some() || unlock.is_some()) {
+    if raw.inline && (raw.undo.is_some() || raw.commit || shape.locks) {
         return Err(located(
             src,
             &format!("[api.{name}]"),
@@ -493,30 +572,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
             ),
         ));
     }
-    Ok(ApiEntry {
-        name: name.to_string(),
-        effect: raw.effect,
-        inline: raw.inline,
-        ret,
-        params,
-        variadic,
-        header: raw.header,
-        model: raw.model,
-        returns,
-        grant,
-        grant_more,
-        save: raw.save,
-        undo: raw.undo,
-        undo_if: raw.undo_if,
-        commit: raw.commit,
-        commit_ret: raw.commit_ret,
-        lock,
-        unlock,
-        lock_arg: raw.lock_arg,
-        raw: raw.raw,
-        note: raw.note,
-        source: src.display(TABLE_NAME),
-    })
+    Ok(())
 }
 
 fn parse_arg(s: &str) -> Option<ArgSpec> {
