@@ -2,6 +2,7 @@
 //! copy (copied, translated through the object tracker, sized by a hint,
 //! shared in place or opaque).
 
+use super::uses::ParamUse;
 use super::{bare_tag, Inputs, Use, Uses};
 use crate::diag::Located;
 use fgft_annotations::{Access, HintKind, HintTarget};
@@ -44,60 +45,12 @@ impl TypeBuilder<'_, '_> {
         d: &fgft_facts::program::FnDef,
         k: usize,
         hints: &[&fgft_annotations::Hint],
-        pu: &[(Site, PtrUseKind, AccessKind, CType)],
+        pu: &[ParamUse],
     ) -> ParamHow {
         let p = &d.params[k];
         let name = &p.name;
         if let Some(h) = hints.first() {
-            return match &h.kind {
-                HintKind::NullTerm => ParamHow::Str,
-                HintKind::Blob { len } => ParamHow::Blob {
-                    len: len.clone(),
-                    copy_out: pu.iter().any(|u| u.2.writes()) || !is_const_ptr(&p.text),
-                    rights: if pu.iter().any(|u| u.2.writes()) || !is_const_ptr(&p.text) {
-                        Rights::RW
-                    } else {
-                        Rights::R
-                    },
-                },
-                HintKind::Opaque { ty } => ParamHow::Blob {
-                    len: format!("sizeof({ty})"),
-                    copy_out: !is_const_ptr(&p.text),
-                    rights: if is_const_ptr(&p.text) {
-                        Rights::R
-                    } else {
-                        Rights::RW
-                    },
-                },
-                HintKind::NoDeref | HintKind::Recursive => {
-                    if let CType::Ptr(t) = &p.ty {
-                        if matches!(h.kind, HintKind::Recursive)
-                            && self.uses.touches(self.inp.prog, t, 0)
-                        {
-                            let ty = self.ty(t, format!("parameter `{name}`"));
-                            return ParamHow::Obj { ty };
-                        }
-                    }
-                    ParamHow::Value
-                }
-                HintKind::Shared { len, rights } => ParamHow::Shared {
-                    len: len.clone(),
-                    rights: shared_rights(*rights),
-                },
-                HintKind::Container { outer, member } => {
-                    let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
-                        outer.clone()
-                    } else {
-                        format!("struct {outer}")
-                    };
-                    let ot = CType::Record(o);
-                    let ty = self.ty(&ot, format!("container of parameter `{name}`"));
-                    ParamHow::Container {
-                        outer: ty,
-                        member: member.clone(),
-                    }
-                }
-            };
+            return self.param_hinted(p, h, pu);
         }
         let CType::Ptr(pointee) = &p.ty else {
             return ParamHow::Value;
@@ -192,6 +145,65 @@ impl TypeBuilder<'_, '_> {
             }
         }
         ParamHow::Value
+    }
+
+    /// How a parameter with a marshaling hint crosses.
+    fn param_hinted(
+        &mut self,
+        p: &fgft_facts::program::Param,
+        h: &fgft_annotations::Hint,
+        pu: &[ParamUse],
+    ) -> ParamHow {
+        let name = &p.name;
+        match &h.kind {
+            HintKind::NullTerm => ParamHow::Str,
+            HintKind::Blob { len } => ParamHow::Blob {
+                len: len.clone(),
+                copy_out: pu.iter().any(|u| u.2.writes()) || !is_const_ptr(&p.text),
+                rights: if pu.iter().any(|u| u.2.writes()) || !is_const_ptr(&p.text) {
+                    Rights::RW
+                } else {
+                    Rights::R
+                },
+            },
+            HintKind::Opaque { ty } => ParamHow::Blob {
+                len: format!("sizeof({ty})"),
+                copy_out: !is_const_ptr(&p.text),
+                rights: if is_const_ptr(&p.text) {
+                    Rights::R
+                } else {
+                    Rights::RW
+                },
+            },
+            HintKind::NoDeref | HintKind::Recursive => {
+                if let CType::Ptr(t) = &p.ty {
+                    if matches!(h.kind, HintKind::Recursive)
+                        && self.uses.touches(self.inp.prog, t, 0)
+                    {
+                        let ty = self.ty(t, format!("parameter `{name}`"));
+                        return ParamHow::Obj { ty };
+                    }
+                }
+                ParamHow::Value
+            }
+            HintKind::Shared { len, rights } => ParamHow::Shared {
+                len: len.clone(),
+                rights: shared_rights(*rights),
+            },
+            HintKind::Container { outer, member } => {
+                let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
+                    outer.clone()
+                } else {
+                    format!("struct {outer}")
+                };
+                let ot = CType::Record(o);
+                let ty = self.ty(&ot, format!("container of parameter `{name}`"));
+                ParamHow::Container {
+                    outer: ty,
+                    member: member.clone(),
+                }
+            }
+        }
     }
 
     /// The container (`struct outer`, member) that function `d` converts
@@ -399,55 +411,7 @@ impl TypeBuilder<'_, '_> {
             let hint =
                 bare_tag(t).and_then(|tag| self.inp.ann.field_hints(&tag, m).next().cloned());
             let how = if let Some(h) = &hint {
-                match &h.kind {
-                    HintKind::NullTerm => FieldHow::Str,
-                    HintKind::Blob { len } => {
-                        let elem = match &fty {
-                            CType::Ptr(target) => {
-                                let target = prog.resolve(target);
-                                if target.is_recordish() && self.uses.touches(prog, &target, 0) {
-                                    Some(self.ty(
-                                        &target,
-                                        format!("elements of member {m} of {}", t.c_spelling()),
-                                    ))
-                                } else {
-                                    None
-                                }
-                            }
-                            _ => None,
-                        };
-                        FieldHow::Blob {
-                            len: field_len_expr(prog, t, len, prefix),
-                            elem,
-                        }
-                    }
-                    HintKind::Opaque { ty } => FieldHow::Blob {
-                        len: format!("sizeof({ty})"),
-                        elem: None,
-                    },
-                    HintKind::NoDeref => FieldHow::Assign,
-                    HintKind::Shared { len, rights } => FieldHow::Shared {
-                        len: field_len_expr(prog, t, len, prefix),
-                        rights: shared_rights(*rights),
-                    },
-                    HintKind::Container { outer, member } => {
-                        let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
-                            outer.clone()
-                        } else {
-                            format!("struct {outer}")
-                        };
-                        let ot = CType::Record(o);
-                        let i = self.ty(
-                            &ot,
-                            format!("container of member {m} of {}", t.c_spelling()),
-                        );
-                        FieldHow::Container {
-                            outer: i,
-                            member: member.clone(),
-                        }
-                    }
-                    HintKind::Recursive => self.ptr_how(&fty, t, m, u),
-                }
+                self.field_hinted(h, t, m, &fty, prefix, u)
             } else if prog.field(t, m).is_some_and(|f| f.iomem) {
                 // An MMIO cookie (`void __iomem *`): C code never dereferences
                 // it, the accessor wrappers (ioread32, writel, ...) take it as
@@ -464,31 +428,7 @@ impl TypeBuilder<'_, '_> {
                     });
                     continue;
                 }
-                if matches!(fty, CType::Ptr(_)) {
-                    let tag = bare_tag(t).unwrap_or_else(|| t.c_spelling());
-                    let (what, hint) = if matches!(kind, PtrUseKind::Str) {
-                        ("read as a string", "kind = \"nullterm\"".to_string())
-                    } else {
-                        (
-                            "used as an array",
-                            "kind = \"blob\", len = \"<bytes, over the struct's members>\""
-                                .to_string(),
-                        )
-                    };
-                    self.diags.push(self.inp.diag(
-                        site,
-                        false,
-                        format!(
-                            "member `{m}` of `{}` is a pointer {what} in the closure of isolated `{}`, and fgft cannot tell the size of its target",
-                            t.c_spelling(),
-                            self.entry
-                        ),
-                        "needs a marshaling hint",
-                        vec![format!(
-                            "add to the sidecar: [[hint]] struct = \"{tag}\", field = \"{m}\", {hint}"
-                        )],
-                    ));
-                }
+                self.array_member_diag(t, m, site, kind);
                 FieldHow::Assign
             } else {
                 self.ptr_how(&fty, t, m, u)
@@ -501,9 +441,103 @@ impl TypeBuilder<'_, '_> {
                 how,
             });
         }
-        // Shared memory is granted with every object of the struct that
-        // crosses, even when the closure reaches it only through other
-        // pointers (bounce buffers pointing into a DMA region).
+        self.shared_fields(t, prefix, out);
+    }
+
+    /// How a member with a marshaling hint is copied.
+    fn field_hinted(
+        &mut self,
+        h: &fgft_annotations::Hint,
+        t: &CType,
+        m: &str,
+        fty: &CType,
+        prefix: &str,
+        u: &Use,
+    ) -> FieldHow {
+        let prog = self.inp.prog;
+        match &h.kind {
+            HintKind::NullTerm => FieldHow::Str,
+            HintKind::Blob { len } => {
+                let elem = match &fty {
+                    CType::Ptr(target) => {
+                        let target = prog.resolve(target);
+                        if target.is_recordish() && self.uses.touches(prog, &target, 0) {
+                            Some(self.ty(
+                                &target,
+                                format!("elements of member {m} of {}", t.c_spelling()),
+                            ))
+                        } else {
+                            None
+                        }
+                    }
+                    _ => None,
+                };
+                FieldHow::Blob {
+                    len: field_len_expr(prog, t, len, prefix),
+                    elem,
+                }
+            }
+            HintKind::Opaque { ty } => FieldHow::Blob {
+                len: format!("sizeof({ty})"),
+                elem: None,
+            },
+            HintKind::NoDeref => FieldHow::Assign,
+            HintKind::Shared { len, rights } => FieldHow::Shared {
+                len: field_len_expr(prog, t, len, prefix),
+                rights: shared_rights(*rights),
+            },
+            HintKind::Container { outer, member } => {
+                let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
+                    outer.clone()
+                } else {
+                    format!("struct {outer}")
+                };
+                let ot = CType::Record(o);
+                let i = self.ty(
+                    &ot,
+                    format!("container of member {m} of {}", t.c_spelling()),
+                );
+                FieldHow::Container {
+                    outer: i,
+                    member: member.clone(),
+                }
+            }
+            HintKind::Recursive => self.ptr_how(fty, t, m, u),
+        }
+    }
+
+    /// A pointer member used as an array or a string: an error asking for
+    /// the hint that sizes its target.
+    fn array_member_diag(&mut self, t: &CType, m: &str, site: &Site, kind: &PtrUseKind) {
+        let tag = bare_tag(t).unwrap_or_else(|| t.c_spelling());
+        let (what, hint) = if matches!(kind, PtrUseKind::Str) {
+            ("read as a string", "kind = \"nullterm\"".to_string())
+        } else {
+            (
+                "used as an array",
+                "kind = \"blob\", len = \"<bytes, over the struct's members>\"".to_string(),
+            )
+        };
+        self.diags.push(self.inp.diag(
+            site,
+            false,
+            format!(
+                "member `{m}` of `{}` is a pointer {what} in the closure of isolated `{}`, and fgft cannot tell the size of its target",
+                t.c_spelling(),
+                self.entry
+            ),
+            "needs a marshaling hint",
+            vec![format!(
+                "add to the sidecar: [[hint]] struct = \"{tag}\", field = \"{m}\", {hint}"
+            )],
+        ));
+    }
+
+    /// Shared memory is granted with every object of the struct that
+    /// crosses, even when the closure reaches it only through other
+    /// pointers (bounce buffers pointing into a DMA region).
+    fn shared_fields(&self, t: &CType, prefix: &str, out: &mut Vec<FieldSpec>) {
+        let prog = self.inp.prog;
         if let Some(tag) = bare_tag(t) {
             let shared: Vec<(String, String, Access)> = self
                 .inp
