@@ -16,14 +16,15 @@ pub mod diag;
 mod driver;
 pub mod emit;
 pub mod plan;
+pub mod tables;
 
 pub use diag::{Error, Located};
 use emit::EmitOpts;
 use fgft_annotations::{Annotations, Pattern};
 use fgft_facts::{access, callgraph::CallGraph, program::Program};
-use plan::table::Table;
 use plan::{FileRole, Inputs};
 use std::path::{Path, PathBuf};
+pub use tables::Tables;
 
 /// The runtime API the generated code is built against.
 const RUNTIME_H: &str = include_str!("../../../runtime-kmod/include/fgft/runtime.h");
@@ -64,81 +65,32 @@ pub struct Split {
     pub summary: String,
 }
 
-/// Runs the pipeline without writing OUT.
-pub fn compute(args: &Options) -> Result<Split, Error> {
-    // Annotations.
-    let mut ann = Annotations::default();
-    for p in &args.annotations {
-        let a = Annotations::from_sidecar(p)?;
-        ann = ann.merge(a)?;
-    }
-    let mut cli = Annotations::default();
-    for i in &args.isolate {
-        cli.isolate.push(Pattern::from_cli(i)?);
-    }
-    ann = ann.merge(cli)?;
-    let fl = driver::gather(args, &ann)?;
-    for (p, f) in fl.paths.iter().zip(&fl.files) {
-        if f.role != FileRole::Header || p.extension().is_some_and(|e| e == "h") {
-            let inl = fgft_annotations::inline::scan_file(p)?;
-            ann = ann.merge(inl)?;
-        }
-    }
-    // Parse.
-    let opts = fgft_parse::Options {
-        hints: Some(std::sync::Arc::new(fgft_parse::HintTable::load(
-            &args.tables,
-        )?)),
+/// Runs the pipeline without writing OUT: loads the tables, then
+/// [`compute_with`].
+pub fn compute(opts: &Options) -> Result<Split, Error> {
+    let tables = Tables::load(&opts.tables)?;
+    compute_with(opts, &tables)
+}
+
+/// Runs the pipeline with tables already loaded (a caller that splits many
+/// drivers loads them once).
+pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
+    let ann = annotations(opts)?;
+    let fl = driver::gather(opts, &ann)?;
+    let ann = with_inline_annotations(ann, &fl)?;
+    let popts = fgft_parse::Options {
+        hints: Some(tables.hints.clone()),
         budget: Default::default(),
     };
     let mut parsed = Vec::new();
     for p in &fl.paths {
-        parsed.push(fgft_parse::parse_file_with(p, &opts)?);
+        parsed.push(fgft_parse::parse_file_with(p, &popts)?);
     }
     let prog = Program::new(parsed);
-    // Tables.
-    let table = Table::load(&args.tables)?;
-    let bad = emit::wrappers::check_captures(&table);
-    if !bad.is_empty() {
-        return Err(Error::Msg(bad.join("\n")));
-    }
-    let module_macros = emit::module_macros(&args.tables)?;
-    let models = table.models(&ann.pure_apis);
-    let kglobals: access::KernelGlobals = table.globals.keys().cloned().collect();
+    let models = tables.api.models(&ann.pure_apis);
+    let kglobals: access::KernelGlobals = tables.api.globals.keys().cloned().collect();
     let facts = access::analyze(&prog, &models, &kglobals);
-    // Slots of every driver file (fgft-facts' roots).
-    let slot_table = fgft_facts::slots::SlotTable::load(&args.tables)?;
-    let cache = fgft_facts::headers::HeaderCache::new(&opts);
-    let mut roots = Vec::new();
-    for (fid, pf) in prog.files.iter().enumerate() {
-        if fl.files[fid].role == FileRole::Header {
-            continue;
-        }
-        let sf = cache.facts_with_headers(pf);
-        for r in fgft_facts::slots::roots(pf, &sf, &slot_table) {
-            roots.push((fid, r));
-        }
-    }
-    // Device checkpoints: the PM rule table and its extensions.
-    let pm_rules = {
-        let dirs = fgft_parse::tables::table_dirs(&args.tables);
-        let srcs =
-            fgft_parse::tables::extension_files(fgft_pm::DEFAULT_RULES, "pm-rules.toml", &dirs)?;
-        let named: Vec<(String, String)> = srcs
-            .iter()
-            .map(|s| {
-                (
-                    s.display("pm-rules.toml").display().to_string(),
-                    s.text.clone(),
-                )
-            })
-            .collect();
-        let refs: Vec<(&str, &str)> = named
-            .iter()
-            .map(|(a, b)| (a.as_str(), b.as_str()))
-            .collect();
-        fgft_pm::Rules::parse(&refs).map_err(|e| Error::Msg(e.to_string()))?
-    };
+    let roots = roots(&prog, &fl, &popts, tables);
     let mut graph = CallGraph::new(&facts);
     graph.add_const_table_edges(&facts, &prog);
     let inputs = Inputs {
@@ -146,46 +98,27 @@ pub fn compute(args: &Options) -> Result<Split, Error> {
         files: &fl.files,
         facts: &facts,
         graph: &graph,
-        table: &table,
+        table: &tables.api,
         ann: &ann,
         module: fl.module.clone(),
         roots: &roots,
-        pm_rules: &pm_rules,
-        no_checkpoint: args.no_checkpoint,
+        pm_rules: &tables.pm_rules,
+        no_checkpoint: opts.no_checkpoint,
     };
     let plan = plan::build(&inputs);
     if plan.has_errors() {
         return Err(Error::Located(plan.diags));
     }
-    let origin = match (args.annotations.first(), args.sources.is_empty()) {
-        (Some(a), true) => format!(
-            "{} (sidecar {})",
-            fl.files
-                .iter()
-                .filter(|f| f.role == FileRole::Tu)
-                .map(|f| f.shown.display().to_string())
-                .collect::<Vec<_>>()
-                .join(" "),
-            a.file_name().unwrap_or_default().to_string_lossy()
-        ),
-        _ => fl
-            .files
-            .iter()
-            .filter(|f| f.role == FileRole::Tu)
-            .map(|f| f.shown.display().to_string())
-            .collect::<Vec<_>>()
-            .join(" "),
-    };
     let eopts = EmitOpts {
         runtime_header: RUNTIME_H.to_string(),
         fgft_header: FGFT_H.to_string(),
-        runtime_symvers: args.runtime_symvers.clone(),
-        no_read_checks: args.no_read_checks,
-        origin,
-        module_macros,
-        kdir: args.kdir.clone(),
+        runtime_symvers: opts.runtime_symvers.clone(),
+        no_read_checks: opts.no_read_checks,
+        origin: origin(opts, &fl.files),
+        module_macros: tables.module_macros.clone(),
+        kdir: opts.kdir.clone(),
     };
-    let out = match emit::emit(&inputs, &plan, &table, &eopts) {
+    let out = match emit::emit(&inputs, &plan, &tables.api, &eopts) {
         Ok(o) => o,
         Err(mut d) => {
             let mut all = plan.diags.clone();
@@ -205,6 +138,70 @@ pub fn compute(args: &Options) -> Result<Split, Error> {
         warnings: plan.diags,
         summary,
     })
+}
+
+/// The sidecars, merged in order, and the `--isolate` patterns.
+fn annotations(opts: &Options) -> Result<Annotations, Error> {
+    let mut ann = Annotations::default();
+    for p in &opts.annotations {
+        let a = Annotations::from_sidecar(p)?;
+        ann = ann.merge(a)?;
+    }
+    let mut cli = Annotations::default();
+    for i in &opts.isolate {
+        cli.isolate.push(Pattern::from_cli(i)?);
+    }
+    Ok(ann.merge(cli)?)
+}
+
+/// Adds the inline `FGFT_*` annotations of the driver's sources and
+/// headers.
+fn with_inline_annotations(mut ann: Annotations, fl: &driver::Files) -> Result<Annotations, Error> {
+    for (p, f) in fl.paths.iter().zip(&fl.files) {
+        if f.role != FileRole::Header || p.extension().is_some_and(|e| e == "h") {
+            let inl = fgft_annotations::inline::scan_file(p)?;
+            ann = ann.merge(inl)?;
+        }
+    }
+    Ok(ann)
+}
+
+/// The slots (fgft-facts' roots) of every driver file that is not a header.
+fn roots(
+    prog: &Program,
+    fl: &driver::Files,
+    popts: &fgft_parse::Options,
+    tables: &Tables,
+) -> Vec<(fgft_facts::program::FileId, fgft_facts::slots::Root)> {
+    let cache = fgft_facts::headers::HeaderCache::new(popts);
+    let mut roots = Vec::new();
+    for (fid, pf) in prog.files.iter().enumerate() {
+        if fl.files[fid].role == FileRole::Header {
+            continue;
+        }
+        let sf = cache.facts_with_headers(pf);
+        for r in fgft_facts::slots::roots(pf, &sf, &tables.slots) {
+            roots.push((fid, r));
+        }
+    }
+    roots
+}
+
+/// How the sources were given, for the Kbuild comment.
+fn origin(opts: &Options, files: &[plan::DriverFile]) -> String {
+    let tus = files
+        .iter()
+        .filter(|f| f.role == FileRole::Tu)
+        .map(|f| f.shown.display().to_string())
+        .collect::<Vec<_>>()
+        .join(" ");
+    match (opts.annotations.first(), opts.sources.is_empty()) {
+        (Some(a), true) => format!(
+            "{tus} (sidecar {})",
+            a.file_name().unwrap_or_default().to_string_lossy()
+        ),
+        _ => tus,
+    }
 }
 
 /// Writes `out` under `dir` (which the caller made ready: OUT never

@@ -1279,32 +1279,3 @@ pub fn plan_text(inp: &Inputs<'_>, plan: &Plan, table: &Table) -> String {
     let _ = prog;
     s
 }
-
-/// The module_*_driver macros table (`fgft-cc/tables/module-init.toml`).
-pub fn module_macros(
-    extra: &[PathBuf],
-) -> Result<BTreeMap<String, (String, String)>, crate::diag::Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct F {
-        #[serde(default)]
-        macros: BTreeMap<String, M>,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct M {
-        register: String,
-        unregister: String,
-    }
-    const BUILTIN: &str = include_str!("../../../tables/module-init.toml");
-    let dirs = fgft_parse::tables::table_dirs(extra);
-    let srcs = fgft_parse::tables::extension_files(BUILTIN, "module-init.toml", &dirs)?;
-    let mut out = BTreeMap::new();
-    for s in &srcs {
-        let f: F = fgft_parse::tables::parse_toml(s, "module-init.toml")?;
-        for (k, v) in f.macros {
-            out.insert(k, (v.register, v.unregister));
-        }
-    }
-    Ok(out)
-}

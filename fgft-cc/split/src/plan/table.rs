@@ -16,7 +16,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 pub const TABLE_NAME: &str = "compensations.toml";
-const BUILTIN: &str = include_str!("../../../tables/compensations.toml");
+pub(crate) const BUILTIN: &str = include_str!("../../../tables/compensations.toml");
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
