@@ -93,69 +93,133 @@ pub(crate) struct Files {
     pub module: String,
 }
 
+/// The files named by the options or the sidecar, before includes.
+struct Given {
+    sources: Vec<PathBuf>,
+    headers: Vec<PathBuf>,
+    /// Extra include directories (the sidecar's).
+    inc_dirs: Vec<PathBuf>,
+    module: Option<String>,
+}
+
+/// Every file of the driver, its role and the module name.
 pub(crate) fn gather(args: &Options, ann: &Annotations) -> Result<Files, Error> {
-    let tree = args.tree.as_deref();
-    let (sources, mut headers, inc_dirs): (Vec<PathBuf>, Vec<PathBuf>, Vec<PathBuf>);
+    let given = given(args, ann)?;
+    let (all, included_by) = with_includes(&given)?;
+    let base_dir = given
+        .sources
+        .first()
+        .and_then(|p| p.parent())
+        .map(|p| p.to_path_buf())
+        .unwrap_or_default();
+    let mut module = given.module.clone();
+    let files = describe(args, &given, &all, &included_by, &base_dir, &mut module);
+    let module = module.unwrap_or_else(|| {
+        given
+            .sources
+            .first()
+            .and_then(|p| p.file_stem())
+            .map(|s| s.to_string_lossy().to_string())
+            .unwrap_or_else(|| "driver".into())
+    });
+    let (files, paths) = ordered(&given.sources, files, all);
+    if !files.iter().any(|f| f.role == FileRole::Tu) {
+        return Err(Error::Msg("no C source among the inputs".into()));
+    }
+    Ok(Files {
+        files,
+        paths,
+        module,
+    })
+}
+
+fn canon(p: &Path) -> PathBuf {
+    p.canonicalize().unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// The sources and headers: the files or the directory given, else the
+/// sidecar's `[driver]` section resolved against the tree.
+fn given(args: &Options, ann: &Annotations) -> Result<Given, Error> {
     let mut module = args.module.clone();
     if !args.sources.is_empty() {
-        headers = Vec::new();
-        inc_dirs = Vec::new();
         if args.sources.len() == 1 && args.sources[0].is_dir() {
             let dir = &args.sources[0];
-            let mut cs = Vec::new();
-            let mut hs = Vec::new();
-            let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
-                path: dir.clone(),
-                source,
-            })?;
-            for e in rd.flatten() {
-                let p = e.path();
-                match p.extension().and_then(|e| e.to_str()) {
-                    Some("c") => cs.push(p),
-                    Some("h") => hs.push(p),
-                    _ => {}
-                }
-            }
-            cs.sort();
-            hs.sort();
-            sources = cs;
-            headers = hs;
+            let (sources, headers) = dir_files(dir)?;
             if module.is_none() {
                 module = dir
                     .canonicalize()
                     .ok()
                     .and_then(|d| d.file_name().map(|n| n.to_string_lossy().to_string()));
             }
-        } else {
-            for s in &args.sources {
-                if !s.is_file() {
-                    return Err(Error::Msg(format!(
-                        "{}: not a file (give source files, or one directory)",
-                        s.display()
-                    )));
-                }
+            return Ok(Given {
+                sources,
+                headers,
+                inc_dirs: Vec::new(),
+                module,
+            });
+        }
+        for s in &args.sources {
+            if !s.is_file() {
+                return Err(Error::Msg(format!(
+                    "{}: not a file (give source files, or one directory)",
+                    s.display()
+                )));
             }
-            sources = args.sources.clone();
         }
-    } else if let Some(drv) = &ann.driver {
-        let r = drv.resolve(tree, args.kernel_version.as_deref())?;
-        sources = r.sources;
-        headers = r.headers;
-        inc_dirs = r.include_dirs;
-        if module.is_none() {
-            module = Some(drv.module.clone());
-        }
-    } else {
+        return Ok(Given {
+            sources: args.sources.clone(),
+            headers: Vec::new(),
+            inc_dirs: Vec::new(),
+            module,
+        });
+    }
+    let Some(drv) = &ann.driver else {
         return Err(Error::Msg(
             "no sources: give SOURCES...|DIR, or --annotations with a [driver] section (and --tree)"
                 .into(),
         ));
+    };
+    let r = drv.resolve(args.tree.as_deref(), args.kernel_version.as_deref())?;
+    Ok(Given {
+        sources: r.sources,
+        headers: r.headers,
+        inc_dirs: r.include_dirs,
+        module: module.or_else(|| Some(drv.module.clone())),
+    })
+}
+
+/// The `.c` and `.h` files of a directory, sorted.
+fn dir_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Error> {
+    let mut cs = Vec::new();
+    let mut hs = Vec::new();
+    let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    for e in rd.flatten() {
+        let p = e.path();
+        match p.extension().and_then(|e| e.to_str()) {
+            Some("c") => cs.push(p),
+            Some("h") => hs.push(p),
+            _ => {}
+        }
     }
-    // Local includes, transitively.
+    cs.sort();
+    hs.sort();
+    Ok((cs, hs))
+}
+
+/// The given files and the local files they include, transitively, with
+/// who includes each.
+fn with_includes(given: &Given) -> Result<(Vec<PathBuf>, Vec<Vec<usize>>), Error> {
     let mut all: Vec<PathBuf> = Vec::new();
     let mut included_by: Vec<Vec<usize>> = Vec::new();
-    let mut queue: Vec<PathBuf> = sources.iter().chain(headers.iter()).cloned().collect();
-    let canon = |p: &Path| p.canonicalize().unwrap_or_else(|_| p.to_path_buf());
+    let mut queue: Vec<PathBuf> = given
+        .sources
+        .iter()
+        .chain(given.headers.iter())
+        .cloned()
+        .collect();
     let mut seen: Vec<PathBuf> = Vec::new();
     while let Some(p) = queue.pop() {
         let c = canon(&p);
@@ -169,7 +233,7 @@ pub(crate) fn gather(args: &Options, ann: &Annotations) -> Result<Files, Error> 
     let mut k = 0;
     while k < all.len() {
         let text = read(&all[k])?;
-        for inc in local_includes(&all[k], &text, &inc_dirs) {
+        for inc in local_includes(&all[k], &text, &given.inc_dirs) {
             let c = canon(&inc);
             match seen.iter().position(|s| *s == c) {
                 Some(j) => {
@@ -186,18 +250,26 @@ pub(crate) fn gather(args: &Options, ann: &Annotations) -> Result<Files, Error> 
         }
         k += 1;
     }
-    let src_set: BTreeSet<PathBuf> = sources.iter().map(|p| canon(p)).collect();
-    let base_dir = sources
-        .first()
-        .and_then(|p| p.parent())
-        .map(|p| p.to_path_buf())
-        .unwrap_or_default();
-    let mk = makefile_of(&base_dir);
+    Ok((all, included_by))
+}
+
+/// Each file's role, paths and Kbuild condition; the module name from
+/// the Makefile when nothing named it.
+fn describe(
+    args: &Options,
+    given: &Given,
+    all: &[PathBuf],
+    included_by: &[Vec<usize>],
+    base_dir: &Path,
+    module: &mut Option<String>,
+) -> Vec<DriverFile> {
+    let tree = args.tree.as_deref();
+    let src_set: BTreeSet<PathBuf> = given.sources.iter().map(|p| canon(p)).collect();
+    let mk = makefile_of(base_dir);
     let mut files: Vec<DriverFile> = Vec::new();
     for (i, p) in all.iter().enumerate() {
         let is_c = p.extension().and_then(|e| e.to_str()) == Some("c");
-        let c = canon(p);
-        let role = if is_c && src_set.contains(&c) && included_by[i].is_empty() {
+        let role = if is_c && src_set.contains(&canon(p)) && included_by[i].is_empty() {
             FileRole::Tu
         } else if is_c {
             FileRole::IncludedC
@@ -205,14 +277,14 @@ pub(crate) fn gather(args: &Options, ann: &Annotations) -> Result<Files, Error> 
             FileRole::Header
         };
         let rel = p
-            .strip_prefix(&base_dir)
+            .strip_prefix(base_dir)
             .map(|r| r.to_path_buf())
             .unwrap_or_else(|_| PathBuf::from(p.file_name().unwrap_or_default()));
         let obj = format!("{}", rel.with_extension("o").display());
         let member = mk.as_deref().and_then(|m| kbuild_membership(m, &obj));
         if role == FileRole::Tu && module.is_none() {
             if let Some((m, _)) = &member {
-                module = Some(m.clone());
+                *module = Some(m.clone());
             }
         }
         // Shown relative to the tree, else from the driver's directory.
@@ -228,15 +300,16 @@ pub(crate) fn gather(args: &Options, ann: &Annotations) -> Result<Files, Error> 
             included_by: included_by[i].clone(),
         });
     }
-    let module = module.unwrap_or_else(|| {
-        sources
-            .first()
-            .and_then(|p| p.file_stem())
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_else(|| "driver".into())
-    });
-    // Order: headers first (their records win), then sources as given,
-    // then included .c files.
+    files
+}
+
+/// Headers first (their records win), then sources as given, then
+/// included .c files; `included_by` renumbered to the new order.
+fn ordered(
+    sources: &[PathBuf],
+    files: Vec<DriverFile>,
+    all: Vec<PathBuf>,
+) -> (Vec<DriverFile>, Vec<PathBuf>) {
     let mut order: Vec<usize> = (0..all.len()).collect();
     let rank = |f: &DriverFile| match f.role {
         FileRole::Header => 0,
@@ -250,13 +323,10 @@ pub(crate) fn gather(args: &Options, ann: &Annotations) -> Result<Files, Error> 
             .unwrap_or(usize::MAX)
     };
     order.sort_by_key(|&i| (rank(&files[i]), src_pos(i), files[i].rel.clone()));
-    let remap: Vec<usize> = {
-        let mut r = vec![0; order.len()];
-        for (new, &old) in order.iter().enumerate() {
-            r[old] = new;
-        }
-        r
-    };
+    let mut remap = vec![0; order.len()];
+    for (new, &old) in order.iter().enumerate() {
+        remap[old] = new;
+    }
     let mut out_files = Vec::new();
     let mut out_paths = Vec::new();
     for &old in &order {
@@ -265,14 +335,7 @@ pub(crate) fn gather(args: &Options, ann: &Annotations) -> Result<Files, Error> 
         out_files.push(f);
         out_paths.push(all[old].clone());
     }
-    if !out_files.iter().any(|f| f.role == FileRole::Tu) {
-        return Err(Error::Msg("no C source among the inputs".into()));
-    }
-    Ok(Files {
-        files: out_files,
-        paths: out_paths,
-        module,
-    })
+    (out_files, out_paths)
 }
 
 #[cfg(test)]
