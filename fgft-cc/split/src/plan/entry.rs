@@ -17,6 +17,7 @@ use fgft_facts::ctype::CType;
 use fgft_facts::program::{FileId, FnDef, FnId};
 use fgft_stubs::{EntrySpec, GlobalSpec, ParamSpec};
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Range;
 
 /// Sites already warned about (one warning per site, whatever the entries
 /// that reach it).
@@ -83,7 +84,32 @@ pub(super) fn plan_entry(
         closure,
         apis,
         refs: value_refs,
+        pasted: pasted_slots(inp, &name),
     }
+}
+
+/// The top-level items holding a slot of `name` whose text does not name
+/// it (a macro pastes the name together).
+fn pasted_slots(inp: &Inputs<'_>, name: &str) -> Vec<(FileId, Range<usize>)> {
+    let prog = inp.prog;
+    let mut pasted: Vec<(FileId, Range<usize>)> = Vec::new();
+    for (fid, root) in inp.roots.iter().filter(|(_, r)| r.function == *name) {
+        let pf = &prog.files[*fid];
+        let Some(item) = prog.top[*fid]
+            .iter()
+            .find(|it| {
+                pf.line_of(it.range.start) <= root.line && root.line <= pf.line_of(it.range.end)
+            })
+            .map(|it| it.range.clone())
+        else {
+            continue;
+        };
+        let has_ident = crate::emit::wrappers::has_ident(&pf.text[item.clone()], name);
+        if !has_ident && !pasted.contains(&(*fid, item.clone())) {
+            pasted.push((*fid, item));
+        }
+    }
+    pasted
 }
 
 /// The device key a transaction is keyed by: the first pointer parameter.

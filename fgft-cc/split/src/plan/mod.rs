@@ -76,6 +76,10 @@ pub struct EntryPlan {
     /// Where the entry's name is used as a value (the sites emit re-points
     /// at the stub).
     pub refs: ValueRefs,
+    /// Top-level items holding a slot that a macro fills with a name it
+    /// pastes together (`DEVICE_ATTR_RO(x)` stores `x_show`): emit brackets
+    /// each with a `#define` of the name to the stub.
+    pub pasted: Vec<(FileId, Range<usize>)>,
 }
 
 /// A slot of the SFI module's table of main-module addresses.
@@ -85,6 +89,18 @@ pub struct GtabEntry {
     pub is_fn: bool,
     /// File that defines it (its main-module copy fills the slot).
     pub file: FileId,
+}
+
+/// A use, in SFI code, of a main-module function or global that the SFI
+/// module reaches through its address table.
+#[derive(Debug, Clone)]
+pub struct GtabRef {
+    /// The SFI function the use is in.
+    pub func: String,
+    /// The function or global used.
+    pub name: String,
+    pub site: Site,
+    pub is_fn: bool,
 }
 
 /// The whole plan.
@@ -101,6 +117,9 @@ pub struct Plan {
     pub wrapped: BTreeSet<String>,
     /// Main-module functions and globals SFI code refers to by address.
     pub gtab: Vec<GtabEntry>,
+    /// Every use of a `gtab` name in SFI code, by SFI function (sorted),
+    /// globals before functions.
+    pub gtab_refs: Vec<GtabRef>,
     /// Const globals the SFI module keeps its own copy of.
     pub dup_globals: BTreeSet<String>,
     /// Globals marshaled through the object tracker: name -> written.
@@ -331,6 +350,7 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
         }
     }
     plan.gtab = gtab.into_iter().collect();
+    plan.gtab_refs = gtab_refs(inp, &plan.sfi_fns, &plan.gtab);
     for k in kapis {
         if let Some(a) = inp.table.apis.get(&k) {
             if !a.inline {
@@ -351,6 +371,31 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
     }
     device::plan(inp, &mut plan);
     plan
+}
+
+/// The uses of address-table names in SFI code (what emit rewrites to
+/// table lookups).
+fn gtab_refs(inp: &Inputs<'_>, sfi_fns: &BTreeSet<String>, gtab: &[GtabEntry]) -> Vec<GtabRef> {
+    let names: BTreeSet<&str> = gtab.iter().map(|g| g.name.as_str()).collect();
+    let mut out = Vec::new();
+    for f in sfi_fns {
+        let Some(ff) = inp.facts.per_fn.get(f) else {
+            continue;
+        };
+        let globals = ff.globals.iter().map(|g| (&g.name, &g.at, false));
+        let fns = ff.fn_refs.iter().map(|(r, s)| (r, s, true));
+        for (name, site, is_fn) in globals.chain(fns) {
+            if names.contains(name.as_str()) {
+                out.push(GtabRef {
+                    func: f.clone(),
+                    name: name.clone(),
+                    site: site.clone(),
+                    is_fn,
+                });
+            }
+        }
+    }
+    out
 }
 
 /// Whether a const global can be duplicated into the SFI module: const, with
