@@ -52,7 +52,7 @@ fn guest_programs(env: &Env) -> Vec<(PathBuf, String)> {
         .iter()
         .map(|t| (fgft_vm::guest_tool(env, t).unwrap(), format!("/bin/{t}")))
         .collect();
-    let mut progs: Vec<PathBuf> = std::fs::read_dir(env.repo_root.join("tests/campaign/guest"))
+    let mut progs: Vec<PathBuf> = std::fs::read_dir(env.repo_root.join("tools/campaign/guest"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "c"))

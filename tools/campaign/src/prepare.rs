@@ -5,6 +5,7 @@ use crate::config::{Config, Tree};
 use crate::{io, CampaignError};
 use fgft_inject::{FaultKind, Options, Source, Variant};
 use fgft_vm::Env;
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 /// An injected driver, ready to build or split.
@@ -195,41 +196,98 @@ header = "fgft/runtime.h"
 args.id = "val"
 "#;
 
-/// The fgft-cc binary: `$FGFT_CC`, else the one built next to this binary
-/// (same profile; `cargo test --workspace` and scripts/demo.sh build it),
-/// else built now.
-fn fgft_cc() -> Result<PathBuf, CampaignError> {
-    if let Some(p) = std::env::var_os("FGFT_CC") {
-        return Ok(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe().map_err(|e| CampaignError::Msg(e.to_string()))?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    // Test binaries live in deps/; the binaries one level up.
-    let bin_dir = if dir.ends_with("deps") {
-        dir.parent().unwrap_or(dir)
-    } else {
-        dir
+/// Renders a split error for the campaign's error message: every located
+/// diagnostic (the errors and the warnings that came with them) as
+/// `path:line:col: error: message`, then its source line marked with its
+/// label, then its notes; other errors as they display.
+pub fn split_error(e: &fgft_split::Error) -> String {
+    let fgft_split::Error::Located(diags) = e else {
+        return e.to_string();
     };
-    let bin = bin_dir.join("fgft-cc");
-    if bin.is_file() {
-        return Ok(bin);
+    let mut s = String::new();
+    for d in diags {
+        let level = if d.warning { "warning" } else { "error" };
+        let mut at = d.range.start.min(d.text.len());
+        while !d.text.is_char_boundary(at) {
+            at -= 1;
+        }
+        let line_start = d.text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line_no = d.text[..at].matches('\n').count() + 1;
+        let line_end = d.text[at..].find('\n').map_or(d.text.len(), |i| at + i);
+        let prefix = &d.text[line_start..at];
+        let _ = writeln!(
+            s,
+            "{}:{line_no}:{}: {level}: {}",
+            d.path.display(),
+            prefix.chars().count() + 1,
+            d.message
+        );
+        let line = d.text[line_start..line_end].trim_end();
+        if !line.is_empty() {
+            let pad: String = prefix
+                .chars()
+                .map(|c| if c == '\t' { '\t' } else { ' ' })
+                .collect();
+            let end = d.range.end.clamp(at, line_end);
+            let width = d.text.get(at..end).map_or(1, |t| t.chars().count().max(1));
+            let gutter = " ".repeat(line_no.to_string().len());
+            let _ = writeln!(s, " {line_no} | {line}");
+            let _ = writeln!(s, " {gutter} | {pad}{} {}", "^".repeat(width), d.label);
+        }
+        for n in &d.notes {
+            let _ = writeln!(s, "    = note: {n}");
+        }
     }
-    let mut cmd =
-        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["build", "-q", "-p", "fgft-cc"]);
-    if bin_dir.ends_with("release") {
-        cmd.arg("--release");
-    }
-    let st = cmd
-        .status()
-        .map_err(|e| CampaignError::Msg(format!("cargo build -p fgft-cc: {e}")))?;
-    if !st.success() {
-        return Err(CampaignError::Msg("cargo build -p fgft-cc failed".into()));
-    }
-    Ok(bin)
+    s.push_str(&e.to_string());
+    s
 }
 
-/// Splits the injected driver with fgft-cc (isolating `entries`), builds the
+/// Makes `out` an empty directory for a split's output, as `fgft-cc split
+/// --force` does: never one that contains or lies in an input.
+fn fresh_out(out: &Path, inputs: &[&Path]) -> Result<(), CampaignError> {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let o = match (out.parent(), out.file_name()) {
+        (Some(parent), Some(name)) if !out.exists() => canon(parent).join(name),
+        _ => canon(out),
+    };
+    for i in inputs {
+        let i = canon(i);
+        if i.starts_with(&o) || o.starts_with(&i) && i.is_dir() {
+            return Err(CampaignError::Msg(format!(
+                "split output {} overlaps input {}: refusing to write there",
+                out.display(),
+                i.display()
+            )));
+        }
+    }
+    if out.exists() {
+        std::fs::remove_dir_all(out).map_err(io(out))?;
+    }
+    std::fs::create_dir_all(out).map_err(io(out))
+}
+
+/// Splits with the fgft-split library and writes the result to `out`
+/// (replaced). Nothing is written when the split fails; the error names
+/// `what` and carries every diagnostic with its file and line. Returns the
+/// split's summary line.
+pub fn split(opts: &fgft_split::Options, out: &Path, what: &str) -> Result<String, CampaignError> {
+    let failed = |e: fgft_split::Error| {
+        CampaignError::Msg(format!("split failed for {what}:\n{}", split_error(&e)))
+    };
+    let split = fgft_split::compute(opts).map_err(failed)?;
+    let inputs: Vec<&Path> = opts
+        .sources
+        .iter()
+        .chain(&opts.tree)
+        .chain(&opts.annotations)
+        .map(PathBuf::as_path)
+        .collect();
+    fresh_out(out, &inputs)?;
+    fgft_split::write(out, &split.out).map_err(failed)?;
+    Ok(split.summary)
+}
+
+/// Splits the injected driver (fgft-split, isolating `entries`), builds the
 /// runtime and both modules, and returns them in load order.
 pub fn build_fgft(
     env: &Env,
@@ -251,34 +309,29 @@ pub fn build_fgft(
     let t = tables.join("compensations.toml");
     std::fs::write(&t, INJECT_TABLE).map_err(io(&t))?;
     let out = work.join(format!("split-{flavor}"));
-    let mut cmd = std::process::Command::new(fgft_cc()?);
-    cmd.arg("split");
     // The module's own sources (split follows their local includes), not
     // every file of a shared directory such as drivers/net/ethernet/realtek.
-    for f in &cfg.driver.sources {
-        cmd.arg(prep.dir.join(f));
-    }
-    if let Some(a) = &cfg.driver.annotations {
-        cmd.arg("--annotations").arg(env.repo_root.join(a));
-    }
-    cmd.arg("-o").arg(&out).arg("--force");
-    cmd.arg("--kdir").arg(&env.kdir);
-    cmd.arg("--module").arg(&cfg.driver.module);
-    cmd.arg("--tables").arg(&tables);
-    cmd.arg("--runtime-symvers").arg(rt.join("Module.symvers"));
-    for e in entries {
-        cmd.arg("--isolate").arg(e);
-    }
-    let o = cmd
-        .output()
-        .map_err(|e| CampaignError::Msg(format!("fgft-cc split: {e}")))?;
-    if !o.status.success() {
-        return Err(CampaignError::Msg(format!(
-            "fgft-cc split failed for {}:\n{}",
-            cfg.driver.name,
-            String::from_utf8_lossy(&o.stderr)
-        )));
-    }
+    let opts = fgft_split::Options {
+        sources: cfg
+            .driver
+            .sources
+            .iter()
+            .map(|f| prep.dir.join(f))
+            .collect(),
+        annotations: cfg
+            .driver
+            .annotations
+            .iter()
+            .map(|a| env.repo_root.join(a))
+            .collect(),
+        isolate: entries.to_vec(),
+        kdir: Some(env.kdir.clone()),
+        tables: vec![tables],
+        runtime_symvers: Some(rt.join("Module.symvers")),
+        module: Some(cfg.driver.module.clone()),
+        ..Default::default()
+    };
+    split(&opts, &out, &cfg.driver.name)?;
     let name = format!("campaign-{}-{flavor}", cfg.driver.name);
     let built = fgft_vm::kbuild(env, &name, &out, &env.kdir, &[])?;
     let m = &cfg.driver.module;
@@ -306,4 +359,65 @@ pub fn plain(env: &Env, cfg: &Config) -> Result<Prepared, CampaignError> {
         dir: work,
         variants: Vec::new(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn located(text: &str, range: std::ops::Range<usize>, warning: bool) -> fgft_split::Located {
+        fgft_split::Located {
+            path: PathBuf::from("drv/e1000_main.c"),
+            text: text.to_string(),
+            range,
+            message: "a problem".into(),
+            label: "here".into(),
+            notes: vec!["why it matters".into()],
+            warning,
+        }
+    }
+
+    #[test]
+    fn split_errors_name_file_and_line() {
+        let text = "int a;\n\tint bad = x;\nint c;\n";
+        let at = text.find("bad").unwrap();
+        let e = fgft_split::Error::Located(vec![
+            located(text, at..at + 3, false),
+            located(text, 0..3, true),
+        ]);
+        assert_eq!(
+            split_error(&e),
+            "drv/e1000_main.c:2:6: error: a problem\n \
+             2 | \tint bad = x;\n   | \t    ^^^ here\n    = note: why it matters\n\
+             drv/e1000_main.c:1:1: warning: a problem\n \
+             1 | int a;\n   | ^^^ here\n    = note: why it matters\n\
+             1 error(s)"
+        );
+    }
+
+    #[test]
+    fn split_errors_without_text_still_name_the_file() {
+        let e = fgft_split::Error::Located(vec![located("", 10..20, false)]);
+        assert_eq!(
+            split_error(&e),
+            "drv/e1000_main.c:1:1: error: a problem\n    = note: why it matters\n1 error(s)"
+        );
+        let m = fgft_split::Error::Msg("no driver".into());
+        assert_eq!(split_error(&m), "no driver");
+    }
+
+    #[test]
+    fn split_output_never_overlaps_an_input() {
+        let dir = std::env::temp_dir().join(format!("fgft-campaign-out-{}", std::process::id()));
+        let src = dir.join("src");
+        std::fs::create_dir_all(&src).unwrap();
+        assert!(fresh_out(&src.join("split"), &[&src]).is_err());
+        assert!(fresh_out(&dir, &[&src]).is_err());
+        let out = dir.join("split");
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("old.c"), "").unwrap();
+        fresh_out(&out, &[&src]).unwrap();
+        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

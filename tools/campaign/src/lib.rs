@@ -46,7 +46,7 @@ pub enum CampaignError {
 
 /// The guest programs every campaign VM gets, as (host binary, guest path):
 /// `fgft-ethtool`, `fgft-pkt`, and every campaign guest program
-/// `tests/campaign/guest/*.c` as `/bin/<stem>`. Build them once, before
+/// `tools/campaign/guest/*.c` as `/bin/<stem>`. Build them once, before
 /// booting VMs from several threads: `fgft_vm::guest_program` is not safe
 /// to run for the same program from two threads of one process.
 pub fn guest_files(env: &fgft_vm::Env) -> Result<Vec<(PathBuf, String)>, CampaignError> {
@@ -54,7 +54,7 @@ pub fn guest_files(env: &fgft_vm::Env) -> Result<Vec<(PathBuf, String)>, Campaig
     for tool in ["fgft-ethtool", "fgft-pkt"] {
         files.push((fgft_vm::guest_tool(env, tool)?, format!("/bin/{tool}")));
     }
-    let dir = env.repo_root.join("tests/campaign/guest");
+    let dir = env.repo_root.join("tools/campaign/guest");
     let mut progs: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(io(&dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
