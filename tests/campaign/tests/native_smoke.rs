@@ -12,7 +12,7 @@
 //!   entry points of its `[trigger]` table; each trigger runs alone and must
 //!   enter every entry point mapped to it, and the device check must pass
 //!   after all of them. Run it after changing a config:
-//!   `cargo test -p fgft-campaign --test native_smoke -- --ignored`
+//!   `cargo test -p fgft-campaign-tests --test native_smoke -- --ignored`
 //!   (`FGFT_REACH_ONLY=8139too,e100` limits it to those configs).
 
 use fgft_campaign::config::Config;
