@@ -215,13 +215,18 @@ pub fn split_error(e: &fgft_split::Error) -> String {
         let line_no = d.text[..at].matches('\n').count() + 1;
         let line_end = d.text[at..].find('\n').map_or(d.text.len(), |i| at + i);
         let prefix = &d.text[line_start..at];
-        let _ = writeln!(
-            s,
-            "{}:{line_no}:{}: {level}: {}",
+        let loc = format!(
+            "{}:{line_no}:{}",
             d.path.display(),
-            prefix.chars().count() + 1,
-            d.message
+            prefix.chars().count() + 1
         );
+        // Some messages carry the location already (the annotation parser's).
+        let message = d
+            .message
+            .strip_prefix(&loc)
+            .and_then(|m| m.strip_prefix(": "))
+            .unwrap_or(&d.message);
+        let _ = writeln!(s, "{loc}: {level}: {message}");
         let line = d.text[line_start..line_end].trim_end();
         if !line.is_empty() {
             let pad: String = prefix
@@ -266,6 +271,9 @@ fn fresh_out(out: &Path, inputs: &[&Path]) -> Result<(), CampaignError> {
     std::fs::create_dir_all(out).map_err(io(out))
 }
 
+/// Stack of the thread a split runs on: that of a process's main thread.
+const SPLIT_STACK: usize = 8 << 20;
+
 /// Splits with the fgft-split library and writes the result to `out`
 /// (replaced). Nothing is written when the split fails; the error names
 /// `what` and carries every diagnostic with its file and line. Returns the
@@ -274,7 +282,26 @@ pub fn split(opts: &fgft_split::Options, out: &Path, what: &str) -> Result<Strin
     let failed = |e: fgft_split::Error| {
         CampaignError::Msg(format!("split failed for {what}:\n{}", split_error(&e)))
     };
-    let split = fgft_split::compute(opts).map_err(failed)?;
+    // On a thread of its own with the stack `fgft-cc`'s main thread has (a
+    // test thread's default is smaller), and a panic stays this driver's
+    // error, as a crashed `fgft-cc` process was.
+    let computed = std::thread::scope(|sc| {
+        std::thread::Builder::new()
+            .name("fgft-split".into())
+            .stack_size(SPLIT_STACK)
+            .spawn_scoped(sc, || fgft_split::compute(opts))
+            .map_err(|e| CampaignError::Msg(format!("split of {what}: thread: {e}")))?
+            .join()
+            .map_err(|p| {
+                let why = p
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_default();
+                CampaignError::Msg(format!("split failed for {what}: panicked: {why}"))
+            })
+    })?;
+    let split = computed.map_err(failed)?;
     let inputs: Vec<&Path> = opts
         .sources
         .iter()
@@ -418,6 +445,25 @@ mod tests {
         std::fs::write(out.join("old.c"), "").unwrap();
         fresh_out(&out, &[&src]).unwrap();
         assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_failed_split_reports_file_and_line_and_writes_nothing() {
+        let dir = std::env::temp_dir().join(format!("fgft-campaign-split-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let sidecar = dir.join("bad.toml");
+        std::fs::write(&sidecar, "# a sidecar\n[driver]\nfiles = 3\n").unwrap();
+        let out = dir.join("split");
+        let opts = fgft_split::Options {
+            annotations: vec![sidecar.clone()],
+            ..Default::default()
+        };
+        let e = split(&opts, &out, "bad").unwrap_err().to_string();
+        assert!(e.starts_with("split failed for bad:\n"), "{e}");
+        let at = format!("{}:3:1: error: unknown key `files`", sidecar.display());
+        assert!(e.contains(&at), "{e}");
+        assert!(!out.exists());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
