@@ -88,7 +88,7 @@ fn wild_stores_in_sfi_code_are_caught_before_they_land() {
         runtime_symvers: Some(rt.join("Module.symvers")),
         ..Default::default()
     };
-    fgft_campaign::prepare::split(&opts, &out, "wilddemo").unwrap_or_else(|e| panic!("{e}"));
+    fgft_campaign::split::split(&opts, &out, "wilddemo").unwrap_or_else(|e| panic!("{e}"));
     let fgft =
         kbuild(&env, "split-wild-fgft", &out, &env.kdir, &[]).unwrap_or_else(|e| panic!("{e}"));
     let native = kbuild(&env, "split-wild-native", &fixture(), &env.kdir, &[])

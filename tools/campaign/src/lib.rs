@@ -7,7 +7,7 @@
 //! - **native**: the injected driver built as is, one boot per variant (a
 //!   native fault may take the kernel down), classified as panic, oops, hang,
 //!   error returned, or silent;
-//! - **fgft**: the same injected tree through `fgft-cc split`, all variants in
+//! - **fgft**: the same injected tree split (fgft-split, linked), all variants in
 //!   as few boots as possible (a new boot only if one goes down), each checked
 //!   for: an error returned, no oops, the device still working afterwards.
 //!
@@ -20,6 +20,7 @@ pub mod native;
 pub mod prepare;
 pub mod report;
 pub mod restart;
+pub mod split;
 pub mod throughput;
 
 use std::path::PathBuf;
