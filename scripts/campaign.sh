@@ -2,7 +2,8 @@
 # Benchmark (not a test): the full fault-injection campaign of issue 4 over
 # every driver that runs in QEMU, native and under fgft, with the restart
 # baseline and throughput, written to results/campaign.md.  CI keeps a small
-# campaign (tests/campaign/tests/e1000_fgft.rs); this is the long one.
+# campaign (tests/campaign/tests/e1000_fgft.rs, crate fgft-campaign-tests);
+# this is the long one.  The runner is tools/campaign (crate fgft-campaign).
 #
 #   scripts/campaign.sh                  all drivers below
 #   DRIVERS="e1000 8139too" scripts/campaign.sh
@@ -15,7 +16,7 @@ configs=()
 for d in $drivers; do
 	configs+=("corpus/campaign/$d.toml")
 done
-cargo build --release --locked -q -p fgft-cc -p fgft-campaign
+cargo build --release --locked -q -p fgft-campaign
 export FGFT_REPORT_CMD="scripts/campaign.sh $*"
 [ -n "${DRIVERS:-}" ] && FGFT_REPORT_CMD="DRIVERS=\"$DRIVERS\" $FGFT_REPORT_CMD"
 exec target/release/fgft-campaign "${configs[@]}" --seed 1 --per-entry 3 --timeout 30 --throughput 3 \

@@ -5,5 +5,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 eval "$(bash scripts/setup.sh --print-env)"
-cargo build --release -q -p fgft-cc -p fgft-campaign
+cargo build --release -q -p fgft-campaign
 exec ./target/release/fgft-demo "$@"

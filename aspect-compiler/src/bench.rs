@@ -7,7 +7,7 @@
 //! static-key shim of `aspect-compiler/bench/user/shim` (real 5-byte NOP /
 //! jmp patching, like the kernel's jump labels), next to the original
 //! `bench_target.c`.  The same woven files build into the kernel module that
-//! `tests/vm/examples/bench_aspect.rs` times in the VM.
+//! `tools/vm/examples/bench_aspect.rs` times in the VM.
 
 use crate::scan::Driver;
 use crate::{weave, Aspect, Options, Woven};

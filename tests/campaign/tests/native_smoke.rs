@@ -12,7 +12,7 @@
 //!   entry points of its `[trigger]` table; each trigger runs alone and must
 //!   enter every entry point mapped to it, and the device check must pass
 //!   after all of them. Run it after changing a config:
-//!   `cargo test -p fgft-campaign --test native_smoke -- --ignored`
+//!   `cargo test -p fgft-campaign-tests --test native_smoke -- --ignored`
 //!   (`FGFT_REACH_ONLY=8139too,e100` limits it to those configs).
 
 use fgft_campaign::config::Config;
@@ -52,7 +52,7 @@ fn guest_programs(env: &Env) -> Vec<(PathBuf, String)> {
         .iter()
         .map(|t| (fgft_vm::guest_tool(env, t).unwrap(), format!("/bin/{t}")))
         .collect();
-    let mut progs: Vec<PathBuf> = std::fs::read_dir(env.repo_root.join("tests/campaign/guest"))
+    let mut progs: Vec<PathBuf> = std::fs::read_dir(env.repo_root.join("tools/campaign/guest"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "c"))

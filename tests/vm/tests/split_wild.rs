@@ -1,7 +1,8 @@
 //! A wild store in SFI code is caught before it lands, in a booted kernel
 //! (issue 2's acceptance): the fixture driver tests/vm/fixtures/split_wild
 //! (wilddemo, a misc device whose ioctl is the isolated entry point) is split
-//! with `fgft-cc split`, built with fgft_rt.ko, and driven from the guest:
+//! (the fgft-split library, with the options of `fgft-cc split
+//! --no-read-checks`), built with fgft_rt.ko, and driven from the guest:
 //!
 //! * (a) a store through a corrupted pointer in the driver's own code;
 //! * (b) list_add() (a kernel inline helper compiled into the SFI module)
@@ -16,7 +17,6 @@
 
 use fgft_vm::{guest_program, kbuild, run, Env, Marker, Outcome, VmSpec};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 fn repo() -> PathBuf {
@@ -25,28 +25,6 @@ fn repo() -> PathBuf {
 
 fn fixture() -> PathBuf {
     repo().join("tests/vm/fixtures/split_wild")
-}
-
-/// The fgft-cc binary: `$FGFT_CC`, else next to this test's binaries, else
-/// built now.
-fn fgft_cc() -> PathBuf {
-    if let Some(p) = std::env::var_os("FGFT_CC") {
-        return PathBuf::from(p);
-    }
-    let exe = std::env::current_exe().expect("test binary path");
-    let dir = exe.parent().expect("deps dir");
-    let bin_dir = if dir.ends_with("deps") {
-        dir.parent().unwrap_or(dir)
-    } else {
-        dir
-    };
-    let st = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["build", "-q", "-p", "fgft-cc"])
-        .current_dir(repo())
-        .status()
-        .expect("cargo build -p fgft-cc");
-    assert!(st.success(), "cargo build -p fgft-cc failed");
-    bin_dir.join("fgft-cc")
 }
 
 fn mark<'a>(out: &'a Outcome, name: &str, tag: &str) -> &'a Marker {
@@ -104,24 +82,13 @@ fn wild_stores_in_sfi_code_are_caught_before_they_land() {
     let work = env.target_dir.join("split-wild");
     std::fs::create_dir_all(&work).expect("work dir");
     let out = work.join("split");
-    let o = Command::new(fgft_cc())
-        .arg("split")
-        .arg("--annotations")
-        .arg(fixture().join("wilddemo.toml"))
-        .arg("--no-read-checks")
-        .arg("--runtime-symvers")
-        .arg(rt.join("Module.symvers"))
-        .arg("--force")
-        .arg("-o")
-        .arg(&out)
-        .env("NO_COLOR", "1")
-        .output()
-        .expect("run fgft-cc split");
-    assert!(
-        o.status.success(),
-        "fgft-cc split failed:\n{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let opts = fgft_split::Options {
+        annotations: vec![fixture().join("wilddemo.toml")],
+        no_read_checks: true,
+        runtime_symvers: Some(rt.join("Module.symvers")),
+        ..Default::default()
+    };
+    fgft_campaign::split::split(&opts, &out, "wilddemo").unwrap_or_else(|e| panic!("{e}"));
     let fgft =
         kbuild(&env, "split-wild-fgft", &out, &env.kdir, &[]).unwrap_or_else(|e| panic!("{e}"));
     let native = kbuild(&env, "split-wild-native", &fixture(), &env.kdir, &[])

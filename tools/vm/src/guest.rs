@@ -19,13 +19,13 @@ pub(crate) fn fnv1a(data: &[u8], mut h: u64) -> u64 {
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
-/// One of our guest programs, `tests/vm/guest/<name>.c` (`fgft-ethtool`,
+/// One of our guest programs, `tools/vm/guest/<name>.c` (`fgft-ethtool`,
 /// `fgft-pkt`), built static. Returns the host path of the binary; put it in
 /// a guest with [`crate::VmSpec::add_tool`] or [`crate::VmSpec::files`].
 pub fn guest_tool(env: &Env, name: &str) -> Result<PathBuf, VmError> {
     let src = env
         .repo_root
-        .join("tests/vm/guest")
+        .join("tools/vm/guest")
         .join(format!("{name}.c"));
     if name.contains('/') || !src.is_file() {
         return Err(VmError::NoTool {

@@ -1,4 +1,4 @@
-//! fgft runs: the injected driver split by fgft-cc, every variant in as few
+//! fgft runs: the injected driver split (fgft-split), every variant in as few
 //! boots as possible.
 //!
 //! One boot loads the runtime, the SFI module and the main module, then for

@@ -61,7 +61,7 @@
 //!
 //! # Guest programs
 //!
-//! `tests/vm/guest/*.c` are ours, built with `gcc -static -O2` on demand
+//! `tools/vm/guest/*.c` are ours, built with `gcc -static -O2` on demand
 //! ([`guest_tool`], cached by content hash in `<target>/vm-guest/`):
 //!
 //! - `fgft-ethtool IFACE OP...`: ethtool ioctls, one

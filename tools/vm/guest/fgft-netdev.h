@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What the network guest programs (fgft-ethtool here, fgft-netctl in
- * tests/campaign/guest) share: the interface context, an ioctl with its
+ * tools/campaign/guest) share: the interface context, an ioctl with its
  * outcome, and the one marker line per operation:
  *
  *   FGFT-MARK <tool> op=<op> ret=<rc> errno=<n> value=<v> dev=<if> ...

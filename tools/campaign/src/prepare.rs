@@ -195,41 +195,7 @@ header = "fgft/runtime.h"
 args.id = "val"
 "#;
 
-/// The fgft-cc binary: `$FGFT_CC`, else the one built next to this binary
-/// (same profile; `cargo test --workspace` and scripts/demo.sh build it),
-/// else built now.
-fn fgft_cc() -> Result<PathBuf, CampaignError> {
-    if let Some(p) = std::env::var_os("FGFT_CC") {
-        return Ok(PathBuf::from(p));
-    }
-    let exe = std::env::current_exe().map_err(|e| CampaignError::Msg(e.to_string()))?;
-    let dir = exe.parent().unwrap_or(Path::new("."));
-    // Test binaries live in deps/; the binaries one level up.
-    let bin_dir = if dir.ends_with("deps") {
-        dir.parent().unwrap_or(dir)
-    } else {
-        dir
-    };
-    let bin = bin_dir.join("fgft-cc");
-    if bin.is_file() {
-        return Ok(bin);
-    }
-    let mut cmd =
-        std::process::Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cmd.args(["build", "-q", "-p", "fgft-cc"]);
-    if bin_dir.ends_with("release") {
-        cmd.arg("--release");
-    }
-    let st = cmd
-        .status()
-        .map_err(|e| CampaignError::Msg(format!("cargo build -p fgft-cc: {e}")))?;
-    if !st.success() {
-        return Err(CampaignError::Msg("cargo build -p fgft-cc failed".into()));
-    }
-    Ok(bin)
-}
-
-/// Splits the injected driver with fgft-cc (isolating `entries`), builds the
+/// Splits the injected driver (fgft-split, isolating `entries`), builds the
 /// runtime and both modules, and returns them in load order.
 pub fn build_fgft(
     env: &Env,
@@ -251,34 +217,29 @@ pub fn build_fgft(
     let t = tables.join("compensations.toml");
     std::fs::write(&t, INJECT_TABLE).map_err(io(&t))?;
     let out = work.join(format!("split-{flavor}"));
-    let mut cmd = std::process::Command::new(fgft_cc()?);
-    cmd.arg("split");
     // The module's own sources (split follows their local includes), not
     // every file of a shared directory such as drivers/net/ethernet/realtek.
-    for f in &cfg.driver.sources {
-        cmd.arg(prep.dir.join(f));
-    }
-    if let Some(a) = &cfg.driver.annotations {
-        cmd.arg("--annotations").arg(env.repo_root.join(a));
-    }
-    cmd.arg("-o").arg(&out).arg("--force");
-    cmd.arg("--kdir").arg(&env.kdir);
-    cmd.arg("--module").arg(&cfg.driver.module);
-    cmd.arg("--tables").arg(&tables);
-    cmd.arg("--runtime-symvers").arg(rt.join("Module.symvers"));
-    for e in entries {
-        cmd.arg("--isolate").arg(e);
-    }
-    let o = cmd
-        .output()
-        .map_err(|e| CampaignError::Msg(format!("fgft-cc split: {e}")))?;
-    if !o.status.success() {
-        return Err(CampaignError::Msg(format!(
-            "fgft-cc split failed for {}:\n{}",
-            cfg.driver.name,
-            String::from_utf8_lossy(&o.stderr)
-        )));
-    }
+    let opts = fgft_split::Options {
+        sources: cfg
+            .driver
+            .sources
+            .iter()
+            .map(|f| prep.dir.join(f))
+            .collect(),
+        annotations: cfg
+            .driver
+            .annotations
+            .iter()
+            .map(|a| env.repo_root.join(a))
+            .collect(),
+        isolate: entries.to_vec(),
+        kdir: Some(env.kdir.clone()),
+        tables: vec![tables],
+        runtime_symvers: Some(rt.join("Module.symvers")),
+        module: Some(cfg.driver.module.clone()),
+        ..Default::default()
+    };
+    crate::split::split(&opts, &out, &cfg.driver.name)?;
     let name = format!("campaign-{}-{flavor}", cfg.driver.name);
     let built = fgft_vm::kbuild(env, &name, &out, &env.kdir, &[])?;
     let m = &cfg.driver.module;

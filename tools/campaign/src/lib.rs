@@ -7,7 +7,7 @@
 //! - **native**: the injected driver built as is, one boot per variant (a
 //!   native fault may take the kernel down), classified as panic, oops, hang,
 //!   error returned, or silent;
-//! - **fgft**: the same injected tree through `fgft-cc split`, all variants in
+//! - **fgft**: the same injected tree split (fgft-split, linked), all variants in
 //!   as few boots as possible (a new boot only if one goes down), each checked
 //!   for: an error returned, no oops, the device still working afterwards.
 //!
@@ -20,6 +20,7 @@ pub mod native;
 pub mod prepare;
 pub mod report;
 pub mod restart;
+pub mod split;
 pub mod throughput;
 
 use std::path::PathBuf;
@@ -46,7 +47,7 @@ pub enum CampaignError {
 
 /// The guest programs every campaign VM gets, as (host binary, guest path):
 /// `fgft-ethtool`, `fgft-pkt`, and every campaign guest program
-/// `tests/campaign/guest/*.c` as `/bin/<stem>`. Build them once, before
+/// `tools/campaign/guest/*.c` as `/bin/<stem>`. Build them once, before
 /// booting VMs from several threads: `fgft_vm::guest_program` is not safe
 /// to run for the same program from two threads of one process.
 pub fn guest_files(env: &fgft_vm::Env) -> Result<Vec<(PathBuf, String)>, CampaignError> {
@@ -54,7 +55,7 @@ pub fn guest_files(env: &fgft_vm::Env) -> Result<Vec<(PathBuf, String)>, Campaig
     for tool in ["fgft-ethtool", "fgft-pkt"] {
         files.push((fgft_vm::guest_tool(env, tool)?, format!("/bin/{tool}")));
     }
-    let dir = env.repo_root.join("tests/campaign/guest");
+    let dir = env.repo_root.join("tools/campaign/guest");
     let mut progs: Vec<PathBuf> = std::fs::read_dir(&dir)
         .map_err(io(&dir))?
         .filter_map(|e| e.ok().map(|e| e.path()))
