@@ -18,6 +18,7 @@
 //! advice sees it under the given name.
 
 use crate::textmap::Mapped;
+use fgft_base::ident;
 use std::ops::Range;
 
 /// The primitive pointcuts, for "did you mean" and documentation.
@@ -451,7 +452,7 @@ impl Parser<'_> {
     }
 
     fn name(&self, a: &(String, Range<usize>)) -> Result<Name, Error> {
-        if !crate::is_ident(&a.0) {
+        if !ident::is_ident(&a.0) {
             return Err(err(
                 self.src.raw_range(a.1.clone()),
                 format!("`{}` is not a C identifier", a.0),
