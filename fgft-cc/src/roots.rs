@@ -78,7 +78,7 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
             drop(candidates);
             // A unit that includes another .c file (ens1371.c includes
             // ens1370.c) has that file's roots too.
-            let included: Vec<PathBuf> = slots::local_includes(&pf)
+            let included: Vec<PathBuf> = fgft_base::includes::local_includes(&pf.path, &pf.text, &[])
                 .into_iter()
                 .filter(|p| p.extension().is_some_and(|e| e == "c"))
                 .collect();

@@ -14,6 +14,7 @@
 //! - a registering call (`timer_setup`, `INIT_WORK`, `netif_napi_add`,
 //!   `request_irq`, ...).
 
+use fgft_base::ident;
 use fgft_parse::tables::{self, TableSource};
 use fgft_parse::{walk, ParseError, ParsedFile};
 use serde::{Deserialize, Serialize};
@@ -712,12 +713,6 @@ fn is_comparison(h: &[u8], i: usize) -> bool {
         }
 }
 
-/// Whether an identifier (`[A-Za-z0-9_$]`, or any non-ASCII byte of a
-/// Unicode one) may hold byte `c`.
-fn ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
-}
-
 /// Whether `c` is whitespace to tree-sitter-c.
 fn space_byte(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
@@ -787,7 +782,7 @@ fn may_store_slot_field(pf: &ParsedFile, table: &SlotTable, i: usize) -> bool {
         return true;
     };
     let mut start = end;
-    while before(start).is_some_and(ident_byte) {
+    while before(start).is_some_and(ident::is_byte_ext) {
         start -= 1;
     }
     if start == end {
@@ -1143,43 +1138,6 @@ fn struct_body_fields(pf: &ParsedFile, body: Node<'_>) -> HashMap<String, String
                 }
             } else if k.is_preproc(id) {
                 stack.push(fd);
-            }
-        }
-    }
-    out
-}
-
-/// `#include "x.h"` files of `pf` that exist next to it.
-pub fn local_includes(pf: &ParsedFile) -> Vec<PathBuf> {
-    local_includes_in(&pf.path, &pf.text)
-}
-
-/// `#include "x.h"` files of the file at `path` holding `text` that exist
-/// next to it (no parse needed).
-pub fn local_includes_in(path: &Path, text: &str) -> Vec<PathBuf> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let b = text.as_bytes();
-    let mut out = Vec::new();
-    // Only a `#` that starts a line (after blanks) can start a directive.
-    for at in memchr::memchr_iter(b'#', b) {
-        let line = b[..at]
-            .iter()
-            .rposition(|&c| c == b'\n')
-            .map_or(0, |p| p + 1);
-        if !text[line..at].trim_start().is_empty() {
-            continue;
-        }
-        let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |p| at + p);
-        let Some(rest) = text[at + 1..end].trim_start().strip_prefix("include") else {
-            continue;
-        };
-        let rest = rest.trim_start();
-        if let Some(q) = rest.strip_prefix('"') {
-            if let Some(close) = q.find('"') {
-                let p = dir.join(&q[..close]);
-                if p.is_file() {
-                    out.push(p);
-                }
             }
         }
     }
@@ -2047,7 +2005,7 @@ fn derive_name<'n>(
         let close = rest[open..].find('}')? + open;
         let k: usize = rest[open + 1..close].parse().ok()?;
         let a = text(*args.get(k)?);
-        if !a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') || a.is_empty() {
+        if !ident::is_word(a) {
             return None;
         }
         out.push_str(a);

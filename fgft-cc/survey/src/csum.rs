@@ -423,7 +423,7 @@ pub fn summarize_text(
     let mut facts = FactSet::from(own);
     let dir = path.parent().unwrap_or(Path::new(""));
     let rel_dir = out.path.parent().unwrap_or(Path::new("")).to_path_buf();
-    let includes = slots::local_includes(&pf);
+    let includes = fgft_base::includes::local_includes(&pf.path, &pf.text, &[]);
     out.included = includes
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
