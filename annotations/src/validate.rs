@@ -1,7 +1,7 @@
 //! Checks shared by the sidecar reader and the inline scanner.
 
-use crate::pattern::is_ident;
 use crate::{AnnotError, Hint, HintKind, Loc};
+use fgft_base::ident::is_ident;
 
 fn invalid(loc: &Loc, msg: String) -> AnnotError {
     AnnotError::Invalid {

@@ -8,6 +8,7 @@
 
 use crate::tables::{self, TableSource};
 use crate::ParseError;
+use fgft_base::lex::skip_block_comment;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::hash::{BuildHasherDefault, Hasher};
@@ -1196,19 +1197,6 @@ fn ident_end(b: &[u8], mut i: usize, mut upper: bool) -> (usize, bool) {
         i += 1;
     }
     (i, all != 0)
-}
-
-/// End of the block comment opening at `i` (the end of the text when it is
-/// not closed).
-fn skip_block_comment(b: &[u8], i: usize) -> usize {
-    let mut from = i + 2;
-    while let Some(star) = find_byte(b, from, b'*') {
-        if b.get(star + 1) == Some(&b'/') {
-            return star + 2;
-        }
-        from = star + 1;
-    }
-    b.len()
 }
 
 /// End of the line holding byte `i` (the position of its newline).

@@ -20,8 +20,8 @@ pub mod report;
 pub mod rust;
 
 use crate::model::{FileSummary, Lang};
-use fgft_base::makefile;
 use crate::report::{Survey, Unit, UnitKind};
+use fgft_base::makefile;
 use fgft_facts::slots::SlotTable;
 use fgft_parse::{Budget, Options, ParseError};
 use rayon::prelude::*;
