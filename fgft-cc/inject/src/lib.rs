@@ -230,11 +230,6 @@ const LOCKS: &[&str] = &[
     "rtnl_lock",
 ];
 
-/// Name of the function a `function_definition` defines.
-pub fn function_name<'a>(file: &'a ParsedFile, def: Node<'_>) -> Option<&'a str> {
-    fgft_parse::function_name(file, def)
-}
-
 /// Finds every site in the bodies of the functions `is_entry` accepts.
 pub fn find_sites(sources: &[Source], is_entry: &dyn Fn(&str) -> bool) -> Vec<Site> {
     let mut sites = Vec::new();
@@ -245,7 +240,7 @@ pub fn find_sites(sources: &[Source], is_entry: &dyn Fn(&str) -> bool) -> Vec<Si
             if def.kind() != "function_definition" {
                 continue;
             }
-            let Some(name) = function_name(&src.file, def) else {
+            let Some(name) = fgft_parse::function_name(&src.file, def) else {
                 continue;
             };
             if !is_entry(name) {

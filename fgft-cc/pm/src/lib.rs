@@ -192,11 +192,6 @@ struct FnDef<'a> {
     name_range: Range<usize>,
 }
 
-fn function_name(file: &ParsedFile, def: Node<'_>) -> Option<(String, Range<usize>)> {
-    let n = fgft_parse::function_name_node(def)?;
-    Some((file.node_text(n).to_string(), n.byte_range()))
-}
-
 fn calls<'a>(n: Node<'a>, out: &mut Vec<Node<'a>>) {
     if n.kind() == "call_expression" {
         out.push(n);
@@ -235,11 +230,11 @@ pub fn derive(
             if def.kind() != "function_definition" {
                 continue;
             }
-            if let Some((name, name_range)) = function_name(f, def) {
-                defs.entry(name).or_insert(FnDef {
+            if let Some(n) = fgft_parse::function_name_node(def) {
+                defs.entry(f.node_text(n).to_string()).or_insert(FnDef {
                     file: fi,
                     node: def,
-                    name_range,
+                    name_range: n.byte_range(),
                 });
             }
         }
