@@ -20,7 +20,7 @@ pub mod plan;
 pub use diag::{Error, Located};
 use emit::EmitOpts;
 use fgft_annotations::{Annotations, Pattern};
-use fgft_facts::{access, callgraph::CallGraph, program::Program};
+use fgft_facts::{access, callgraph::CallGraph, model::KernelGlobals, program::Program};
 use plan::table::Table;
 use plan::{FileRole, Inputs};
 use std::path::{Path, PathBuf};
@@ -104,7 +104,7 @@ pub fn compute(args: &Options) -> Result<Split, Error> {
     }
     let module_macros = emit::module_macros(&args.tables)?;
     let models = table.models(&ann.pure_apis);
-    let kglobals: access::KernelGlobals = table.globals.keys().cloned().collect();
+    let kglobals: KernelGlobals = table.globals.keys().cloned().collect();
     let facts = access::analyze(&prog, &models, &kglobals);
     // Slots of every driver file (fgft-facts' roots).
     let slot_table = fgft_facts::slots::SlotTable::load(&args.tables)?;
