@@ -45,7 +45,7 @@ impl Pattern {
         }
         if let Some(c) = text
             .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || GLOB_META.contains(c)))
+            .find(|&c| !(ident::is_char(c) || GLOB_META.contains(&c)))
         {
             return Err(bad(format!(
                 "`{}` cannot appear in a C function name or a glob",

@@ -532,7 +532,7 @@ pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
                     let t = &b.code.text[off..];
                     let n = t
                         .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .take_while(|&c| ident::is_char(c))
                         .map(char::len_utf8)
                         .sum::<usize>()
                         .max(1);

@@ -299,7 +299,7 @@ impl Weaver<'_> {
     fn usable(&mut self, d: &CDecl) -> Result<(), String> {
         let text = format!("{} {}", d.before, d.after);
         let toks: Vec<&str> = text
-            .split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+            .split(|c: char| !ident::is_char(c))
             .filter(|t| !t.is_empty())
             .collect();
         let mut i = 0;
@@ -736,10 +736,7 @@ fn module_hooks(text: &str, table: &Table) -> ModuleHooks {
         } else if let Some(f) = call("module_exit") {
             exit = Some(f);
         } else if t.starts_with("module_") {
-            let name: String = t
-                .chars()
-                .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
-                .collect();
+            let name: String = t.chars().take_while(|&c| ident::is_char(c)).collect();
             if table.module_driver.contains_key(&name) {
                 if let Some(arg) = call(&name) {
                     if let Some(semi) = t.find(';') {

@@ -24,6 +24,11 @@ pub fn is_byte_ext(c: u8) -> bool {
     is_byte(c) || c == b'$' || c >= 0x80
 }
 
+/// [`is_byte`] for a `char` (no non-ASCII character is one).
+pub fn is_char(c: char) -> bool {
+    c.is_ascii() && is_byte(c as u8)
+}
+
 /// Whether `s` is a C identifier.
 pub fn is_ident(s: &str) -> bool {
     s.as_bytes().first().is_some_and(|&c| is_start(c)) && is_word(s)
@@ -92,6 +97,7 @@ mod tests {
         assert!(is_byte_ext(0xc3) && !is_byte(0xc3));
         assert!(is_ident("_a1") && !is_ident("1a") && !is_ident("") && !is_ident("a-b"));
         assert!(is_word("1a") && !is_word(""));
+        assert!(is_char('_') && is_char('9') && !is_char('-') && !is_char('é'));
     }
 
     #[test]

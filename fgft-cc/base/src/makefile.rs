@@ -474,7 +474,7 @@ fn config_symbols(name: &str) -> Vec<String> {
     while let Some(k) = rest.find("CONFIG_") {
         let tail = &rest[k..];
         let end = tail
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .find(|c: char| !crate::ident::is_char(c))
             .unwrap_or(tail.len());
         out.push(tail[..end].to_string());
         rest = &tail[end..];
