@@ -500,51 +500,34 @@ fn matching(b: &[u8], open_at: usize, open: u8, close: u8) -> Option<usize> {
 
 /// Whitespace-separated words, keeping `$(...)` (which may hold spaces) whole.
 fn split_words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut depth = 0usize;
-    for c in s.chars() {
-        match c {
-            '(' | '{' => {
-                depth += 1;
-                cur.push(c);
-            }
-            ')' | '}' => {
-                depth = depth.saturating_sub(1);
-                cur.push(c);
-            }
-            c if c.is_whitespace() && depth == 0 => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    split_top(s, char::is_whitespace)
+        .into_iter()
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// Function arguments, split at top-level commas.
 fn split_args(s: &str) -> Vec<String> {
+    split_top(s, |c| c == ',')
+}
+
+/// `s` split at every separator outside `(...)`/`{...}` (the pieces may be
+/// empty).
+fn split_top(s: &str, sep: impl Fn(char) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut depth = 0usize;
     for c in s.chars() {
         match c {
-            '(' | '{' => {
-                depth += 1;
-                cur.push(c);
+            '(' | '{' => depth += 1,
+            ')' | '}' => depth = depth.saturating_sub(1),
+            c if depth == 0 && sep(c) => {
+                out.push(std::mem::take(&mut cur));
+                continue;
             }
-            ')' | '}' => {
-                depth = depth.saturating_sub(1);
-                cur.push(c);
-            }
-            ',' if depth == 0 => out.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
+            _ => {}
         }
+        cur.push(c);
     }
     out.push(cur);
     out
