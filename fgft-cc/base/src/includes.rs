@@ -92,7 +92,7 @@ mod tests {
         let t = "#include \"a.h\"\n#include \"b.h\"\n#include \"none.h\"\n";
         assert_eq!(local_includes(&src, t, &[]), [d.join("a.h")]);
         assert_eq!(
-            local_includes(&src, t, &[inc.clone()]),
+            local_includes(&src, t, std::slice::from_ref(&inc)),
             [d.join("a.h"), inc.join("b.h")]
         );
         std::fs::remove_dir_all(&d).unwrap();
