@@ -181,6 +181,11 @@ struct Parser<'a> {
     pos: usize,
 }
 
+/// A byte of a name pattern: an identifier byte or a wildcard (`%`, `*`).
+fn pattern_byte(c: u8) -> bool {
+    ident::is_byte(c) || c == b'%' || c == b'*'
+}
+
 fn lex(src: &Mapped) -> Result<Vec<(Tok, Range<usize>)>, Error> {
     let t = src.text.as_bytes();
     let mut out = Vec::new();
@@ -213,13 +218,8 @@ fn lex(src: &Mapped) -> Result<Vec<(Tok, Range<usize>)>, Error> {
                 i += 2;
                 Tok::Or
             }
-            _ if c == b'_' || c.is_ascii_alphanumeric() || c == b'%' || c == b'*' => {
-                while i < t.len()
-                    && (t[i] == b'_'
-                        || t[i].is_ascii_alphanumeric()
-                        || t[i] == b'%'
-                        || t[i] == b'*')
-                {
+            _ if pattern_byte(c) => {
+                while i < t.len() && pattern_byte(t[i]) {
                     i += 1;
                 }
                 let w = &src.text[start..i];
@@ -434,10 +434,7 @@ impl Parser<'_> {
     }
 
     fn pattern(&self, what: &str, a: &(String, Range<usize>)) -> Result<Pattern, Error> {
-        let ok = !a.0.is_empty()
-            && a.0
-                .bytes()
-                .all(|b| b == b'_' || b.is_ascii_alphanumeric() || b == b'%' || b == b'*');
+        let ok = !a.0.is_empty() && a.0.bytes().all(pattern_byte);
         if !ok {
             return Err(err(
                 self.src.raw_range(a.1.clone()),

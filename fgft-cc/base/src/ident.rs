@@ -73,13 +73,18 @@ pub fn word_end(b: &[u8], mut i: usize) -> usize {
     i
 }
 
-/// `name` spelled as a C identifier: every byte that may not stand in one
-/// becomes `_`, and a leading digit (or an empty name) gets an `a` in front.
-pub fn c_ident_from(name: &str) -> String {
-    let mut s: String = name
-        .chars()
+/// `name` with every character that may not stand in an identifier (`_`
+/// aside) replaced by `_`.
+pub fn underscored(name: &str) -> String {
+    name.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
+        .collect()
+}
+
+/// `name` spelled as a C identifier: [`underscored`], and a leading digit (or
+/// an empty name) gets an `a` in front.
+pub fn c_ident_from(name: &str) -> String {
+    let mut s = underscored(name);
     if s.is_empty() || s.as_bytes()[0].is_ascii_digit() {
         s.insert(0, 'a');
     }
@@ -115,5 +120,6 @@ mod tests {
         assert_eq!(c_ident_from("my-drv.c"), "my_drv_c");
         assert_eq!(c_ident_from("8139too"), "a8139too");
         assert_eq!(c_ident_from(""), "a");
+        assert_eq!(underscored("a-b.c_d é"), "a_b_c_d__");
     }
 }
