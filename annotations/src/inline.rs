@@ -17,6 +17,8 @@
 //! * `FGFT_PURE(kernel_fn);`, `FGFT_KEY_TO_DEV(expr);`: anywhere a
 //!   declaration may stand.
 
+use fgft_base::ident;
+use fgft_base::lex::skip_block_comment;
 use std::path::Path;
 
 use tree_sitter::Node;
@@ -244,22 +246,6 @@ fn classify(b: &[u8]) -> Vec<Class> {
     cls
 }
 
-/// Index just past the block comment starting at `i`.
-fn skip_block_comment(b: &[u8], i: usize) -> usize {
-    let mut j = i + 2;
-    while j + 1 < b.len() {
-        if b[j] == b'*' && b[j + 1] == b'/' {
-            return j + 2;
-        }
-        j += 1;
-    }
-    b.len()
-}
-
-fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
-}
-
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -285,11 +271,11 @@ fn find_macros(path: &Path, text: &str, cls: &[Class]) -> Result<Vec<Found>, Ann
             continue;
         }
         let s = i;
-        while i < b.len() && is_ident_byte(b[i]) {
+        while i < b.len() && ident::is_byte(b[i]) {
             i += 1;
         }
         let word = &text[s..i];
-        if s > 0 && is_ident_byte(b[s - 1]) || !word.starts_with("FGFT_") {
+        if s > 0 && ident::is_byte(b[s - 1]) || !word.starts_with("FGFT_") {
             continue;
         }
         let loc = || Loc::from_span(path, text, s, i);

@@ -1,5 +1,6 @@
 //! Function-name patterns: a C identifier or a glob over identifiers.
 
+use fgft_base::ident;
 use globset::{GlobBuilder, GlobMatcher};
 use serde::{Serialize, Serializer};
 
@@ -44,7 +45,7 @@ impl Pattern {
         }
         if let Some(c) = text
             .chars()
-            .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || GLOB_META.contains(c)))
+            .find(|&c| !(ident::is_char(c) || GLOB_META.contains(&c)))
         {
             return Err(bad(format!(
                 "`{}` cannot appear in a C function name or a glob",
@@ -52,7 +53,7 @@ impl Pattern {
             )));
         }
         let literal = !text.contains(['*', '?', '[', '{']);
-        if literal && !is_ident(text) {
+        if literal && !ident::is_ident(text) {
             return Err(bad("not a C identifier and not a glob".into()));
         }
         let glob = GlobBuilder::new(text)
@@ -93,11 +94,4 @@ impl Pattern {
             self.matcher.is_match(name)
         }
     }
-}
-
-/// A C identifier: `[A-Za-z_][A-Za-z0-9_]*`.
-pub(crate) fn is_ident(s: &str) -> bool {
-    let mut c = s.chars();
-    matches!(c.next(), Some(f) if f.is_ascii_alphabetic() || f == '_')
-        && c.all(|c| c.is_ascii_alphanumeric() || c == '_')
 }

@@ -1,5 +1,6 @@
 //! The sidecar TOML format (see README.md for the documentation).
 
+use fgft_base::ident;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::{Component, Path, PathBuf};
@@ -264,10 +265,7 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Annotations, AnnotError> 
 
 fn module_name(cx: &Ctx<'_>, s: &S, what: &str) -> Result<String, AnnotError> {
     let v = s.get_ref();
-    if !v.is_empty()
-        && v.chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
+    if !v.is_empty() && v.chars().all(|c| ident::is_char(c) || c == '-') {
         Ok(v.clone())
     } else {
         Err(cx.invalid(

@@ -1,7 +1,7 @@
 //! Checks shared by the sidecar reader and the inline scanner.
 
-use crate::pattern::is_ident;
 use crate::{AnnotError, Hint, HintKind, Loc};
+use fgft_base::ident::{self, is_ident};
 
 fn invalid(loc: &Loc, msg: String) -> AnnotError {
     AnnotError::Invalid {
@@ -106,9 +106,7 @@ pub(crate) fn len_expr(s: &str, loc: &Loc, what: &str) -> Result<String, AnnotEr
 /// that yields what the checkpoint and restore functions take.
 pub(crate) fn key_expr(s: &str, loc: &Loc) -> Result<String, AnnotError> {
     let t = s.trim();
-    let names_key = t
-        .split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-        .any(|w| w == "key");
+    let names_key = t.split(|c: char| !ident::is_char(c)).any(|w| w == "key");
     if t.is_empty()
         || !balanced(t)
         || !parses_cleanly(&format!("void f(void *key) {{ (void)({t}); }}"))

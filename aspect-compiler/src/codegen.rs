@@ -7,6 +7,7 @@ use crate::ctypes::CDecl;
 use crate::scan::{self, Shadow};
 use crate::weave::JpRecord;
 use crate::xml::{Aspect, BodyKind};
+use fgft_base::ident;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
@@ -841,8 +842,7 @@ pub fn unknown_context_vars(code: &str) -> Vec<(usize, String)> {
         if b[i] == b'$' {
             if let Some(k) = code[i + 1..].find('$') {
                 let name = &code[i + 1..i + 1 + k];
-                if !name.is_empty() && name.bytes().all(|c| c == b'_' || c.is_ascii_alphanumeric())
-                {
+                if ident::is_word(name) {
                     let full = &code[i..i + k + 2];
                     if !CONTEXT_VARS.iter().any(|(n, _)| *n == full) {
                         out.push((i, full.to_string()));

@@ -5,6 +5,7 @@
 //! Kbuild-preprocessed unit holding the kernel headers the driver includes
 //! ([`crate::kbuild::kernel_unit`]).  Driver facts win over kernel facts.
 
+use fgft_base::ident;
 use fgft_parse::ParsedFile;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -171,7 +172,9 @@ pub fn normalize(s: &str) -> String {
             let last = out.as_bytes()[out.len() - 1];
             let c = b[i];
             // Keep a space between words; drop it around punctuation.
-            if (is_word(last) && (is_word(c) || c == b'*' || c == b'(')) || last == b',' {
+            if (ident::is_byte(last) && (ident::is_byte(c) || c == b'*' || c == b'('))
+                || last == b','
+            {
                 out.push(' ');
             }
         }
@@ -181,10 +184,6 @@ pub fn normalize(s: &str) -> String {
         i += ch.len_utf8();
     }
     out
-}
-
-fn is_word(c: u8) -> bool {
-    c == b'_' || c.is_ascii_alphanumeric()
 }
 
 /// What a declarator declares.

@@ -8,25 +8,10 @@ use crate::scan::Driver;
 use crate::weave::Woven;
 use crate::xml::Aspect;
 use crate::{AspectError, Diag};
+use fgft_base::ident;
+use fgft_base::kbuild::Make;
 use fgft_parse::ParsedFile;
 use std::path::Path;
-use std::process::{Command, Stdio};
-
-/// Runs `make -C kdir M=dir target`; returns (success, combined output).
-pub fn make(kdir: &Path, dir: &Path, target: &str) -> Result<(bool, String), String> {
-    let out = Command::new("make")
-        .arg("-C")
-        .arg(kdir)
-        .arg(format!("M={}", dir.display()))
-        .arg(target)
-        .env("LC_ALL", "C")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run make: {e}"))?;
-    let mut text = String::from_utf8_lossy(&out.stdout).to_string();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    Ok((out.status.success(), text))
-}
 
 fn tail(s: &str, n: usize) -> String {
     let lines: Vec<&str> = s.lines().collect();
@@ -215,7 +200,7 @@ pub fn prepare_unit(raw: &str) -> String {
             let at = start + k;
             let before = at.checked_sub(1).map(|i| b[i]).unwrap_or(b' ');
             let after = b.get(at + from.len()).copied().unwrap_or(b' ');
-            if !is_word(before) && !is_word(after) {
+            if !ident::is_byte(before) && !ident::is_byte(after) {
                 b[at..at + from.len()].copy_from_slice(to.as_bytes());
             }
             start = at + from.len();
@@ -237,7 +222,7 @@ pub fn prepare_unit(raw: &str) -> String {
             start = at + word.len();
             let before = at.checked_sub(1).map(|i| b[i]).unwrap_or(b' ');
             let after = b.get(at + word.len()).copied().unwrap_or(b' ');
-            if is_word(before) || is_word(after) {
+            if ident::is_byte(before) || ident::is_byte(after) {
                 continue;
             }
             // Skip qualifiers (asm volatile goto) to the parenthesis.
@@ -247,7 +232,7 @@ pub fn prepare_unit(raw: &str) -> String {
                     j += 1;
                 }
                 let w0 = j;
-                while j < b.len() && is_word(b[j]) {
+                while j < b.len() && ident::is_byte(b[j]) {
                     j += 1;
                 }
                 if j == w0 {
@@ -291,7 +276,7 @@ pub fn prepare_unit(raw: &str) -> String {
             start = at + word.len();
             let before = at.checked_sub(1).map(|i| b[i]).unwrap_or(b' ');
             let after = b.get(at + word.len()).copied().unwrap_or(b' ');
-            if !is_word(before) && !is_word(after) {
+            if !ident::is_byte(before) && !ident::is_byte(after) {
                 blank(&mut b, at..at + word.len());
             }
         }
@@ -348,9 +333,9 @@ pub fn prepare_unit(raw: &str) -> String {
                 let Some(p) = b[..i].iter().rposition(|c| !c.is_ascii_whitespace()) else {
                     continue;
                 };
-                let anon = if is_word(b[p]) {
+                let anon = if ident::is_byte(b[p]) {
                     let mut k = p + 1;
-                    while k > 0 && is_word(b[k - 1]) {
+                    while k > 0 && ident::is_byte(b[k - 1]) {
                         k -= 1;
                     }
                     TYPE_WORDS.contains(&&raw[k..=p])
@@ -377,10 +362,6 @@ const TYPE_WORDS: &[&str] = &[
     "u64", "s8", "s16", "s32", "s64", "__u8", "__u16", "__u32", "__u64", "__s8", "__s16", "__s32",
     "__s64", "__le16", "__le32", "__le64", "__be16", "__be32", "__be64",
 ];
-
-fn is_word(c: u8) -> bool {
-    c == b'_' || c.is_ascii_alphanumeric()
-}
 
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     hay.windows(needle.len()).position(|w| w == needle)
@@ -418,7 +399,7 @@ fn after_params(b: &[u8], open: usize) -> bool {
             k -= 1;
         }
         let end = k;
-        while k > 0 && is_word(b[k - 1]) {
+        while k > 0 && ident::is_byte(b[k - 1]) {
             k -= 1;
         }
         let word = &b[k..end];
@@ -481,7 +462,12 @@ pub fn check(
         }
     }
     copy_text(&tmp.path().join("Kbuild"), &kbuild)?;
-    let (ok, out) = make(kdir, tmp.path(), &format!("{prefix}.o")).map_err(AspectError::Kbuild)?;
+    let run = Make::new(kdir, tmp.path())
+        .target(format!("{prefix}.o"))
+        .env("LC_ALL", "C")
+        .run()
+        .map_err(|e| AspectError::Kbuild(e.to_string()))?;
+    let (ok, out) = (run.success(), run.combined());
     let diags = map_messages(aspect, woven, &out);
     if !ok && !diags.iter().any(|d| !d.warning) {
         return Err(AspectError::Kbuild(format!(
@@ -546,7 +532,7 @@ pub fn map_messages(aspect: &Aspect, woven: &Woven, out: &str) -> Vec<Diag> {
                     let t = &b.code.text[off..];
                     let n = t
                         .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                        .take_while(|&c| ident::is_char(c))
                         .map(char::len_utf8)
                         .sum::<usize>()
                         .max(1);

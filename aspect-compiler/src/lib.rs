@@ -23,7 +23,6 @@ use std::sync::Arc;
 pub mod bench;
 pub mod codegen;
 pub mod ctypes;
-mod edits;
 pub mod kbuild;
 pub mod pointcut;
 pub mod scan;
@@ -125,13 +124,6 @@ impl AspectError {
             source,
         }
     }
-}
-
-/// Whether `name` is a C identifier.
-pub fn is_ident(name: &str) -> bool {
-    let mut c = name.chars();
-    matches!(c.next(), Some(ch) if ch == '_' || ch.is_ascii_alphabetic())
-        && c.all(|ch| ch == '_' || ch.is_ascii_alphanumeric())
 }
 
 /// Edit distance, for "did you mean" notes.

@@ -18,6 +18,7 @@
 //! advice sees it under the given name.
 
 use crate::textmap::Mapped;
+use fgft_base::ident;
 use std::ops::Range;
 
 /// The primitive pointcuts, for "did you mean" and documentation.
@@ -180,6 +181,11 @@ struct Parser<'a> {
     pos: usize,
 }
 
+/// A byte of a name pattern: an identifier byte or a wildcard (`%`, `*`).
+fn pattern_byte(c: u8) -> bool {
+    ident::is_byte(c) || c == b'%' || c == b'*'
+}
+
 fn lex(src: &Mapped) -> Result<Vec<(Tok, Range<usize>)>, Error> {
     let t = src.text.as_bytes();
     let mut out = Vec::new();
@@ -212,13 +218,8 @@ fn lex(src: &Mapped) -> Result<Vec<(Tok, Range<usize>)>, Error> {
                 i += 2;
                 Tok::Or
             }
-            _ if c == b'_' || c.is_ascii_alphanumeric() || c == b'%' || c == b'*' => {
-                while i < t.len()
-                    && (t[i] == b'_'
-                        || t[i].is_ascii_alphanumeric()
-                        || t[i] == b'%'
-                        || t[i] == b'*')
-                {
+            _ if pattern_byte(c) => {
+                while i < t.len() && pattern_byte(t[i]) {
                     i += 1;
                 }
                 let w = &src.text[start..i];
@@ -433,10 +434,7 @@ impl Parser<'_> {
     }
 
     fn pattern(&self, what: &str, a: &(String, Range<usize>)) -> Result<Pattern, Error> {
-        let ok = !a.0.is_empty()
-            && a.0
-                .bytes()
-                .all(|b| b == b'_' || b.is_ascii_alphanumeric() || b == b'%' || b == b'*');
+        let ok = !a.0.is_empty() && a.0.bytes().all(pattern_byte);
         if !ok {
             return Err(err(
                 self.src.raw_range(a.1.clone()),
@@ -451,7 +449,7 @@ impl Parser<'_> {
     }
 
     fn name(&self, a: &(String, Range<usize>)) -> Result<Name, Error> {
-        if !crate::is_ident(&a.0) {
+        if !ident::is_ident(&a.0) {
             return Err(err(
                 self.src.raw_range(a.1.clone()),
                 format!("`{}` is not a C identifier", a.0),

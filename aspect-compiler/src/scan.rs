@@ -15,6 +15,7 @@
 
 use crate::ctypes::{CDecl, FnSig, Param, Reader, RecordKey, Ty, TypeEnv, Var};
 use crate::table::Table;
+use fgft_base::ident;
 use fgft_parse::ParsedFile;
 use std::collections::HashMap;
 use std::ops::Range;
@@ -977,7 +978,7 @@ pub fn ty_from_text(s: &str) -> Ty {
         })
     } else if core == "void" {
         Ty::Void
-    } else if crate::is_ident(core) {
+    } else if ident::is_ident(core) {
         Ty::Named(core.to_string())
     } else {
         Ty::Unknown

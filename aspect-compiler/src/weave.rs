@@ -21,12 +21,13 @@
 
 use crate::codegen::{self, Bound, CallPlan, HookPlan, JpKind, Plan, Tramp};
 use crate::ctypes::{CDecl, RecordKey, Ty, TypeEnv};
-use crate::edits::{self, Edit, Part};
 use crate::pointcut::{self, Prim, Source};
 use crate::scan::{self, Driver, Scanner, Shadow, Site, Visitor};
 use crate::table::Table;
 use crate::xml::{Aspect, BodyKind};
 use crate::{AspectError, Diag};
+use fgft_base::edit::{Edit, Edits, Kind, Part};
+use fgft_base::ident;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -298,7 +299,7 @@ impl Weaver<'_> {
     fn usable(&mut self, d: &CDecl) -> Result<(), String> {
         let text = format!("{} {}", d.before, d.after);
         let toks: Vec<&str> = text
-            .split(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
+            .split(|c: char| !ident::is_char(c))
             .filter(|t| !t.is_empty())
             .collect();
         let mut i = 0;
@@ -641,7 +642,7 @@ impl Visitor for Weaver<'_> {
                     edits.push(Edit {
                         range: call.clone(),
                         prio: 1,
-                        kind: edits::Kind::Template(parts),
+                        kind: Kind::Template(parts),
                     });
                 } else {
                     edits.push(Edit::wrap(call.clone(), 1, format!("{mac}("), ")"));
@@ -728,17 +729,14 @@ fn module_hooks(text: &str, table: &Table) -> ModuleHooks {
             let rest = t.strip_prefix(name)?.trim_start().strip_prefix('(')?;
             let close = rest.find(')')?;
             let arg = rest[..close].trim();
-            crate::is_ident(arg).then(|| arg.to_string())
+            ident::is_ident(arg).then(|| arg.to_string())
         };
         if let Some(f) = call("module_init") {
             init = Some(f);
         } else if let Some(f) = call("module_exit") {
             exit = Some(f);
         } else if t.starts_with("module_") {
-            let name: String = t
-                .chars()
-                .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
-                .collect();
+            let name: String = t.chars().take_while(|&c| ident::is_char(c)).collect();
             if table.module_driver.contains_key(&name) {
                 if let Some(arg) = call(&name) {
                     if let Some(semi) = t.find(';') {
@@ -908,11 +906,7 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
                  static void __exit {prefix}_module_exit(void)\n{{\n\t{unreg}(&{arg});\n\t{prefix}_exit();\n}}\n\
                  module_exit({prefix}_module_exit);\n#line {line}"
             );
-            w.edits[*fi].push(Edit {
-                range: range.clone(),
-                prio: 0,
-                kind: edits::Kind::Template(vec![Part::Text(text)]),
-            });
+            w.edits[*fi].push(Edit::replace(range.clone(), text));
             w.first_fn.entry(*fi).or_insert(range.start);
             w.infra_done.insert("init");
             w.infra_done.insert("exit");
@@ -1053,7 +1047,8 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
             0,
             format!("#include \"{header_name}\"\n#line {line}\n"),
         ));
-        let text = edits::apply(&f.pf.text, edits)
+        let text = Edits::from(edits)
+            .apply(&f.pf.text)
             .map_err(|e| AspectError::Msg(format!("{}: internal weaving error: {e}", f.rel)))?;
         woven.files.insert(f.rel.clone(), text);
         woven.woven.push(f.rel.clone());
@@ -1183,7 +1178,7 @@ fn link_object(text: &str, driver: &Driver, prefix: &str) -> Option<String> {
             if let Some(pos) = l.find(suffix) {
                 let name = &l[..pos];
                 let rest = l[pos + suffix.len()..].trim_start();
-                if crate::is_ident(&name.replace('-', "_"))
+                if ident::is_ident(&name.replace('-', "_"))
                     && (rest.starts_with(":=") || rest.starts_with("+=") || rest.starts_with('='))
                     && objs.iter().any(|o| l.split_whitespace().any(|w| w == o))
                     && name != "obj"

@@ -16,6 +16,7 @@
 use crate::pointcut::{self, Expr};
 use crate::textmap::{self, Mapped};
 use crate::Diag;
+use fgft_base::ident;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -162,18 +163,6 @@ fn attr_range(a: &roxmltree::Attribute<'_, '_>) -> Range<usize> {
     a.range_value()
 }
 
-/// Sanitizes a file stem into a C identifier.
-pub fn ident_from(stem: &str) -> String {
-    let mut s: String = stem
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if s.is_empty() || s.as_bytes()[0].is_ascii_digit() {
-        s.insert(0, 'a');
-    }
-    s
-}
-
 impl Aspect {
     /// Reads an aspect file.
     pub fn load(path: &Path) -> Result<Aspect, crate::AspectError> {
@@ -235,12 +224,12 @@ impl Aspect {
             .file_stem()
             .and_then(|s| s.to_str())
             .unwrap_or("aspect");
-        let mut name = ident_from(stem);
+        let mut name = ident::c_ident_from(stem);
         let mut records = DEFAULT_RECORDS;
         for a in root.attributes() {
             match a.name() {
                 "name" => {
-                    if crate::is_ident(a.value()) {
+                    if ident::is_ident(a.value()) {
                         name = a.value().to_string();
                     } else {
                         cx.error(
@@ -375,7 +364,7 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
     for a in node.attributes() {
         match a.name() {
             "name" => {
-                if crate::is_ident(a.value()) {
+                if ident::is_ident(a.value()) {
                     name = a.value().to_string();
                 } else {
                     cx.error(
@@ -475,7 +464,7 @@ fn parse_advice(cx: &mut Ctx<'_>, node: roxmltree::Node<'_, '_>, index: usize) -
                 let mut returning = None;
                 for a in child.attributes() {
                     if a.name() == "returning" && kind == BodyKind::AfterReturning {
-                        if crate::is_ident(a.value()) && !pointcut::RESERVED.contains(&a.value()) {
+                        if ident::is_ident(a.value()) && !pointcut::RESERVED.contains(&a.value()) {
                             returning = Some(a.value().to_string());
                         } else {
                             cx.error(

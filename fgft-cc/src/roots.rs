@@ -78,10 +78,11 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
             drop(candidates);
             // A unit that includes another .c file (ens1371.c includes
             // ens1370.c) has that file's roots too.
-            let included: Vec<PathBuf> = slots::local_includes(&pf)
-                .into_iter()
-                .filter(|p| p.extension().is_some_and(|e| e == "c"))
-                .collect();
+            let included: Vec<PathBuf> =
+                fgft_base::includes::local_includes(&pf.path, &pf.text, &[])
+                    .into_iter()
+                    .filter(|p| p.extension().is_some_and(|e| e == "c"))
+                    .collect();
             drop(pf);
             for inc in included {
                 let ipf = fgft_parse::parse_file_with(&inc, opts)

@@ -4,7 +4,8 @@
 //! and the Kbuild reader over every makefile of those trees.  The full sweep
 //! is `scripts/no-panic-sweep.sh` (a benchmark command).
 
-use fgft_survey::{kbuild, Context, SurveyOptions};
+use fgft_base::makefile;
+use fgft_survey::{Context, SurveyOptions};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -83,7 +84,7 @@ fn survey_sample_of_drivers_fs_sound_never_panics() {
         }
         for m in &mks {
             let text = String::from_utf8_lossy(&std::fs::read(m).unwrap_or_default()).into_owned();
-            let r = catch_unwind(|| kbuild::parse(&text).modules().len());
+            let r = catch_unwind(|| makefile::parse(&text).modules().len());
             match r {
                 Ok(_) => makefiles += 1,
                 Err(_) => panics.push(m.display().to_string()),

@@ -22,6 +22,7 @@
 //!
 //! All C emitted is kernel style and every function names its origin.
 
+use fgft_base::ident;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -402,10 +403,7 @@ pub fn param_tags(params: &[ParamSpec]) -> Vec<String> {
         let toks: Vec<&str> = p.decl.split_whitespace().collect();
         for w in toks.windows(2) {
             if w[0] == "struct" || w[0] == "union" {
-                let name: String = w[1]
-                    .chars()
-                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                    .collect();
+                let name: String = w[1].chars().take_while(|&c| ident::is_char(c)).collect();
                 let t = format!("{} {name}", w[0]);
                 if !name.is_empty() && !out.contains(&t) {
                     out.push(t);

@@ -10,186 +10,21 @@
 //! are expanded and their expansion walked in the scope of the use; kernel
 //! functions with a model in the API table are walked through their model.
 
-use crate::apicalls::{ApiModels, ArgKind, Returns};
 use crate::ctype::{self, CType};
 use crate::macros::{self, MacroParams};
+// The old paths of the model types fgft-split's plan/ and emit/ name; new
+// code imports them from `crate::model`.
+pub use crate::model::{AccessKind, CallTarget, DriverFacts, PtrUseKind, Relation, Site};
+use crate::model::{
+    ApiModels, ArgKind, CallSite, FieldAccess, FnFacts, GlobalRef, KernelGlobals, Origin, PtrUse,
+    Returns,
+};
 use crate::program::{FnId, Program};
 use fgft_parse::ParsedFile;
-use serde::Serialize;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::ops::Range;
+use std::collections::HashMap;
 use std::path::Path;
 use std::rc::Rc;
 use tree_sitter::Node;
-
-/// Where something happens in the driver's original text.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-pub struct Site {
-    pub file: usize,
-    pub range: Range<usize>,
-    pub line: usize,
-    /// The function it happens in.
-    pub func: String,
-}
-
-/// How a field or variable is used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum AccessKind {
-    Read,
-    Write,
-    ReadWrite,
-    /// Its address is taken (what happens through it is found from the
-    /// pointer's uses).
-    Addr,
-    /// It is a struct member that a further `.member` selects into.
-    Embed,
-}
-
-impl AccessKind {
-    pub fn reads(self) -> bool {
-        matches!(self, AccessKind::Read | AccessKind::ReadWrite)
-    }
-    pub fn writes(self) -> bool {
-        matches!(self, AccessKind::Write | AccessKind::ReadWrite)
-    }
-}
-
-/// One access to a member of a record type.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct FieldAccess {
-    pub base: CType,
-    pub field: String,
-    pub kind: AccessKind,
-    pub at: Site,
-}
-
-/// Where a pointer value came from (flow-insensitive, per function).
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Origin {
-    /// Parameter `index` of the function.
-    Param(usize),
-    /// The value of a member (`x->f`).
-    FieldVal(CType, String),
-    /// The address of a member (`&x->f`).
-    FieldAddr(CType, String),
-    /// The value of a driver global.
-    Global(String),
-    /// The address of a driver global.
-    GlobalAddr(String),
-    /// Memory a kernel allocator returned.
-    Fresh,
-    /// The caller's stack (address of a local).
-    Stack,
-}
-
-/// How a pointer is used.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum PtrUseKind {
-    /// `*p`.
-    Deref,
-    /// `p[0]` (a pointer or an array of unknown type).
-    Subscript0,
-    /// `p[i]` with a non-constant or non-zero index.
-    Index,
-    /// `p + n`.
-    Arith,
-    /// Handed to a kernel function that accesses `len` bytes through it.
-    Sized(String),
-    /// Handed to a kernel function that reads it as a string.
-    Str,
-}
-
-/// One use of a pointer, with the origins of the pointer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct PtrUse {
-    pub origins: Vec<Origin>,
-    pub kind: PtrUseKind,
-    pub access: AccessKind,
-    /// The pointer's type at the use.
-    pub ty: CType,
-    pub at: Site,
-}
-
-/// A type relation found in the code.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum Relation {
-    /// Objects of type `of` carry a private area of type `ty` (`netdev_priv`).
-    Priv { of: CType, ty: CType },
-    /// `container_of(p, outer, member)` with `p` of type `inner *`.
-    Container {
-        inner: CType,
-        outer: CType,
-        member: String,
-    },
-    /// Member `field` of `base` (a `void *` or untyped pointer) holds a
-    /// pointer to `to`.
-    Conv {
-        base: CType,
-        field: String,
-        to: CType,
-    },
-    /// Parameter `index` of the function is converted to `to`.
-    ParamConv { index: usize, to: CType },
-}
-
-/// What a call calls.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub enum CallTarget {
-    Driver(String),
-    Kernel(String),
-    /// Through a pointer; the callee expression as written.
-    Indirect(String),
-}
-
-/// One call.
-#[derive(Debug, Clone, Serialize)]
-pub struct CallSite {
-    pub target: CallTarget,
-    pub at: Site,
-    /// Origins of each argument.
-    pub args: Vec<Vec<Origin>>,
-    /// The driver macro whose expansion holds the call, if any.
-    pub via_macro: Option<String>,
-}
-
-/// A use of a driver global.
-#[derive(Debug, Clone, Serialize)]
-pub struct GlobalRef {
-    pub name: String,
-    pub kind: AccessKind,
-    /// For address uses: whether the address only went to a kernel
-    /// function that takes it as an object identity (a lock).
-    pub kobj_only: bool,
-    pub at: Site,
-}
-
-/// Everything found in one function.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct FnFacts {
-    pub calls: Vec<CallSite>,
-    /// Driver functions used as values (not called).
-    pub fn_refs: Vec<(String, Site)>,
-    pub globals: Vec<GlobalRef>,
-    pub accesses: Vec<FieldAccess>,
-    pub ptr_uses: Vec<PtrUse>,
-    pub relations: Vec<Relation>,
-    /// `static` locals (their storage is not transactional).
-    pub local_statics: Vec<Site>,
-    /// Kernel identifiers read that are in the API table's globals list.
-    pub kernel_globals: BTreeSet<String>,
-    /// Origins of each parameter's value inside the function (Param(i) plus
-    /// anything assigned to it).
-    pub param_origins: Vec<Vec<Origin>>,
-}
-
-/// Facts for every function of the driver.
-#[derive(Debug, Default)]
-pub struct DriverFacts {
-    pub per_fn: BTreeMap<String, FnFacts>,
-}
-
-/// Kernel globals fgft knows SFI code may read (given by the caller).
-pub type KernelGlobals = BTreeSet<String>;
 
 /// Walks every function of the program.
 pub fn analyze(prog: &Program, apis: &ApiModels, kglobals: &KernelGlobals) -> DriverFacts {

@@ -4,8 +4,8 @@
 //! pointers handed to each reached function come from, followed back to the
 //! entry point's parameters.
 
-use crate::access::{CallSite, CallTarget, DriverFacts, Origin, PtrUse};
 use crate::ctype::CType;
+use crate::model::{CallSite, CallTarget, DriverFacts, Origin, PtrUse};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 

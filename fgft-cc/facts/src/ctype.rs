@@ -125,9 +125,7 @@ impl CType {
             CType::Unknown => "unknown".into(),
             CType::Func => "fn".into(),
         };
-        s.chars()
-            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-            .collect::<String>()
+        fgft_base::ident::underscored(&s)
             .split('_')
             .filter(|p| !p.is_empty())
             .collect::<Vec<_>>()

@@ -19,6 +19,8 @@
 //! scan does not understand (`$`, non-ASCII) may define anything.
 
 use crate::slots::FactKey;
+use fgft_base::ident;
+use fgft_base::lex::{skip_block_comment, skip_line_comment};
 use fgft_parse::hints::FxHasher;
 use std::hash::Hasher;
 
@@ -142,7 +144,7 @@ pub fn index(text: &str, hinted: &str) -> Index {
     let mut members: Vec<u64> = Vec::new();
     let mut depth = 0i32;
     let mut i = 0;
-    let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let is_id = ident::is_byte;
     while i < n {
         if let Some(next) = skip_blank(b, i) {
             i = next;
@@ -439,7 +441,7 @@ pub fn items(b: &[u8]) -> Option<Vec<Item>> {
     let (mut prev, mut last) = (0u8, 0u8);
     // The end of the last token.
     let mut tail = 0;
-    let is_id = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    let is_id = ident::is_byte;
     let close = |out: &mut Vec<Item>,
                  range,
                  open: &mut Option<usize>,
@@ -570,28 +572,6 @@ fn skip_blank(b: &[u8], i: usize) -> Option<usize> {
         b'/' if b.get(i + 1) == Some(&b'/') => Some(skip_line_comment(b, i)),
         _ => None,
     }
-}
-
-fn skip_block_comment(b: &[u8], i: usize) -> usize {
-    let mut j = i + 2;
-    while j + 1 < b.len() {
-        if b[j] == b'*' && b[j + 1] == b'/' {
-            return j + 2;
-        }
-        j += 1;
-    }
-    b.len()
-}
-
-fn skip_line_comment(b: &[u8], i: usize) -> usize {
-    let mut j = i + 2;
-    while j < b.len() {
-        if b[j] == b'\n' && b[j - 1] != b'\\' {
-            return j;
-        }
-        j += 1;
-    }
-    b.len()
 }
 
 /// End of a string or character literal (at the newline when unterminated).

@@ -14,6 +14,7 @@
 
 use crate::hdr;
 use crate::slots::{self, FactKey, FactSet, Facts, LazyFacts};
+use fgft_base::includes;
 use fgft_parse::{Options, ParsedFile};
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -50,7 +51,7 @@ impl HeaderText {
         HeaderText {
             path: path.to_path_buf(),
             index: hdr::index(&text, &hinted),
-            includes: slots::local_includes_in(path, &text),
+            includes: includes::local_includes(path, &text, &[]),
         }
     }
 }
@@ -110,7 +111,7 @@ impl<T> Cache<T> {
     }
 }
 
-/// The local headers a file includes (`roots`, [`slots::local_includes`]),
+/// The local headers a file includes (`roots`, [`fgft_base::includes::local_includes`]),
 /// transitively (at most [`HEADER_DEPTH`] levels below it), each once, in
 /// the order the fact layers are searched: `get` gives a header and
 /// `includes` its own local includes.
@@ -196,7 +197,7 @@ impl HeaderCache {
     pub fn layer_headers(&self, own: Facts, pf: &ParsedFile) -> FactSet {
         let mut facts = FactSet::from(own);
         let headers = closure(
-            &slots::local_includes(pf),
+            &includes::local_includes(&pf.path, &pf.text, &[]),
             |p| self.cache.get(p, || LazyHeader::read(p, &self.opts)),
             |h| &h.text.includes,
         );

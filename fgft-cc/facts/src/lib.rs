@@ -6,10 +6,13 @@ pub mod slots;
 pub mod hdr;
 pub mod headers;
 
-// Call graph, field accesses and kernel API calls (fgft-cc split).
+// Call graph, field accesses and kernel API calls (fgft-cc split); `model`
+// is the leaf that holds the types they share (none of them imports another
+// for its types).
 pub mod access;
 pub mod apicalls;
 pub mod callgraph;
 pub mod ctype;
 pub mod macros;
+pub mod model;
 pub mod program;

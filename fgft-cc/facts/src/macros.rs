@@ -7,6 +7,8 @@
 //! the use.  Expansions never reach the output: the emitted C keeps the macro
 //! use as written.
 
+use fgft_base::ident;
+
 /// A macro's parameter list as the expander needs it.
 #[derive(Debug, Clone)]
 pub struct MacroParams {
@@ -58,15 +60,13 @@ fn lex(s: &str) -> Vec<Tok<'_>> {
                 i += 1;
             }
             out.push(Tok::Space);
-        } else if c == b'_' || c.is_ascii_alphabetic() {
+        } else if ident::is_start(c) {
             let st = i;
-            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
-                i += 1;
-            }
+            i = ident::word_end(b, i);
             out.push(Tok::Ident(&s[st..i]));
         } else if c.is_ascii_digit() {
             let st = i;
-            while i < b.len() && (b[i] == b'_' || b[i] == b'.' || b[i].is_ascii_alphanumeric()) {
+            while i < b.len() && (ident::is_byte(b[i]) || b[i] == b'.') {
                 i += 1;
             }
             out.push(Tok::Other(&s[st..i]));

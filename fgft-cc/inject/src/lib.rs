@@ -15,6 +15,7 @@
 //! - the same inputs and seed give the same variants, ids and labels;
 //! - a guard that is off leaves the driver's behaviour unchanged.
 
+use fgft_base::edit::{self, Edits};
 use fgft_parse::ParsedFile;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -229,11 +230,6 @@ const LOCKS: &[&str] = &[
     "rtnl_lock",
 ];
 
-/// Name of the function a `function_definition` defines.
-pub fn function_name<'a>(file: &'a ParsedFile, def: Node<'_>) -> Option<&'a str> {
-    fgft_parse::function_name(file, def)
-}
-
 /// Finds every site in the bodies of the functions `is_entry` accepts.
 pub fn find_sites(sources: &[Source], is_entry: &dyn Fn(&str) -> bool) -> Vec<Site> {
     let mut sites = Vec::new();
@@ -244,7 +240,7 @@ pub fn find_sites(sources: &[Source], is_entry: &dyn Fn(&str) -> bool) -> Vec<Si
             if def.kind() != "function_definition" {
                 continue;
             }
-            let Some(name) = function_name(&src.file, def) else {
+            let Some(name) = fgft_parse::function_name(&src.file, def) else {
                 continue;
             };
             if !is_entry(name) {
@@ -601,20 +597,6 @@ impl Rng {
     }
 }
 
-fn overlaps(a: &Range<usize>, b: &Range<usize>) -> bool {
-    // An empty (insertion) range overlaps a range that strictly contains it.
-    if a.start == a.end || b.start == b.end {
-        let (p, r) = if a.start == a.end {
-            (a.start, b)
-        } else {
-            (b.start, a)
-        };
-        return r.start < p && p < r.end
-            || (a.start == a.end && b.start == b.end && a.start == b.start);
-    }
-    a.start < b.end && b.start < a.end
-}
-
 /// Picks variants deterministically: per entry point (sorted by name), kinds in
 /// a seeded round-robin, a seeded site of each kind, never two overlapping
 /// edits in one file.
@@ -655,7 +637,7 @@ pub fn select(sources: &[Source], sites: &[Site], opts: &Options) -> Vec<Variant
                     let s = pool.swap_remove(i);
                     if taken
                         .iter()
-                        .any(|(src, r)| *src == s.source && overlaps(r, &s.range))
+                        .any(|(src, r)| *src == s.source && edit::conflict(r, &s.range))
                     {
                         continue;
                     }
@@ -694,23 +676,21 @@ pub fn select(sources: &[Source], sites: &[Site], opts: &Options) -> Vec<Variant
 pub fn apply(sources: &[Source], variants: &[Variant]) -> Result<Vec<String>, InjectError> {
     let mut out = Vec::with_capacity(sources.len());
     for (si, src) in sources.iter().enumerate() {
-        let mut edits: Vec<&Variant> = variants.iter().filter(|v| v.site.source == si).collect();
-        edits.sort_by_key(|v| (v.site.range.start, v.site.range.end));
-        for w in edits.windows(2) {
-            if overlaps(&w[0].site.range, &w[1].site.range) {
-                return Err(InjectError::Overlap(src.rel.clone()));
-            }
-        }
         let text = &src.file.text;
-        let mut s = String::with_capacity(text.len() + edits.len() * 96);
-        let mut at = 0;
-        for v in edits {
+        let mut edits = Edits::default();
+        for v in variants.iter().filter(|v| v.site.source == si) {
             let r = &v.site.range;
-            s.push_str(&text[at..r.start]);
-            s.push_str(&v.site.replacement(v.id, &text[r.clone()]));
-            at = r.end;
+            let rep = v.site.replacement(v.id, &text[r.clone()]);
+            debug_assert!(!rep.contains('\n'), "a variant never adds a line");
+            edits.replace(r.clone(), rep);
         }
-        s.push_str(&text[at..]);
+        // Stricter than the applier: two insertions at one point conflict.
+        if edits.first_conflict().is_some() {
+            return Err(InjectError::Overlap(src.rel.clone()));
+        }
+        let s = edits
+            .apply(text)
+            .map_err(|_| InjectError::Overlap(src.rel.clone()))?;
         out.push(s);
     }
     Ok(out)

@@ -14,6 +14,8 @@
 //! name the original header lines.
 
 use crate::{ParseError, ParsedFile};
+use fgft_base::ident;
+use fgft_base::kbuild::Make;
 use lang_c::ast;
 use lang_c::span::Node;
 use serde::Serialize;
@@ -143,16 +145,12 @@ pub fn preprocess(kdir: &Path, file: &Path) -> Result<String, ParseError> {
         format!("obj-m := {stem}.o\n"),
     )
     .map_err(|e| err(format!("write Kbuild: {e}")))?;
-    let out = std::process::Command::new("make")
-        .arg("-C")
-        .arg(kdir)
-        .arg(format!("M={}", scratch.path().display()))
-        .arg(format!("{stem}.i"))
-        .output()
-        .map_err(|e| err(format!("run make: {e}")))?;
-    if !out.status.success() {
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = stderr.lines().rev().take(6).collect();
+    let out = Make::new(kdir, scratch.path())
+        .target(format!("{stem}.i"))
+        .run()
+        .map_err(|e| err(e.to_string()))?;
+    if !out.success() {
+        let tail: Vec<&str> = out.stderr.lines().rev().take(6).collect();
         return Err(err(format!(
             "make {stem}.i failed: {}",
             tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
@@ -322,9 +320,9 @@ fn lex_i(b: &[u8]) -> Vec<(usize, usize)> {
             i = (i + 1).min(b.len());
             v.push((s, i));
             line_start = false;
-        } else if c.is_ascii_alphanumeric() || c == b'_' {
+        } else if ident::is_byte(c) {
             let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'.') {
+            while i < b.len() && (ident::is_byte(b[i]) || b[i] == b'.') {
                 i += 1;
             }
             v.push((s, i));
@@ -632,7 +630,7 @@ impl Reader<'_> {
     fn field(&mut self, base: &str, decl: &Node<ast::Declarator>) -> Option<Field> {
         let (name, pointer, array, func) = declarator_shape(&decl.node)?;
         let mut shape = Self::squash(self.text(decl));
-        if let Some(pos) = find_word(&shape, &name) {
+        if let Some(pos) = ident::find_word(&shape, &name) {
             shape.replace_range(pos..pos + name.len(), "");
         }
         let shape = Self::squash(&shape);
@@ -674,7 +672,7 @@ impl Reader<'_> {
                 continue;
             };
             let mut shape = Self::squash(self.text(decl));
-            if let Some(pos) = find_word(&shape, &name) {
+            if let Some(pos) = ident::find_word(&shape, &name) {
                 shape.replace_range(pos..pos + name.len(), "");
             }
             let shape = Self::squash(&shape);
@@ -748,22 +746,6 @@ fn return_shape(d: &ast::Declarator) -> String {
         .take_while(|x| matches!(x.node, ast::DerivedDeclarator::Pointer(_)))
         .map(|_| "*")
         .collect()
-}
-
-fn find_word(s: &str, w: &str) -> Option<usize> {
-    let b = s.as_bytes();
-    let mut from = 0;
-    while let Some(p) = s[from..].find(w) {
-        let at = from + p;
-        let before = at.checked_sub(1).map(|i| b[i]);
-        let after = b.get(at + w.len()).copied();
-        let id = |c: Option<u8>| c.is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_');
-        if !id(before) && !id(after) {
-            return Some(at);
-        }
-        from = at + w.len();
-    }
-    None
 }
 
 // -------------------------------------------------------- tree-sitter ---
@@ -878,7 +860,7 @@ fn ts_declarator(
             "identifier" | "field_identifier" | "type_identifier" => {
                 let name = pf.node_text(n).to_string();
                 let full = squash(pf.node_text(d));
-                let shape = match find_word(&full, &name) {
+                let shape = match ident::find_word(&full, &name) {
                     Some(p) => squash(&format!("{}{}", &full[..p], &full[p + name.len()..])),
                     None => full,
                 };

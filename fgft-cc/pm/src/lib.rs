@@ -15,6 +15,7 @@
 //! callbacks (it calls that file's static functions); every dropped statement
 //! is replaced by a comment that names it; the decision list is deterministic.
 
+use fgft_base::edit::Edits;
 use fgft_parse::ParsedFile;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
@@ -191,11 +192,6 @@ struct FnDef<'a> {
     name_range: Range<usize>,
 }
 
-fn function_name(file: &ParsedFile, def: Node<'_>) -> Option<(String, Range<usize>)> {
-    let n = fgft_parse::function_name_node(def)?;
-    Some((file.node_text(n).to_string(), n.byte_range()))
-}
-
 fn calls<'a>(n: Node<'a>, out: &mut Vec<Node<'a>>) {
     if n.kind() == "call_expression" {
         out.push(n);
@@ -234,11 +230,11 @@ pub fn derive(
             if def.kind() != "function_definition" {
                 continue;
             }
-            if let Some((name, name_range)) = function_name(f, def) {
-                defs.entry(name).or_insert(FnDef {
+            if let Some(n) = fgft_parse::function_name_node(def) {
+                defs.entry(f.node_text(n).to_string()).or_insert(FnDef {
                     file: fi,
                     node: def,
-                    name_range,
+                    name_range: n.byte_range(),
                 });
             }
         }
@@ -664,19 +660,15 @@ fn copy_filtered(
             });
         }
     }
+    // Edits nested in a dropped range (renames inside dropped calls) go.
     edits.sort_by_key(|e| e.0.start);
-    // Drop edits nested in a dropped range (renames inside dropped calls).
-    let mut clean: Vec<(Range<usize>, String)> = Vec::new();
-    for e in edits {
-        if let Some(last) = clean.last() {
-            if e.0.start < last.0.end {
-                continue;
-            }
+    let mut clean = Edits::default();
+    for (r, rep) in edits {
+        if !clean.touches(&r) {
+            clean.replace(r, rep);
         }
-        clean.push(e);
     }
     let start = def.start_byte();
-    let text = &file.text[start..def.end_byte()];
     let mut out = String::new();
     let origin = format!(
         "/* fgft: filtered copy of {name} ({}:{}) */\n",
@@ -691,13 +683,10 @@ fn copy_filtered(
     if !head.split_whitespace().any(|w| w == "static") {
         out.push_str("static ");
     }
-    let mut at = 0;
-    for (r, rep) in clean {
-        out.push_str(&text[at..r.start - start]);
-        out.push_str(&rep);
-        at = r.end - start;
-    }
-    out.push_str(&text[at..]);
+    let copy = clean
+        .apply_within(&file.text, start..def.end_byte())
+        .expect("edits of one definition, none overlapping");
+    out.push_str(&copy);
     out.push('\n');
     out
 }

@@ -2,6 +2,7 @@
 //! appended to a scratch copy and built with Kbuild against the 6.12 headers.
 //! Only fgft's decisions are snapshotted, never upstream text.
 
+use fgft_base::kbuild::Make;
 use fgft_pm::{derive, PmCallbacks, Rules};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -82,20 +83,13 @@ fn case(
         ),
     )
     .unwrap();
-    let out = Command::new("make")
-        .arg("-C")
-        .arg(&kdir)
-        .arg(format!("M={}", work.display()))
-        .arg("KBUILD_MODPOST_WARN=1")
-        .arg("modules")
-        .output()
+    let out = Make::new(&kdir, &work)
+        .var("KBUILD_MODPOST_WARN", "1")
+        .target("modules")
+        .run()
         .unwrap();
-    let log = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(out.status.success(), "build failed:\n{log}");
+    let log = out.combined();
+    assert!(out.success(), "build failed:\n{log}");
     let compile_warnings: Vec<_> = log
         .lines()
         .filter(|l| {

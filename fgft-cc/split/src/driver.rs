@@ -6,37 +6,17 @@ use crate::diag::Error;
 use crate::plan::{self, DriverFile, FileRole};
 use crate::Options;
 use fgft_annotations::Annotations;
+use fgft_base::{includes, makefile};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-/// Local `#include "x"` targets of a C file that exist.
+/// Local `#include "x"` targets of a C file that exist (next to it, else in
+/// `dirs`; an unclosed quote names the rest of the line).
 fn local_includes(path: &Path, text: &str, dirs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    for line in text.lines() {
-        let l = line.trim_start();
-        let Some(rest) = l.strip_prefix('#') else {
-            continue;
-        };
-        let rest = rest.trim_start();
-        let Some(rest) = rest.strip_prefix("include") else {
-            continue;
-        };
-        let rest = rest.trim();
-        let Some(inner) = rest.strip_prefix('"').and_then(|r| r.split('"').next()) else {
-            continue;
-        };
-        let mut cands = Vec::new();
-        if let Some(d) = path.parent() {
-            cands.push(d.join(inner));
-        }
-        for d in dirs {
-            cands.push(d.join(inner));
-        }
-        if let Some(p) = cands.into_iter().find(|p| p.is_file()) {
-            out.push(p);
-        }
-    }
-    out
+    includes::directives(text)
+        .into_iter()
+        .filter_map(|i| includes::resolve(path, i.name, dirs))
+        .collect()
 }
 
 pub(crate) fn read(p: &Path) -> Result<String, Error> {
@@ -46,45 +26,6 @@ pub(crate) fn read(p: &Path) -> Result<String, Error> {
             path: p.to_path_buf(),
             source,
         })
-}
-
-/// The Makefile (or Kbuild) next to a source, if any.
-fn makefile_of(dir: &Path) -> Option<String> {
-    for n in ["Kbuild", "Makefile"] {
-        if let Ok(t) = std::fs::read_to_string(dir.join(n)) {
-            return Some(t.replace("\\\n", " "));
-        }
-    }
-    None
-}
-
-/// (module, condition) of an object in a Kbuild file: `mod-y += o.o`,
-/// `mod-objs := o.o`, `mod-$(CONFIG_X) += o.o`.
-fn kbuild_membership(mk: &str, obj: &str) -> Option<(String, Option<String>)> {
-    for line in mk.lines() {
-        let line = line.split('#').next().unwrap_or("");
-        let Some((lhs, rhs)) = line.split_once('=') else {
-            continue;
-        };
-        let lhs = lhs.trim_end_matches([':', '+', '?']).trim();
-        if !rhs.split_whitespace().any(|w| w == obj) {
-            continue;
-        }
-        if lhs.starts_with("obj-") {
-            return Some((obj.trim_end_matches(".o").to_string(), None));
-        }
-        for suf in ["-objs", "-y"] {
-            if let Some(m) = lhs.strip_suffix(suf) {
-                return Some((m.to_string(), None));
-            }
-        }
-        if let Some(i) = lhs.find("-$(") {
-            let m = &lhs[..i];
-            let c = lhs[i + 3..].trim_end_matches(')');
-            return Some((m.to_string(), Some(c.to_string())));
-        }
-    }
-    None
 }
 
 pub(crate) struct Files {
@@ -265,7 +206,7 @@ fn describe(
 ) -> Vec<DriverFile> {
     let tree = args.tree.as_deref();
     let src_set: BTreeSet<PathBuf> = given.sources.iter().map(|p| canon(p)).collect();
-    let mk = makefile_of(base_dir);
+    let mk = makefile::read_dir(base_dir);
     let mut files: Vec<DriverFile> = Vec::new();
     for (i, p) in all.iter().enumerate() {
         let is_c = p.extension().and_then(|e| e.to_str()) == Some("c");
@@ -281,7 +222,7 @@ fn describe(
             .map(|r| r.to_path_buf())
             .unwrap_or_else(|_| PathBuf::from(p.file_name().unwrap_or_default()));
         let obj = format!("{}", rel.with_extension("o").display());
-        let member = mk.as_deref().and_then(|m| kbuild_membership(m, &obj));
+        let member = mk.as_deref().and_then(|m| makefile::membership(m, &obj));
         if role == FileRole::Tu && module.is_none() {
             if let Some((m, _)) = &member {
                 *module = Some(m.clone());
@@ -336,23 +277,4 @@ fn ordered(
         out_paths.push(all[old].clone());
     }
     (out_files, out_paths)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn kbuild_lines() {
-        let mk = "obj-$(CONFIG_MOUSE_PS2) += psmouse.o\npsmouse-objs := psmouse-base.o synaptics.o\npsmouse-$(CONFIG_MOUSE_PS2_ALPS) += alps.o\n";
-        assert_eq!(
-            kbuild_membership(mk, "psmouse-base.o"),
-            Some(("psmouse".into(), None))
-        );
-        assert_eq!(
-            kbuild_membership(mk, "alps.o"),
-            Some(("psmouse".into(), Some("CONFIG_MOUSE_PS2_ALPS".into())))
-        );
-        assert_eq!(kbuild_membership(mk, "nope.o"), None);
-    }
 }

@@ -21,7 +21,7 @@ pub mod tables;
 pub use diag::{Error, Located};
 use emit::EmitOpts;
 use fgft_annotations::{Annotations, Pattern};
-use fgft_facts::{access, callgraph::CallGraph, program::Program};
+use fgft_facts::{access, callgraph::CallGraph, model::KernelGlobals, program::Program};
 use plan::{FileRole, Inputs};
 use std::path::{Path, PathBuf};
 pub use tables::Tables;
@@ -88,7 +88,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     }
     let prog = Program::new(parsed);
     let models = tables.api.models(&ann.pure_apis);
-    let kglobals: access::KernelGlobals = tables.api.globals.keys().cloned().collect();
+    let kglobals: KernelGlobals = tables.api.globals.keys().cloned().collect();
     let facts = access::analyze(&prog, &models, &kglobals);
     let roots = roots(&prog, &fl, &popts, tables);
     let mut graph = CallGraph::new(&facts);

@@ -89,7 +89,7 @@ fn main() {
         let mut facts = slots::FactSet::from(own);
         t[5] += s.elapsed();
         let s = Instant::now();
-        for h in slots::local_includes(&pf) {
+        for h in fgft_base::includes::local_includes(&pf.path, &pf.text, &[]) {
             if hdr_seen.insert(h.clone()) {
                 if let Ok(hp) = fgft_parse::parse_file_with(&h, &opts) {
                     let mut hs = slots::Scan::new(&hp, None);

@@ -5,6 +5,7 @@
 use crate::model::{
     FailKind, Failure, FieldDecl, FieldKind, FieldUse, FileSummary, FnSum, Lang, RootSum, UseKind,
 };
+use fgft_base::ident;
 use fgft_facts::hdr;
 use fgft_facts::headers::{self, Cache, HeaderText};
 use fgft_facts::slots::{self, FactKey, FactSet, Facts, LazyFacts, SlotTable};
@@ -75,10 +76,6 @@ struct HeaderPart {
     fields: Vec<FieldDecl>,
 }
 
-fn is_ident_byte(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
-}
-
 /// What a lookup in a header's items looks for.
 #[derive(Debug, Clone, Copy)]
 enum Lookup {
@@ -112,7 +109,7 @@ impl Items {
         while i < b.len() {
             if b[i] == b'_' || b[i].is_ascii_alphabetic() {
                 let s = i;
-                while i < b.len() && is_ident_byte(b[i]) {
+                while i < b.len() && ident::is_byte(b[i]) {
                     i += 1;
                 }
                 names
@@ -120,7 +117,7 @@ impl Items {
                     .or_default()
                     .push(s as u32);
             } else if b[i].is_ascii_digit() {
-                while i < b.len() && is_ident_byte(b[i]) {
+                while i < b.len() && ident::is_byte(b[i]) {
                     i += 1;
                 }
             } else {
@@ -423,7 +420,7 @@ pub fn summarize_text(
     let mut facts = FactSet::from(own);
     let dir = path.parent().unwrap_or(Path::new(""));
     let rel_dir = out.path.parent().unwrap_or(Path::new("")).to_path_buf();
-    let includes = slots::local_includes(&pf);
+    let includes = fgft_base::includes::local_includes(&pf.path, &pf.text, &[]);
     out.included = includes
         .iter()
         .filter(|p| p.extension().is_some_and(|e| e == "c"))
@@ -760,11 +757,9 @@ fn macro_sum(pf: &ParsedFile, n: Node<'_>) -> Option<FnSum> {
                 i += 1;
                 continue;
             }
-            if c.is_ascii_alphabetic() || c == b'_' {
+            if ident::is_start(c) {
                 let s = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
+                i = ident::word_end(b, i);
                 let mut j = i;
                 while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
                     j += 1;
@@ -793,9 +788,7 @@ fn macro_sum(pf: &ParsedFile, n: Node<'_>) -> Option<FnSum> {
                 continue;
             }
             if c.is_ascii_digit() {
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
+                i = ident::word_end(b, i);
                 continue;
             }
             i += 1;
@@ -830,17 +823,11 @@ fn struct_members(pf: &ParsedFile, n: Node<'_>, out: &mut Vec<FieldDecl>) {
         // typedef struct { ... } name;
         if let Some(d) = td.child_by_field_name("declarator") {
             let rec = pf.node_text(d).to_string();
-            if is_ident(&rec) {
+            if ident::is_ident(&rec) {
                 record_fields(pf, &rec, body, out);
             }
         }
     }
-}
-
-fn is_ident(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-        && !s.as_bytes()[0].is_ascii_digit()
 }
 
 fn record_fields(pf: &ParsedFile, rec: &str, body: Node<'_>, out: &mut Vec<FieldDecl>) {

@@ -1,7 +1,7 @@
 //! fgft-survey: `fgft-cc survey TREE`.
 //!
 //! Every `.c` and `.rs` file under a kernel tree, grouped into driver modules
-//! by the `obj-` lines of each `Makefile`/`Kbuild` ([`kbuild`]); per module,
+//! by the `obj-` lines of each `Makefile`/`Kbuild` ([`fgft_base::makefile`]); per module,
 //! entry points by slot kind, PM callbacks (can a device checkpoint be
 //! derived?), kernel APIs reached from the entry points that have no
 //! compensation-table entry, the marshaling hints needed, parse health and a
@@ -15,13 +15,13 @@
 
 pub mod apis;
 pub mod csum;
-pub mod kbuild;
 pub mod model;
 pub mod report;
 pub mod rust;
 
 use crate::model::{FileSummary, Lang};
 use crate::report::{Survey, Unit, UnitKind};
+use fgft_base::makefile;
 use fgft_facts::slots::SlotTable;
 use fgft_parse::{Budget, Options, ParseError};
 use rayon::prelude::*;
@@ -145,11 +145,11 @@ pub fn group(tree: &Path, d: &Discovered) -> Vec<Unit> {
         };
         let text = String::from_utf8_lossy(&text);
         let dir_s = slash(dir);
-        for m in kbuild::parse(&text).modules() {
-            let name = kbuild::normalize(&format!("{dir_s}/{}", m.name));
+        for m in makefile::parse(&text).modules() {
+            let name = makefile::normalize(&format!("{dir_s}/{}", m.name));
             let mut files = BTreeSet::new();
             for o in &m.objects {
-                let stem = kbuild::normalize(&format!("{dir_s}/{}", o.trim_end_matches(".o")));
+                let stem = makefile::normalize(&format!("{dir_s}/{}", o.trim_end_matches(".o")));
                 for ext in ["c", "rs"] {
                     if let Some(&i) = index.get(&format!("{stem}.{ext}")) {
                         files.insert(i);
@@ -265,7 +265,7 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
         .sources
         .iter()
         .enumerate()
-        .map(|(i, p)| (kbuild::normalize(&slash(p)), i))
+        .map(|(i, p)| (makefile::normalize(&slash(p)), i))
         .collect();
     // Units are processed in parallel, and the files of each unit too; a
     // unit's summaries live until its report is made, then only the report
@@ -295,7 +295,7 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
                         .1
                         .included
                         .iter()
-                        .filter_map(|p| index.get(&kbuild::normalize(&slash(p))).copied())
+                        .filter_map(|p| index.get(&makefile::normalize(&slash(p))).copied())
                         .filter(|i| have.insert(*i))
                         .collect();
                     for i in inc {

@@ -196,7 +196,7 @@ fn rel(s: &FileSummary) -> String {
 /// A header's name in the report: relative to the tree when under it.
 fn header_name(tree: &Path, p: &Path) -> String {
     let shown = p.strip_prefix(tree).unwrap_or(p);
-    crate::kbuild::normalize(&shown.to_string_lossy().replace('\\', "/"))
+    fgft_base::makefile::normalize(&shown.to_string_lossy().replace('\\', "/"))
 }
 
 fn is_save(field: &str) -> bool {

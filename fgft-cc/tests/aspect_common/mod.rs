@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+use fgft_base::kbuild::Make;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -60,25 +61,14 @@ pub fn aspect(args: &[&str]) -> (i32, String, String) {
 /// `make -C kdir M=dir modules`; panics with the output on failure or on
 /// any warning.
 pub fn kbuild(kdir: &Path, dir: &Path) {
-    let out = Command::new("make")
-        .arg("-C")
-        .arg(kdir)
-        .arg(format!("M={}", dir.display()))
-        .arg("modules")
+    let out = Make::new(kdir, dir)
+        .target("modules")
         .env("LC_ALL", "C")
         .env_remove("MAKEFLAGS")
-        .output()
+        .run()
         .expect("run make");
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(
-        out.status.success(),
-        "kbuild of {} failed:\n{text}",
-        dir.display()
-    );
+    let text = out.combined();
+    assert!(out.success(), "kbuild of {} failed:\n{text}", dir.display());
     let warnings: Vec<&str> = text
         .lines()
         .filter(|l| l.contains("warning:") || l.contains("WARNING:"))

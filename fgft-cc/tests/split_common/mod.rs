@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+use fgft_base::kbuild::Make;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -226,41 +227,27 @@ pub fn build_runtime(kdir: &Path, dir: &Path) -> PathBuf {
         .expect("cp runtime-kmod");
     assert!(st.success());
     let rt = dir.join("runtime-kmod");
-    let out = Command::new("make")
-        .arg("-C")
-        .arg(kdir)
-        .arg(format!("M={}", rt.display()))
-        .arg("FGFT_NO_SELFTEST=y")
-        .arg("modules")
-        .output()
+    let out = Make::new(kdir, &rt)
+        .var("FGFT_NO_SELFTEST", "y")
+        .target("modules")
+        .run()
         .expect("make runtime");
     assert!(
-        out.status.success(),
-        "building the runtime for {}: {}{}",
+        out.success(),
+        "building the runtime for {}: {}",
         kdir.display(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
+        out.combined()
     );
     rt.join("Module.symvers")
 }
 
 /// `make -C kdir M=dir modules`: (success, combined output).
 pub fn kbuild(kdir: &Path, dir: &Path) -> (bool, String) {
-    let out = Command::new("make")
-        .arg("-C")
-        .arg(kdir)
-        .arg(format!("M={}", dir.display()))
-        .arg("modules")
-        .output()
+    let out = Make::new(kdir, dir)
+        .target("modules")
+        .run()
         .expect("run make");
-    (
-        out.status.success(),
-        format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ),
-    )
+    (out.success(), out.combined())
 }
 
 /// Lines of a Kbuild log that are warnings or errors (compiler, objtool,

@@ -1,9 +1,9 @@
 //! Out-of-tree Kbuild builds in the target directory.
 
 use crate::{Env, VmError};
+use fgft_base::kbuild::Make;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 /// Copies `src_dir` into `<target>/kbuild/<name>/` (removed first, so every
 /// build starts fresh), each of `extra_dirs` into a subdirectory named after
@@ -40,21 +40,19 @@ pub fn kbuild(
         })?;
         copy_dir(extra, &dir.join(base))?;
     }
-    let cmd = format!("make -C {} M={} modules", kdir.display(), dir.display());
-    let out = Command::new("make")
-        .arg("-C")
-        .arg(kdir)
-        .arg(format!("M={}", dir.display()))
-        .arg("modules")
+    let make = Make::new(kdir, &dir)
+        .target("modules")
         .env_remove("MAKEFLAGS")
-        .env_remove("MFLAGS")
-        .output()
-        .map_err(|source| VmError::Spawn {
+        .env_remove("MFLAGS");
+    let cmd = make.command_line();
+    let out = make.run().map_err(|e| match e {
+        fgft_base::Error::Spawn { cmd, source } => VmError::Spawn { cmd, source },
+        other => VmError::Spawn {
             cmd: cmd.clone(),
-            source,
-        })?;
-    let mut output = String::from_utf8_lossy(&out.stdout).into_owned();
-    output.push_str(&String::from_utf8_lossy(&out.stderr));
+            source: std::io::Error::other(other.to_string()),
+        },
+    })?;
+    let output = out.combined();
     if !out.status.success() {
         return Err(VmError::Build {
             name: name.to_string(),

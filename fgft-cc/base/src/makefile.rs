@@ -1,7 +1,7 @@
 //! Kbuild makefiles: which objects make which module.
 //!
-//! Reads the `obj-` lines of a `Makefile` or `Kbuild` the way Kbuild does,
-//! without running make:
+//! Job: read the `obj-` lines of a `Makefile` or `Kbuild` the way Kbuild
+//! does, without running make:
 //! - `obj-$(CONFIG_X) += foo.o`, `obj-y`, `obj-m` name the modules (and
 //!   built-in objects) of the directory;
 //! - `foo-y`, `foo-objs`, `foo-$(CONFIG_Y)` list the objects of a composite
@@ -10,12 +10,16 @@
 //!   references to other variables (`$(foo-y)`), `$(addprefix)` and
 //!   `$(addsuffix)`.
 //!
-//! Every branch of `ifdef`/`ifeq` blocks is taken, and every assignment adds
+//! Invariants: reading never fails (what is not understood is skipped);
+//! every branch of `ifdef`/`ifeq` blocks is taken, and every assignment adds
 //! to its variable: the survey wants each object any configuration can build,
 //! so the union of the branches is the answer.  A `$(...)` inside a variable
-//! name (`foo-$(CONFIG_X)`) reads as `y`.
+//! name (`foo-$(CONFIG_X)`) reads as `y` (except in [`membership`], which
+//! reports the condition).  Logical lines join physical ones at an odd number
+//! of trailing backslashes; a `#` not escaped by `\` starts a comment.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// One assignment's words, unexpanded.
 #[derive(Debug, Clone)]
@@ -470,7 +474,7 @@ fn config_symbols(name: &str) -> Vec<String> {
     while let Some(k) = rest.find("CONFIG_") {
         let tail = &rest[k..];
         let end = tail
-            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+            .find(|c: char| !crate::ident::is_char(c))
             .unwrap_or(tail.len());
         out.push(tail[..end].to_string());
         rest = &tail[end..];
@@ -496,51 +500,34 @@ fn matching(b: &[u8], open_at: usize, open: u8, close: u8) -> Option<usize> {
 
 /// Whitespace-separated words, keeping `$(...)` (which may hold spaces) whole.
 fn split_words(s: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut depth = 0usize;
-    for c in s.chars() {
-        match c {
-            '(' | '{' => {
-                depth += 1;
-                cur.push(c);
-            }
-            ')' | '}' => {
-                depth = depth.saturating_sub(1);
-                cur.push(c);
-            }
-            c if c.is_whitespace() && depth == 0 => {
-                if !cur.is_empty() {
-                    out.push(std::mem::take(&mut cur));
-                }
-            }
-            c => cur.push(c),
-        }
-    }
-    if !cur.is_empty() {
-        out.push(cur);
-    }
-    out
+    split_top(s, char::is_whitespace)
+        .into_iter()
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 /// Function arguments, split at top-level commas.
 fn split_args(s: &str) -> Vec<String> {
+    split_top(s, |c| c == ',')
+}
+
+/// `s` split at every separator outside `(...)`/`{...}` (the pieces may be
+/// empty).
+fn split_top(s: &str, sep: impl Fn(char) -> bool) -> Vec<String> {
     let mut out = Vec::new();
     let mut cur = String::new();
     let mut depth = 0usize;
     for c in s.chars() {
         match c {
-            '(' | '{' => {
-                depth += 1;
-                cur.push(c);
+            '(' | '{' => depth += 1,
+            ')' | '}' => depth = depth.saturating_sub(1),
+            c if depth == 0 && sep(c) => {
+                out.push(std::mem::take(&mut cur));
+                continue;
             }
-            ')' | '}' => {
-                depth = depth.saturating_sub(1);
-                cur.push(c);
-            }
-            ',' if depth == 0 => out.push(std::mem::take(&mut cur)),
-            c => cur.push(c),
+            _ => {}
         }
+        cur.push(c);
     }
     out.push(cur);
     out
@@ -563,6 +550,44 @@ pub fn normalize(p: &str) -> String {
         }
     }
     parts.join("/")
+}
+
+/// The makefile of a directory: its `Kbuild`, else its `Makefile`.
+pub fn read_dir(dir: &Path) -> Option<String> {
+    ["Kbuild", "Makefile"]
+        .iter()
+        .find_map(|n| std::fs::read_to_string(dir.join(n)).ok())
+}
+
+/// (module, condition) of object `obj` by the first assignment that names
+/// it: `obj-y/obj-m/obj-$(CONFIG_X) += obj` (the object is its own module),
+/// `mod-y += obj`, `mod-objs := obj`, `mod-$(CONFIG_X) += obj` (condition
+/// `CONFIG_X`).  Only the words written on the line count (no expansion).
+pub fn membership(text: &str, obj: &str) -> Option<(String, Option<String>)> {
+    for (_, logical) in logical_lines(text) {
+        let line = strip_comment(&logical);
+        let Some((lhs, rhs)) = split_assignment(&line) else {
+            continue;
+        };
+        let lhs = lhs.trim();
+        if !rhs.split_whitespace().any(|w| w == obj) {
+            continue;
+        }
+        if lhs.starts_with("obj-") {
+            return Some((obj.trim_end_matches(".o").to_string(), None));
+        }
+        for suf in ["-objs", "-y"] {
+            if let Some(m) = lhs.strip_suffix(suf) {
+                return Some((m.to_string(), None));
+            }
+        }
+        if let Some(i) = lhs.find("-$(") {
+            let m = &lhs[..i];
+            let c = lhs[i + 3..].trim_end_matches(')');
+            return Some((m.to_string(), Some(c.to_string())));
+        }
+    }
+    None
 }
 
 #[cfg(test)]
@@ -700,5 +725,28 @@ mod tests {
             let mk = parse(s);
             let _ = mk.modules();
         }
+    }
+
+    #[test]
+    fn membership_of_objects() {
+        let mk = "obj-$(CONFIG_MOUSE_PS2) += psmouse.o\npsmouse-objs := psmouse-base.o synaptics.o\npsmouse-$(CONFIG_MOUSE_PS2_ALPS) += alps.o\n";
+        assert_eq!(
+            membership(mk, "psmouse-base.o"),
+            Some(("psmouse".into(), None))
+        );
+        assert_eq!(
+            membership(mk, "alps.o"),
+            Some(("psmouse".into(), Some("CONFIG_MOUSE_PS2_ALPS".into())))
+        );
+        assert_eq!(membership(mk, "psmouse.o"), Some(("psmouse".into(), None)));
+        assert_eq!(membership(mk, "nope.o"), None);
+    }
+
+    #[test]
+    fn membership_across_continuations_and_comments() {
+        let mk = "# e1000.o is not here\ne1000-y := a.o \\\n\tb.o # c.o\n";
+        assert_eq!(membership(mk, "b.o"), Some(("e1000".into(), None)));
+        assert_eq!(membership(mk, "c.o"), None);
+        assert_eq!(membership(mk, "e1000.o"), None);
     }
 }

@@ -1,0 +1,214 @@
+//! The slot table: the slot structures, table macros and registering calls
+//! of `slots.toml` (built in, plus extension files), compiled for lookup.
+//!
+//! Invariant: a table is read once and never changes; extension files add
+//! to the built-in table, never remove from it.
+
+use super::*;
+use fgft_parse::tables::{self, TableSource};
+use fgft_parse::ParseError;
+use serde::Deserialize;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
+
+const BUILTIN: &str = include_str!("../../../tables/slots.toml");
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct SlotFile {
+    #[serde(default)]
+    wrappers: Vec<String>,
+    #[serde(default, rename = "struct")]
+    structs: BTreeMap<String, StructDef>,
+    #[serde(default, rename = "macro")]
+    macros: BTreeMap<String, MacroDef>,
+    #[serde(default, rename = "call")]
+    calls: BTreeMap<String, Vec<(usize, String)>>,
+}
+
+/// One slot structure.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StructDef {
+    #[serde(default)]
+    pub kind: String,
+    #[serde(default)]
+    pub header: String,
+    /// Positional initializers may be mapped by `fields` order.
+    #[serde(default)]
+    pub positional: bool,
+    #[serde(default)]
+    pub fields: Vec<String>,
+    #[serde(default)]
+    pub functions: Vec<String>,
+    #[serde(default)]
+    pub nested: BTreeMap<String, String>,
+    #[serde(default)]
+    pub pointers: BTreeMap<String, String>,
+}
+
+/// A macro that fills a slot structure.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MacroDef {
+    #[serde(rename = "struct")]
+    pub struct_name: String,
+    pub var: Option<usize>,
+    #[serde(default)]
+    pub args: Vec<Vec<String>>,
+    #[serde(default)]
+    pub derived: BTreeMap<String, String>,
+}
+
+/// The compiled slot table.
+#[derive(Debug, Clone, Default)]
+pub struct SlotTable {
+    pub structs: HashMap<String, StructDef>,
+    pub macros: HashMap<String, MacroDef>,
+    /// Registering call -> (argument, struct, field).
+    pub calls: HashMap<String, Vec<(usize, String, String)>>,
+    pub wrappers: HashSet<String>,
+    /// Function field name -> structures that have it.
+    pub(super) fn_field_owners: HashMap<String, Vec<String>>,
+    /// Pointer field name -> pointed slot structures.
+    pub(super) ptr_field_targets: HashMap<String, Vec<String>>,
+    /// The keys of `fn_field_owners` and `ptr_field_targets`.
+    slot_fields: HashSet<String, fgft_parse::hints::FxBuild>,
+    /// Finds the names of `calls` and `macros` in a text (leftmost first:
+    /// every occurrence overlaps a match); `None` when not built or when a
+    /// name is empty (the scan then enters every node).
+    pub(super) call_names: Option<aho_corasick::AhoCorasick>,
+}
+
+impl SlotTable {
+    /// The built-in table only.
+    pub fn builtin() -> Result<SlotTable, ParseError> {
+        Self::from_sources(&[TableSource {
+            path: None,
+            text: BUILTIN.to_string(),
+        }])
+    }
+
+    /// The built-in table extended by `slots.toml` files in `FGFT_TABLES`
+    /// directories and `extra_dirs`.
+    pub fn load(extra_dirs: &[PathBuf]) -> Result<SlotTable, ParseError> {
+        let dirs = tables::table_dirs(extra_dirs);
+        Self::from_sources(&tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?)
+    }
+
+    /// Builds a table; later sources add or replace structures and macros.
+    pub fn from_sources(sources: &[TableSource]) -> Result<SlotTable, ParseError> {
+        let mut t = SlotTable::default();
+        for src in sources {
+            let f: SlotFile = tables::parse_toml(src, TABLE_NAME)?;
+            t.wrappers.extend(f.wrappers);
+            for (name, def) in f.structs {
+                for fun in &def.functions {
+                    if def.positional && !def.fields.contains(fun) {
+                        return Err(tables::table_error(
+                            src,
+                            TABLE_NAME,
+                            fun,
+                            format!("struct {name}: function `{fun}` is not in its `fields` list"),
+                        ));
+                    }
+                }
+                t.structs.insert(name, def);
+            }
+            for (name, m) in f.macros {
+                for tmpl in m.derived.values() {
+                    if !tmpl.contains('{') {
+                        return Err(tables::table_error(
+                            src,
+                            TABLE_NAME,
+                            tmpl,
+                            format!(
+                                "macro {name}: derived name `{tmpl}` uses no argument (`{{0}}`)"
+                            ),
+                        ));
+                    }
+                }
+                t.macros.insert(name, m);
+            }
+            for (name, slots) in f.calls {
+                let mut v = Vec::new();
+                for (pos, slot) in slots {
+                    let Some((s, fld)) = slot.split_once('.') else {
+                        return Err(tables::table_error(
+                            src,
+                            TABLE_NAME,
+                            &slot,
+                            format!("call {name}: slot `{slot}` must be `struct.field`"),
+                        ));
+                    };
+                    v.push((pos, s.to_string(), fld.to_string()));
+                }
+                t.calls.insert(name, v);
+            }
+        }
+        t.index();
+        Ok(t)
+    }
+
+    fn index(&mut self) {
+        self.fn_field_owners.clear();
+        self.ptr_field_targets.clear();
+        let mut names: Vec<&String> = self.structs.keys().collect();
+        names.sort();
+        for name in names {
+            let def = &self.structs[name];
+            for f in &def.functions {
+                self.fn_field_owners
+                    .entry(f.clone())
+                    .or_default()
+                    .push(name.clone());
+            }
+            for (f, target) in &def.pointers {
+                self.ptr_field_targets
+                    .entry(f.clone())
+                    .or_default()
+                    .push(target.clone());
+            }
+        }
+        self.slot_fields = self
+            .fn_field_owners
+            .keys()
+            .chain(self.ptr_field_targets.keys())
+            .cloned()
+            .collect();
+        let mut names: Vec<&str> = self
+            .calls
+            .keys()
+            .chain(self.macros.keys())
+            .map(String::as_str)
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        self.call_names = if names.iter().any(|n| n.is_empty()) {
+            None
+        } else {
+            aho_corasick::AhoCorasick::builder()
+                .match_kind(aho_corasick::MatchKind::LeftmostFirst)
+                .build(names)
+                .ok()
+        };
+    }
+
+    /// Whether some slot structure has a function or slot-pointer field
+    /// named `f` (a member store elsewhere fills no slot).
+    pub(super) fn is_slot_field(&self, f: &str) -> bool {
+        self.slot_fields.contains(f)
+    }
+
+    pub(super) fn kind_of(&self, s: &str) -> String {
+        self.structs
+            .get(s)
+            .map(|d| d.kind.clone())
+            .filter(|k| !k.is_empty())
+            .unwrap_or_else(|| match s {
+                "module" => "module".into(),
+                "irqaction" => "irq".into(),
+                _ => "other".into(),
+            })
+    }
+}
