@@ -1,10 +1,10 @@
 //! The macro-semantics table (`tables/aspect-macros.toml`, embedded, plus user
 //! extension files found like every fgft table).
 
-use fgft_parse::tables;
+use fgft_parse::modinit::ModuleMacros;
+use fgft_parse::tables::{self, TableDirs};
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 
 pub const TABLE_NAME: &str = "aspect-macros.toml";
 const BUILTIN: &str = include_str!("../tables/aspect-macros.toml");
@@ -24,8 +24,6 @@ struct File {
     same_type_arg: BTreeMap<String, usize>,
     #[serde(default)]
     returns: BTreeMap<String, String>,
-    #[serde(default)]
-    module_driver: BTreeMap<String, [String; 2]>,
 }
 
 /// The compiled table.
@@ -37,15 +35,19 @@ pub struct Table {
     pub type_arg_pointer: HashMap<String, usize>,
     pub same_type_arg: HashMap<String, usize>,
     pub returns: HashMap<String, String>,
-    pub module_driver: HashMap<String, [String; 2]>,
+    /// The `module_*_driver` helpers (`module-init.toml`, shared with split).
+    pub module_macros: ModuleMacros,
 }
 
 impl Table {
-    /// The built-in table plus extension files from `FGFT_TABLES` and `extra`.
-    pub fn load(extra: &[PathBuf]) -> Result<Table, fgft_parse::ParseError> {
-        let dirs = tables::table_dirs(extra);
-        let mut t = Table::default();
-        for src in tables::extension_files(BUILTIN, TABLE_NAME, &dirs)? {
+    /// The built-in table plus the extension files in `dirs`, and the
+    /// module-init table.
+    pub fn load(dirs: &TableDirs) -> Result<Table, fgft_parse::ParseError> {
+        let mut t = Table {
+            module_macros: ModuleMacros::load(dirs)?,
+            ..Table::default()
+        };
+        for src in dirs.sources(BUILTIN, TABLE_NAME)? {
             let f: File = tables::parse_toml(&src, TABLE_NAME)?;
             t.unevaluated.extend(f.unevaluated);
             t.evaluated_args.extend(f.evaluated_args);
@@ -53,7 +55,6 @@ impl Table {
             t.type_arg_pointer.extend(f.type_arg_pointer);
             t.same_type_arg.extend(f.same_type_arg);
             t.returns.extend(f.returns);
-            t.module_driver.extend(f.module_driver);
         }
         Ok(t)
     }
@@ -63,10 +64,10 @@ impl Table {
 mod tests {
     #[test]
     fn builtin_parses() {
-        let t = super::Table::load(&[]).unwrap();
+        let t = super::Table::load(&super::TableDirs::none()).unwrap();
         assert!(t.unevaluated.contains("sizeof"));
         assert_eq!(t.writes.get("WRITE_ONCE"), Some(&0));
         assert_eq!(t.type_arg_pointer.get("container_of"), Some(&1));
-        assert!(t.module_driver.contains_key("module_pci_driver"));
+        assert!(t.module_macros.contains("module_pci_driver"));
     }
 }

@@ -737,7 +737,7 @@ fn module_hooks(text: &str, table: &Table) -> ModuleHooks {
             exit = Some(f);
         } else if t.starts_with("module_") {
             let name: String = t.chars().take_while(|&c| ident::is_char(c)).collect();
-            if table.module_driver.contains_key(&name) {
+            if table.module_macros.contains(&name) {
                 if let Some(arg) = call(&name) {
                     if let Some(semi) = t.find(';') {
                         let start = off + lead;
@@ -796,7 +796,7 @@ fn is_guard(file: &scan::SrcFile, n: tree_sitter::Node<'_>) -> bool {
 
 /// Weaves `aspect` into `driver`.
 pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, AspectError> {
-    let table = Table::load(&opts.tables)?;
+    let table = Table::load(&fgft_parse::tables::TableDirs::resolve(&opts.tables))?;
     let mut env = driver.type_env();
     let mut warnings = Vec::new();
     if let Some(kdir) = &opts.kdir {
@@ -897,13 +897,14 @@ pub fn weave(aspect: &Aspect, driver: &Driver, opts: &Options) -> Result<Woven, 
     // spelled out.
     if let Some((fi, (range, mac, arg))) = &module_driver {
         if w.infra.init.is_empty() {
-            let [reg, unreg] = table.module_driver[mac].clone();
+            let m = &table.module_macros.get(mac).expect("a known module macro");
+            let (reg, unreg) = (m.register_call(arg), m.unregister_call(arg));
             let line = driver.files[*fi].pf.line_of(range.end) + 1;
             let text = format!(
                 "/* {mac}({arg}), spelled out by fgft-cc aspect */\n\
-                 static int __init {prefix}_module_init(void)\n{{\n\t{prefix}_init();\n\treturn {prefix}_init_done({reg}(&{arg}));\n}}\n\
+                 static int __init {prefix}_module_init(void)\n{{\n\t{prefix}_init();\n\treturn {prefix}_init_done({reg});\n}}\n\
                  module_init({prefix}_module_init);\n\n\
-                 static void __exit {prefix}_module_exit(void)\n{{\n\t{unreg}(&{arg});\n\t{prefix}_exit();\n}}\n\
+                 static void __exit {prefix}_module_exit(void)\n{{\n\t{unreg};\n\t{prefix}_exit();\n}}\n\
                  module_exit({prefix}_module_exit);\n#line {line}"
             );
             w.edits[*fi].push(Edit::replace(range.clone(), text));

@@ -33,15 +33,15 @@ struct Input {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    let dirs = fgft_parse::tables::TableDirs::resolve(&args.tables);
     let opts = Options {
         hints: Some(Arc::new(
-            fgft_parse::HintTable::load(&args.tables)
+            fgft_parse::HintTable::load(&dirs)
                 .map_err(|e| CliError::Located(vec![located(e, false)]))?,
         )),
         budget: fgft_parse::Budget::default(),
     };
-    let table =
-        SlotTable::load(&args.tables).map_err(|e| CliError::Located(vec![located(e, false)]))?;
+    let table = SlotTable::load(&dirs).map_err(|e| CliError::Located(vec![located(e, false)]))?;
     let mut diags = Vec::new();
     let inputs = collect_inputs(&args.sources, &mut diags);
     let (roots, mut errs) = find_roots(&inputs, &opts, &table);

@@ -91,7 +91,8 @@ fn main() {
     if dirs.is_empty() {
         usage();
     }
-    let table = fgft_parse::hints::HintTable::load(&[]).unwrap_or_else(|e| fail(e.to_string()));
+    let table = fgft_parse::hints::HintTable::load(&fgft_parse::tables::TableDirs::none())
+        .unwrap_or_else(|e| fail(e.to_string()));
     let mut paths = Vec::new();
     for d in &dirs {
         walk(d, headers, &mut paths);

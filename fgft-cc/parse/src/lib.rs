@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 mod cond;
 pub mod health;
 pub mod hints;
+pub mod modinit;
 pub mod tables;
 pub mod types;
 pub mod walk;
@@ -117,14 +118,14 @@ impl Options {
 pub fn default_hints() -> Result<Arc<HintTable>, ParseError> {
     static DEFAULT: OnceLock<Result<Arc<HintTable>, String>> = OnceLock::new();
     let r = DEFAULT.get_or_init(|| {
-        HintTable::load(&[])
+        HintTable::load(&tables::TableDirs::resolve(&[]))
             .map(Arc::new)
             .map_err(|e| e.to_string())
     });
     match r {
         Ok(t) => Ok(t.clone()),
         // Reload to return the full, located error (cheap: the error path only).
-        Err(_) => HintTable::load(&[]).map(Arc::new),
+        Err(_) => HintTable::load(&tables::TableDirs::resolve(&[])).map(Arc::new),
     }
 }
 

@@ -29,17 +29,45 @@ impl TableSource {
     }
 }
 
-/// Table directories: those of `FGFT_TABLES` first, then `extra` (command line).
-pub fn table_dirs(extra: &[PathBuf]) -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::env::var_os(TABLES_ENV)
-        .map(|v| {
-            std::env::split_paths(&v)
-                .filter(|p| !p.as_os_str().is_empty())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.extend(extra.iter().cloned());
-    dirs
+/// The table directories of one run: those of `FGFT_TABLES` first, then
+/// the command line's (`--tables`).  Resolved once, at the edge (the CLI or
+/// a library's entry point), and passed to every loader; no loader reads
+/// the environment or an option itself.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TableDirs(Vec<PathBuf>);
+
+impl TableDirs {
+    /// `FGFT_TABLES`, then `extra`.
+    pub fn resolve(extra: &[PathBuf]) -> TableDirs {
+        let mut dirs: Vec<PathBuf> = std::env::var_os(TABLES_ENV)
+            .map(|v| {
+                std::env::split_paths(&v)
+                    .filter(|p| !p.as_os_str().is_empty())
+                    .collect()
+            })
+            .unwrap_or_default();
+        dirs.extend(extra.iter().cloned());
+        TableDirs(dirs)
+    }
+
+    /// Exactly these directories (no environment).
+    pub fn of(dirs: Vec<PathBuf>) -> TableDirs {
+        TableDirs(dirs)
+    }
+
+    /// No directory: the built-in tables only.
+    pub fn none() -> TableDirs {
+        TableDirs(Vec::new())
+    }
+
+    pub fn dirs(&self) -> &[PathBuf] {
+        &self.0
+    }
+
+    /// The built-in text of table `name`, then its extension files.
+    pub fn sources(&self, builtin: &str, name: &str) -> Result<Vec<TableSource>, ParseError> {
+        extension_files(builtin, name, &self.0)
+    }
 }
 
 /// Reads the built-in table text followed by every extension file called `name`

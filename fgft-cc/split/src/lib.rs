@@ -115,7 +115,11 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         runtime_symvers: opts.runtime_symvers.clone(),
         no_read_checks: opts.no_read_checks,
         origin: origin(opts, &fl.files),
-        module_macros: tables.module_macros.clone(),
+        module_macros: tables
+            .module_macros
+            .iter()
+            .map(|(k, m)| (k.to_string(), (m.register.clone(), m.unregister.clone())))
+            .collect(),
         kdir: opts.kdir.clone(),
     };
     let out = match emit::emit(&inputs, &plan, &tables.api, &eopts) {

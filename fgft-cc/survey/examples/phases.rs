@@ -20,7 +20,7 @@ fn main() {
     let (d, opts, table) = match (
         fgft_survey::discover(tree),
         Options::with_default_hints(),
-        SlotTable::load(&[]),
+        SlotTable::load(&fgft_parse::tables::TableDirs::none()),
     ) {
         (Ok(d), Ok(o), Ok(t)) => (d, o, t),
         _ => {

@@ -7,10 +7,10 @@
 //! full table is read by `fgft-cc split`; here unknown keys are tolerated so
 //! the survey keeps working while the table grows.
 
-use fgft_parse::tables::{self, TableSource};
+use fgft_parse::tables::{self, TableDirs, TableSource};
 use fgft_parse::ParseError;
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 pub const TABLE_NAME: &str = "compensations.toml";
 const BUILTIN: &str = include_str!("../../tables/compensations.toml");
@@ -22,21 +22,18 @@ pub struct KnownApis {
 }
 
 impl KnownApis {
-    /// The built-in table extended by `FGFT_TABLES` and `extra_dirs`.
-    pub fn load(extra_dirs: &[PathBuf]) -> Result<KnownApis, ParseError> {
-        let dirs = tables::table_dirs(extra_dirs);
-        Self::from_sources(&tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?)
+    /// The built-in table extended by the files in `dirs`.
+    pub fn load(dirs: &TableDirs) -> Result<KnownApis, ParseError> {
+        Self::from_sources(&dirs.sources(BUILTIN, TABLE_NAME)?)
     }
 
-    /// `file` instead of the built-in table, extended by `FGFT_TABLES` and
-    /// `extra_dirs`.
-    pub fn load_replacing(file: &Path, extra_dirs: &[PathBuf]) -> Result<KnownApis, ParseError> {
+    /// `file` instead of the built-in table, extended by the files in `dirs`.
+    pub fn load_replacing(file: &Path, dirs: &TableDirs) -> Result<KnownApis, ParseError> {
         let text = std::fs::read_to_string(file).map_err(|source| ParseError::Io {
             path: file.to_path_buf(),
             source,
         })?;
-        let dirs = tables::table_dirs(extra_dirs);
-        let mut sources = tables::extension_files("", TABLE_NAME, &dirs)?;
+        let mut sources = dirs.sources("", TABLE_NAME)?;
         sources[0] = TableSource {
             path: Some(file.to_path_buf()),
             text,
@@ -90,7 +87,7 @@ mod tests {
 
     #[test]
     fn builtin_and_extension() {
-        let k = KnownApis::load(&[]).unwrap();
+        let k = KnownApis::load(&TableDirs::none()).unwrap();
         assert!(k.contains("kmalloc"));
         assert!(k.contains("ARRAY_SIZE"));
         assert!(!k.contains("surely_not_a_kernel_api"));

@@ -215,16 +215,17 @@ impl Context {
         if let Some(t) = opts.budget {
             budget.time = t;
         }
-        let hints = fgft_parse::hints::HintTable::load(&opts.tables)?;
+        let dirs = fgft_parse::tables::TableDirs::resolve(&opts.tables);
+        let hints = fgft_parse::hints::HintTable::load(&dirs)?;
         let popts = Options {
             hints: Some(std::sync::Arc::new(hints)),
             budget,
         };
         Ok(Context {
-            c: csum::CContext::new(popts, SlotTable::load(&opts.tables)?),
+            c: csum::CContext::new(popts, SlotTable::load(&dirs)?),
             apis: match &opts.api_table {
-                Some(f) => apis::KnownApis::load_replacing(f, &opts.tables)?,
-                None => apis::KnownApis::load(&opts.tables)?,
+                Some(f) => apis::KnownApis::load_replacing(f, &dirs)?,
+                None => apis::KnownApis::load(&dirs)?,
             },
         })
     }

@@ -5,11 +5,10 @@
 //! to the built-in table, never remove from it.
 
 use super::*;
-use fgft_parse::tables::{self, TableSource};
+use fgft_parse::tables::{self, TableDirs, TableSource};
 use fgft_parse::ParseError;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 
 const BUILTIN: &str = include_str!("../../../tables/slots.toml");
 
@@ -91,9 +90,8 @@ impl SlotTable {
 
     /// The built-in table extended by `slots.toml` files in `FGFT_TABLES`
     /// directories and `extra_dirs`.
-    pub fn load(extra_dirs: &[PathBuf]) -> Result<SlotTable, ParseError> {
-        let dirs = tables::table_dirs(extra_dirs);
-        Self::from_sources(&tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?)
+    pub fn load(dirs: &TableDirs) -> Result<SlotTable, ParseError> {
+        Self::from_sources(&dirs.sources(BUILTIN, TABLE_NAME)?)
     }
 
     /// Builds a table; later sources add or replace structures and macros.

@@ -6,11 +6,10 @@
 //! that tells tables apart in caches.
 
 use super::*;
-use crate::tables::{self, TableSource};
+use crate::tables::{self, TableDirs, TableSource};
 use crate::ParseError;
 use serde::Deserialize;
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// File name of the table (built-in and extension files).
@@ -225,9 +224,8 @@ impl HintTable {
 
     /// The built-in table extended by `macro-hints.toml` files in `FGFT_TABLES`
     /// directories and in `extra_dirs`.
-    pub fn load(extra_dirs: &[PathBuf]) -> Result<HintTable, ParseError> {
-        let dirs = tables::table_dirs(extra_dirs);
-        Self::from_sources(&tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?)
+    pub fn load(dirs: &TableDirs) -> Result<HintTable, ParseError> {
+        Self::from_sources(&dirs.sources(BUILTIN, TABLE_NAME)?)
     }
 
     /// Builds a table from table texts, later ones extending earlier ones.

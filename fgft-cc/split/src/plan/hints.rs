@@ -3,6 +3,7 @@
 use super::{shown_origin, Inputs};
 use crate::diag::Located;
 use fgft_annotations::HintTarget;
+use fgft_base::ident;
 use fgft_facts::program::Program;
 
 /// Every hint names a member of a struct the driver defines (or at least
@@ -80,8 +81,7 @@ fn names_struct(prog: &Program, name: &str) -> bool {
             f.text.match_indices(&needle).any(|(i, _)| {
                 let after = f.text[i + needle.len()..].chars().next();
                 let before = f.text[..i].chars().next_back();
-                !after.is_some_and(|c| c == '_' || c.is_ascii_alphanumeric())
-                    && !before.is_some_and(|c| c == '_' || c.is_ascii_alphanumeric())
+                !after.is_some_and(ident::is_char) && !before.is_some_and(ident::is_char)
             })
         })
     })

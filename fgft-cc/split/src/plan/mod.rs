@@ -158,12 +158,6 @@ pub(crate) fn shown_origin(inp: &Inputs<'_>, file: FileId, line: usize) -> Strin
     format!("{}:{line}", inp.files[file].shown.display())
 }
 
-fn c_ident(s: &str) -> String {
-    s.chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
-}
-
 impl Inputs<'_> {
     fn diag(
         &self,
@@ -225,38 +219,11 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
     let prog = inp.prog;
     let mut plan = Plan {
         module: inp.module.clone(),
-        driver: c_ident(&inp.module),
+        driver: fgft_base::ident::underscored(&inp.module),
         ..Default::default()
     };
 
-    // ---- entry points
-    let defined: Vec<&str> = prog
-        .fns
-        .iter()
-        .filter(|f| inp.files[f.file].role != FileRole::Header)
-        .map(|f| f.name.as_str())
-        .collect();
-    let mut seen = BTreeSet::new();
-    let mut entry_names: Vec<String> = Vec::new();
-    for n in inp.ann.isolated_among(&defined) {
-        if seen.insert(n.to_string()) {
-            entry_names.push(n.to_string());
-        }
-    }
-    for p in inp.ann.unmatched_patterns(&defined) {
-        plan.diags.push(Located {
-            path: p.loc.file.clone(),
-            text: std::fs::read_to_string(&p.loc.file).unwrap_or_default(),
-            range: p.loc.start..p.loc.end,
-            message: format!(
-                "isolate pattern `{}` matches no function the driver's sources define",
-                p.text()
-            ),
-            label: "matches nothing".into(),
-            notes: vec![],
-            warning: false,
-        });
-    }
+    let entry_names = entry_names(inp, &mut plan.diags);
     check_hint_targets(inp, &mut plan.diags);
     if entry_names.is_empty() && plan.diags.is_empty() {
         plan.diags.push(Located {
@@ -297,7 +264,50 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
         plan.entries.push(e);
     }
 
-    // ---- SFI-wide facts
+    sfi_wide(inp, &mut plan);
+    device::plan(inp, &mut plan);
+    plan
+}
+
+/// The functions to isolate, in the order the annotations give them; an
+/// error for every isolate pattern that matches nothing.
+fn entry_names(inp: &Inputs<'_>, diags: &mut Vec<Located>) -> Vec<String> {
+    let prog = inp.prog;
+    let defined: Vec<&str> = prog
+        .fns
+        .iter()
+        .filter(|f| inp.files[f.file].role != FileRole::Header)
+        .map(|f| f.name.as_str())
+        .collect();
+    let mut seen = BTreeSet::new();
+    let mut entry_names: Vec<String> = Vec::new();
+    for n in inp.ann.isolated_among(&defined) {
+        if seen.insert(n.to_string()) {
+            entry_names.push(n.to_string());
+        }
+    }
+    for p in inp.ann.unmatched_patterns(&defined) {
+        diags.push(Located {
+            path: p.loc.file.clone(),
+            text: std::fs::read_to_string(&p.loc.file).unwrap_or_default(),
+            range: p.loc.start..p.loc.end,
+            message: format!(
+                "isolate pattern `{}` matches no function the driver's sources define",
+                p.text()
+            ),
+            label: "matches nothing".into(),
+            notes: vec![],
+            warning: false,
+        });
+    }
+    entry_names
+}
+
+/// What every entry's SFI code shares: the SFI functions, the address
+/// table and its uses, the duplicated const globals, the wrapped kernel
+/// functions and the marshaled globals.
+fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
+    let prog = inp.prog;
     for e in &plan.entries {
         plan.sfi_fns.extend(e.closure.fns.iter().cloned());
     }
@@ -369,8 +379,6 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
         plan.kernel_globals
             .extend(e.spec.kernel_globals.iter().cloned());
     }
-    device::plan(inp, &mut plan);
-    plan
 }
 
 /// The uses of address-table names in SFI code (what emit rewrites to

@@ -2,6 +2,7 @@
 //! function bodies and in the driver's macros.  Computed once by the plan;
 //! emit re-points exactly these sites at the stubs.
 
+use fgft_base::ident;
 use fgft_facts::access::{DriverFacts, Site};
 use fgft_facts::program::{FileId, Program, TopKind};
 use std::collections::BTreeMap;
@@ -72,11 +73,11 @@ pub fn macro_body_refs(prog: &Program, name: &str) -> Vec<(FileId, std::ops::Ran
                             let b = a + name.len();
                             let ok_before = a == 0 || {
                                 let c = body.as_bytes()[a - 1];
-                                !(c == b'_' || c.is_ascii_alphanumeric())
+                                !ident::is_byte(c)
                             };
                             let ok_after = b >= body.len() || {
                                 let c = body.as_bytes()[b];
-                                !(c == b'_' || c.is_ascii_alphanumeric() || c == b'(')
+                                !(ident::is_byte(c) || c == b'(')
                             };
                             if ok_before && ok_after {
                                 out.push((fid, v.start_byte() + a..v.start_byte() + b));

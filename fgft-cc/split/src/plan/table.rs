@@ -10,7 +10,7 @@
 
 use crate::diag::{Error, Located};
 use fgft_facts::apicalls::{ApiModel, ApiModels, ArgKind, Returns};
-use fgft_parse::tables::{self, TableSource};
+use fgft_parse::tables::{self, TableDirs, TableSource};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -224,11 +224,9 @@ fn located(src: &TableSource, needle: &str, message: String) -> Error {
 }
 
 impl Table {
-    /// The built-in table extended by `FGFT_TABLES` and `extra` directories.
-    pub fn load(extra: &[PathBuf]) -> Result<Table, Error> {
-        let dirs = tables::table_dirs(extra);
-        let sources = tables::extension_files(BUILTIN, TABLE_NAME, &dirs)?;
-        Table::from_sources(&sources)
+    /// The built-in table extended by the files in `dirs`.
+    pub fn load(dirs: &TableDirs) -> Result<Table, Error> {
+        Table::from_sources(&dirs.sources(BUILTIN, TABLE_NAME)?)
     }
 
     pub fn from_sources(sources: &[TableSource]) -> Result<Table, Error> {
@@ -639,7 +637,7 @@ pub fn parse_proto(name: &str, proto: &str) -> Result<(String, Vec<WParam>, bool
                 p[k + 2..]
                     .trim_start()
                     .chars()
-                    .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
+                    .take_while(|c| fgft_base::ident::is_char(*c))
                     .collect::<String>()
             });
             let pname = fnptr

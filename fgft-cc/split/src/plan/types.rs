@@ -6,6 +6,7 @@ use super::uses::ParamUse;
 use super::{bare_tag, Inputs, Use, Uses};
 use crate::diag::Located;
 use fgft_annotations::{Access, HintKind, HintTarget};
+use fgft_base::ident;
 use fgft_facts::access::{AccessKind, PtrUseKind, Relation, Site};
 use fgft_facts::ctype::CType;
 use fgft_facts::program::Program;
@@ -655,20 +656,15 @@ fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String 
     let mut prev_sig = String::new();
     while i < b.len() {
         let c = b[i];
-        if c == b'_' || c.is_ascii_alphabetic() {
+        if ident::is_start(c) {
             let st = i;
-            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
-                i += 1;
-            }
+            i = ident::word_end(b, i);
             let id = &len[st..i];
             let rest = len[i..].trim_start();
             let after_arrow = prev_sig.ends_with("->") || prev_sig.ends_with('.');
             if rest.starts_with("->") && !members.contains(id) {
                 let r2 = rest[2..].trim_start();
-                let next: String = r2
-                    .chars()
-                    .take_while(|c| *c == '_' || c.is_ascii_alphanumeric())
-                    .collect();
+                let next: String = r2.chars().take_while(|c| ident::is_char(*c)).collect();
                 if members.contains(&next) || members.is_empty() {
                     // `x->member`: the member of the object being copied.
                     out.push_str("o->");
