@@ -103,6 +103,7 @@ pub fn compute(args: &Options) -> Result<Split, Error> {
         return Err(Error::Msg(bad.join("\n")));
     }
     let module_macros = emit::module_macros(&args.tables)?;
+    let private = emit::private_accessors(&args.tables)?;
     let models = table.models(&ann.pure_apis);
     let kglobals: access::KernelGlobals = table.globals.keys().cloned().collect();
     let facts = access::analyze(&prog, &models, &kglobals);
@@ -180,11 +181,17 @@ pub fn compute(args: &Options) -> Result<Split, Error> {
     let eopts = EmitOpts {
         runtime_header: RUNTIME_H.to_string(),
         fgft_header: FGFT_H.to_string(),
-        runtime_symvers: args.runtime_symvers.clone(),
+        runtime_symvers: match &args.runtime_symvers {
+            Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
+                Error::Msg(format!("--runtime-symvers {}: {e}", p.display()))
+            })?),
+            None => None,
+        },
         no_read_checks: args.no_read_checks,
         origin,
         module_macros,
         kdir: args.kdir.clone(),
+        private,
     };
     let out = match emit::emit(&inputs, &plan, &table, &eopts) {
         Ok(o) => o,
