@@ -3,7 +3,7 @@
 //! members it writes, and the cycle-safe copy-out.
 
 use crate::wrap::wrap_call;
-use crate::{EntrySpec, FieldHow, FieldSpec, PrivateAccessors};
+use crate::{EntrySpec, FieldHow, FieldSpec};
 use std::fmt::Write as _;
 
 /// The four signatures of the copy functions of type `i`, in the order of
@@ -32,16 +32,16 @@ pub(crate) fn prototypes(e: &EntrySpec, i: usize) -> [String; 4] {
 }
 
 /// The accessor of the private area type `i` carries (checked to exist by
-/// `EntrySpec::check`).
-fn accessor<'a>(e: &EntrySpec, i: usize, private: &'a PrivateAccessors) -> &'a str {
-    private
-        .get(&e.types[i].c_type)
-        .map(String::as_str)
-        .unwrap_or("FGFT_NO_PRIVATE_ACCESSOR")
+/// `EntrySpec::check`, on the spelling before typeof types got macro names).
+fn accessor<'a>(_e: &EntrySpec, i: usize, private: &'a Accessors) -> &'a str {
+    private[i].as_deref().unwrap_or("FGFT_NO_PRIVATE_ACCESSOR")
 }
 
+/// The private-area accessor of each marshaled type, by index.
+pub(crate) type Accessors = [Option<String>];
+
 /// Appends the copy functions of type `i`.
-pub(crate) fn emit_type(s: &mut String, e: &EntrySpec, i: usize, private: &PrivateAccessors) {
+pub(crate) fn emit_type(s: &mut String, e: &EntrySpec, i: usize, private: &Accessors) {
     let protos = prototypes(e, i);
     copy_in_fields(s, e, i, &protos[0], private);
     copy_in(s, e, i, &protos[1], private);
@@ -59,7 +59,7 @@ fn stmt(s: &mut String, indent: usize, text: &str) {
     let _ = writeln!(s, "{}", wrap_call(indent, text, ";"));
 }
 
-fn copy_in_fields(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &PrivateAccessors) {
+fn copy_in_fields(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &Accessors) {
     let t = &e.types[i];
     let ty = &t.c_type;
     let _ = writeln!(
@@ -198,7 +198,7 @@ fn copy_in_field(s: &mut String, e: &EntrySpec, f: &FieldSpec) {
 
 /// Finds or makes the copy (large enough for a private area), then copies
 /// the members in.
-fn copy_in(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &PrivateAccessors) {
+fn copy_in(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &Accessors) {
     let t = &e.types[i];
     let ty = &t.c_type;
     let _ = writeln!(
@@ -249,7 +249,7 @@ fn follows(how: &FieldHow) -> bool {
     )
 }
 
-fn copy_out_fields(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &PrivateAccessors) {
+fn copy_out_fields(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &Accessors) {
     let t = &e.types[i];
     let ty = &t.c_type;
     let _ = writeln!(

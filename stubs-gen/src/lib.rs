@@ -39,6 +39,20 @@ use std::fmt::Write as _;
 /// of `o`, at a fixed offset from it (the tables' `[private]` entries).
 pub type PrivateAccessors = BTreeMap<String, String>;
 
+/// The private-area accessor of objects of C type `carrier`.  A carrier
+/// fgft only knows through `typeof` (a `void *` member it was stored in)
+/// takes the table's accessor when the table has just one: which API found
+/// the relation is not part of the spec.
+pub fn private_accessor<'a>(private: &'a PrivateAccessors, carrier: &str) -> Option<&'a str> {
+    match private.get(carrier) {
+        Some(a) => Some(a),
+        None if carrier.contains("typeof") && private.len() == 1 => {
+            private.values().next().map(String::as_str)
+        }
+        None => None,
+    }
+}
+
 /// Errors of the stub generator.
 #[derive(Debug, thiserror::Error)]
 pub enum StubError {
@@ -238,7 +252,7 @@ impl EntrySpec {
                         t.ident
                     )));
                 }
-                if !private.contains_key(&t.c_type) {
+                if private_accessor(private, &t.c_type).is_none() {
                     return Err(bad(format!(
                         "{} carries a private area, but no table names its accessor \
                          (a [private] entry of private.toml)",
@@ -317,6 +331,11 @@ pub fn emit_entry(e: &EntrySpec, private: &PrivateAccessors) -> Result<String, S
     // Types spelled with typeof (members of kernel structs fgft does not
     // read) get a macro name: declarations stay readable, and checkpatch
     // reads them as declarations.
+    let accessors: Vec<Option<String>> = e
+        .types
+        .iter()
+        .map(|t| private_accessor(private, &t.c_type).map(str::to_string))
+        .collect();
     let mut e = e.clone();
     let mut type_macros = Vec::new();
     for (i, t) in e.types.iter_mut().enumerate() {
@@ -366,7 +385,7 @@ pub fn emit_entry(e: &EntrySpec, private: &PrivateAccessors) -> Result<String, S
         s.push('\n');
     }
     for i in 0..e.types.len() {
-        copy::emit_type(&mut s, e, i, private);
+        copy::emit_type(&mut s, e, i, &accessors);
     }
     stub::emit_thunk(&mut s, e);
     stub::emit_stub(&mut s, e);

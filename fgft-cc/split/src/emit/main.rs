@@ -1,6 +1,6 @@
 //! The main module: the driver's files with each isolated entry point's
 //! slots pointing at its stub, and per unit one file of generated code
-//! (`<unit>_fgft.c`: stubs, copy functions, address-table binds, global
+//! (`fgft_stubs_<unit>.c`: stubs, copy functions, address-table binds, global
 //! copies, device checkpoint glue, registration) that the unit includes
 //! with one line at its end.
 
@@ -19,7 +19,7 @@ mod init;
 /// Edits and generated code of the main module's files.
 pub(crate) struct MainFiles {
     pub edits: Vec<Edits>,
-    /// Generated code of each file (its `<unit>_fgft.c`).
+    /// Generated code of each file (its `fgft_stubs_<unit>.c`).
     pub tails: Vec<String>,
     /// Files that get generated code.
     pub needs_code: BTreeSet<FileId>,
@@ -405,7 +405,7 @@ fn dropped_calls(text: &str) -> String {
 }
 
 /// Applies the main edits; a file with generated code ends with the
-/// #include of its `<unit>_fgft.c`.
+/// #include of its `fgft_stubs_<unit>.c`.
 fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
     let d = cx.plan.driver.clone();
     for (fid, df) in cx.inp.files.iter().enumerate() {
@@ -450,13 +450,13 @@ fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
     }
 }
 
-/// `e1000_main.c` -> `e1000_main_fgft.c`.
+/// `e1000_main.c` -> `fgft_stubs_e1000_main.c`.
 fn code_file_name(rel: &Path) -> String {
     let stem = rel
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
-    format!("{stem}_fgft.c")
+    format!("fgft_stubs_{stem}.c")
 }
 
 /// Declarations shared by main-module files.

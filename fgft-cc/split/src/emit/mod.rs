@@ -15,7 +15,7 @@
 //! fgft_rt.symvers          the runtime's symbol versions (--runtime-symvers)
 //! main/<driver files>      the original files with byte-range edits; a
 //!                          unit with generated code ends with one #include
-//! main/<unit>_fgft.c       that code: stubs, copy functions, binds, init
+//! main/fgft_stubs_<unit>.c that code: stubs, copy functions, binds, init
 //! main/fgft_stubs.h        stub helpers (stubs-gen)
 //! main/fgft_<m>_main.h     declarations shared by the main-module files
 //! main/fgft_<m>_gtab.h     names of the address-table slots (both modules)
