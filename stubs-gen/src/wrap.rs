@@ -173,10 +173,66 @@ fn wrap_ops_at(first: &str, cont: &str, text: &str, suffix: &str) -> String {
             out.push(' ');
             cur_w += 1;
         }
+        if cur_w + width(&piece) > HARD {
+            // One long operand (a chain of casts and members): broken
+            // after a cast or an opening parenthesis.
+            let w = break_operand(cur_w, cont, &piece);
+            cur_w = w.lines().last().map(width).unwrap_or(0);
+            out.push_str(&w);
+            continue;
+        }
         out.push_str(&piece);
         cur_w += width(&piece);
     }
     out
+}
+
+/// `piece`, starting at column `col`, broken after casts (`*)`) or opening
+/// parentheses so that each line ends by column 100 where it can;
+/// continuation lines start with `cont`.
+fn break_operand(col: usize, cont: &str, piece: &str) -> String {
+    let b = piece.as_bytes();
+    let mut out = String::new();
+    let mut start = 0;
+    let mut col = col;
+    loop {
+        let rest = &piece[start..];
+        if col + width(rest) <= HARD {
+            out.push_str(rest);
+            return out;
+        }
+        // The last break point that keeps the line within the limit.
+        let mut cut = None;
+        let mut i = start;
+        while i < b.len() {
+            match b[i] {
+                b'"' | b'\'' => i = skip_literal(b, i),
+                b'(' if i > start => {
+                    if col + width(&piece[start..=i]) > HARD {
+                        break;
+                    }
+                    cut = Some(i + 1);
+                }
+                b')' if i > start && b[i - 1] == b'*' => {
+                    if col + width(&piece[start..=i]) > HARD {
+                        break;
+                    }
+                    cut = Some(i + 1);
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        let Some(c) = cut.filter(|&c| c < b.len()) else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(&piece[start..c]);
+        out.push('\n');
+        out.push_str(cont);
+        col = width(cont);
+        start = c;
+    }
 }
 
 /// Pieces of `s` ending after each top-level binary operator (`a +`,

@@ -325,12 +325,29 @@ fn maybe_unused(pf: &fgft_parse::ParsedFile, item: std::ops::Range<usize>, ed: &
             None => return,
         }
     }
-    let mut c = node.walk();
-    let is_static = node
-        .children(&mut c)
-        .any(|ch| ch.kind() == "storage_class_specifier" && pf.node_text(ch).trim() == "static");
-    if let (true, Some(d)) = (is_static, node.child_by_field_name("declarator")) {
-        ed.insert(d.start_byte(), "__maybe_unused ");
+    let spec = |word: &str| {
+        let mut c = node.walk();
+        let found = node
+            .children(&mut c)
+            .any(|ch| pf.node_text(ch).trim() == word && ch.kind() != "function_declarator");
+        found
+    };
+    // An unused static inline is no warning.
+    if !spec("static") || spec("inline") {
+        return;
+    }
+    let Some(d) = node.child_by_field_name("declarator") else {
+        return;
+    };
+    // On the declarator's line when it fits, else on the line before it.
+    let at = d.start_byte();
+    let line_start = pf.text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = pf.text[at..].find('\n').map_or(pf.text.len(), |i| at + i);
+    let line = &pf.text[line_start..line_end];
+    if fgft_stubs::width(line) + "__maybe_unused ".len() <= fgft_stubs::HARD {
+        ed.insert(at, "__maybe_unused ");
+    } else {
+        ed.insert(at, "__maybe_unused\n");
     }
 }
 

@@ -229,14 +229,17 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
                 .map(|p| format!("({}) = 0", p.name))
                 .collect();
             let args: Vec<String> = wparams(e).iter().map(|p| format!("({})", p.name)).collect();
+            let body = fgft_stubs::wrap_call(
+                1,
+                &format!("({}, fgft_w_{}({}))", sets.join(", "), e.name, args.join(", ")),
+                "",
+            );
             let _ = writeln!(
                 s,
-                "#define {}({}) \\\n\t({}, fgft_w_{}({}))\n",
+                "#define {}({}) \\\n{}\n",
                 e.name,
                 names.join(", "),
-                sets.join(", "),
-                e.name,
-                args.join(", ")
+                body.replace('\n', " \\\n")
             );
         } else {
             let _ = writeln!(
@@ -270,13 +273,17 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
         );
         let _ = writeln!(s, "#undef {}", e.name);
         // The unnamed arguments are probed too (FGFT_VA_MAP, runtime.h).
+        let body = fgft_stubs::wrap_call(
+            1,
+            &format!("{}({} FGFT_VA_MAP(__VA_ARGS__))", e.name, args.join(", ")),
+            "",
+        );
         let _ = writeln!(
             s,
-            "#define {}({}, ...) \\\n\t{}({} FGFT_VA_MAP(__VA_ARGS__))\n",
+            "#define {}({}, ...) \\\n{}\n",
             e.name,
             names.join(", "),
-            e.name,
-            args.join(", ")
+            body.replace('\n', " \\\n")
         );
     }
     s.push_str("#endif /* FGFT_SFI_RT */\n\n");
