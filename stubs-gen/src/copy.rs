@@ -226,7 +226,10 @@ fn copy_in(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &Accessors)
     stmt(
         s,
         1,
-        &format!("ret = fgft_copy_obj(txn, o, size, size, {}, cp)", t.rights.c()),
+        &format!(
+            "ret = fgft_copy_obj(txn, o, size, size, {}, cp)",
+            t.rights.c()
+        ),
     );
     bail(s, 1, "ret <= 0");
     let _ = writeln!(s, "\treturn {}(txn, o, *cp);", e.fn_inf(i));
@@ -358,7 +361,11 @@ fn write_back_field(s: &mut String, e: &EntrySpec, f: &FieldSpec) {
             let _ = writeln!(
                 s,
                 "{}",
-                wrap_call(2, &format!("for (i = 0; ce && ce != o->{p} && i < n; i++)"), "")
+                wrap_call(
+                    2,
+                    &format!("for (i = 0; ce && ce != o->{p} && i < n; i++)"),
+                    ""
+                )
             );
             stmt(
                 s,

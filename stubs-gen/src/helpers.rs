@@ -123,4 +123,3 @@ static inline void fgft_blob_out(struct fgft_txn *txn, void *o, size_t len)
     );
     s
 }
-

@@ -75,6 +75,26 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     s.push_str("\t};\n");
     s.push_str("\tstruct fgft_txn *txn;\n");
     s.push_str("\tint err;\n\n");
+    dev_ensure(s, e);
+    begin(s, e);
+    marshal(s, e);
+    let _ = writeln!(s, "\tfgft_txn_call(txn, fgft_thunk_{}, &a);", e.name);
+    s.push_str("\tif (fgft_txn_failed(txn))\n\t\tgoto abort;\n");
+    copy_out(s, e);
+    s.push_str("\tfgft_txn_commit(txn);\n");
+    if void {
+        s.push_str("\treturn;\n");
+    } else {
+        s.push_str("\treturn a.ret;\n");
+    }
+    s.push_str("abort:\n\terr = fgft_txn_abort(txn);\n");
+    s.push_str(&abort_return(e, 1));
+    s.push_str("}\n");
+}
+
+/// The device's checkpoint callbacks, registered on first use; the
+/// transaction takes the checkpoint at begin, restores it on abort.
+fn dev_ensure(s: &mut String, e: &EntrySpec) {
     if let Some(ops) = &e.dev_ops {
         // The device's checkpoint callbacks, registered on first use; the
         // transaction takes the checkpoint at begin, restores it on abort.
@@ -97,6 +117,11 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
             s.push_str("\t}\n");
         }
     }
+}
+
+/// Begins the transaction; with isolation off, calls the original.
+fn begin(s: &mut String, e: &EntrySpec) {
+    let void = e.ret.trim() == "void";
     let _ = writeln!(
         s,
         "{}",
@@ -125,6 +150,10 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     s.push_str("\tif (IS_ERR(txn)) {\n\t\terr = PTR_ERR(txn);\n");
     s.push_str(&abort_return(e, 2));
     s.push_str("\t}\n");
+}
+
+/// Grants, copies of the globals, copies of the arguments.
+fn marshal(s: &mut String, e: &EntrySpec) {
     // Kernel variables SFI code reads (the SFI module knows their headers).
     let _ = writeln!(s, "\terr = fgft_sfi_{}_grant(txn);", e.driver);
     s.push_str("\tif (err)\n\t\tgoto abort;\n");
@@ -146,61 +175,68 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
                 format!("err = fgft_grant_shared(txn, {n}, {len}, {})", rights.c())
             }
             ParamHow::Container { outer, member } => {
-                let ot = &e.types[*outer].c_type;
-                let _ = writeln!(s, "\t{{");
-                let _ = writeln!(s, "\t\t{ot} *oc = NULL;");
-                let owner = owner_link(e, *outer);
-                if owner.is_some() {
-                    s.push_str("\t\tvoid *owner;\n");
-                }
-                s.push('\n');
-                if let Some((ow, path)) = &owner {
-                    // The container is another object's private area: copy
-                    // the owner first, so the container is found inside its
-                    // copy (one copy of the memory, as the code expects).
-                    let _ = writeln!(
-                        s,
-                        "\t\t/* {ot} is the private area of a {} */",
-                        e.types[*ow].c_type
-                    );
-                    let _ = writeln!(
-                        s,
-                        "{}",
-                        wrap_call(
-                            2,
-                            &format!(
-                                "err = {}(txn, container_of({n}, {ot}, {member})->{path}, &owner)",
-                                e.fn_in(*ow)
-                            ),
-                            ";"
-                        )
-                    );
-                    s.push_str("\t\tif (!err)\n");
-                }
-                let _ = writeln!(
-                    s,
-                    "{}",
-                    wrap_call(
-                        2 + usize::from(owner.is_some()),
-                        &format!(
-                            "err = {}(txn, container_of({n}, {ot}, {member}), (void **)&oc)",
-                            e.fn_in(*outer)
-                        ),
-                        ";"
-                    )
-                );
-                let _ = writeln!(s, "\t\tif (!err && oc)\n\t\t\ta.{n} = &oc->{member};");
-                let _ = writeln!(s, "\t}}");
-                s.push_str("\tif (err)\n\t\tgoto abort;\n");
+                container_param(s, e, n, *outer, member);
                 continue;
             }
         };
         let _ = writeln!(s, "{}", wrap_call(1, &line, ";"));
         s.push_str("\tif (err)\n\t\tgoto abort;\n");
     }
-    let _ = writeln!(s, "\tfgft_txn_call(txn, fgft_thunk_{}, &a);", e.name);
-    s.push_str("\tif (fgft_txn_failed(txn))\n\t\tgoto abort;\n");
-    // Copy-out.
+}
+
+/// A pointer to a member of a marshaled object: the enclosing object is
+/// copied, and the argument points into the copy.
+fn container_param(s: &mut String, e: &EntrySpec, n: &str, outer: usize, member: &str) {
+    let ot = &e.types[outer].c_type;
+    let _ = writeln!(s, "\t{{");
+    let _ = writeln!(s, "\t\t{ot} *oc = NULL;");
+    let owner = owner_link(e, outer);
+    if owner.is_some() {
+        s.push_str("\t\tvoid *owner;\n");
+    }
+    s.push('\n');
+    if let Some((ow, path)) = &owner {
+        // The container is another object's private area: copy
+        // the owner first, so the container is found inside its
+        // copy (one copy of the memory, as the code expects).
+        let _ = writeln!(
+            s,
+            "\t\t/* {ot} is the private area of a {} */",
+            e.types[*ow].c_type
+        );
+        let _ = writeln!(
+            s,
+            "{}",
+            wrap_call(
+                2,
+                &format!(
+                    "err = {}(txn, container_of({n}, {ot}, {member})->{path}, &owner)",
+                    e.fn_in(*ow)
+                ),
+                ";"
+            )
+        );
+        s.push_str("\t\tif (!err)\n");
+    }
+    let _ = writeln!(
+        s,
+        "{}",
+        wrap_call(
+            2 + usize::from(owner.is_some()),
+            &format!(
+                "err = {}(txn, container_of({n}, {ot}, {member}), (void **)&oc)",
+                e.fn_in(outer)
+            ),
+            ";"
+        )
+    );
+    let _ = writeln!(s, "\t\tif (!err && oc)\n\t\t\ta.{n} = &oc->{member};");
+    let _ = writeln!(s, "\t}}");
+    s.push_str("\tif (err)\n\t\tgoto abort;\n");
+}
+
+/// Copy-out of the arguments and globals after a body that did not fail.
+fn copy_out(s: &mut String, e: &EntrySpec) {
     for p in &e.params {
         let n = &p.name;
         match &p.how {
@@ -235,15 +271,6 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     for g in e.globals.iter().filter(|g| g.copy_out) {
         let _ = writeln!(s, "\tfgft_global_out_{}_{}(txn);", e.driver, g.name);
     }
-    s.push_str("\tfgft_txn_commit(txn);\n");
-    if void {
-        s.push_str("\treturn;\n");
-    } else {
-        s.push_str("\treturn a.ret;\n");
-    }
-    s.push_str("abort:\n\terr = fgft_txn_abort(txn);\n");
-    s.push_str(&abort_return(e, 1));
-    s.push_str("}\n");
 }
 
 /// When objects of type `t` are the private area of objects of another
@@ -268,4 +295,3 @@ fn abort_return(e: &EntrySpec, indent: usize) -> String {
         AbortReturn::Value(v) => format!("{tabs}(void)err;\n{tabs}return {v};\n"),
     }
 }
-

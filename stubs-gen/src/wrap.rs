@@ -451,19 +451,29 @@ mod tests {
             "static int __maybe_unused fgft_copy_in_fields_e1000_get_regs_e1000_adapter(struct fgft_txn *txn, const void *ov, void *cv)\n{\n\t\tsize = FGFT_PRIV_OFFSET(o, netdev_priv(o)) + sizeof(struct e1000_adapter_with_a_long_name);\n}\n",
         );
         assert!(d.lines().all(|l| width(l) <= WRAP), "{d}");
-        assert!(d.contains("(\n\t\tstruct fgft_txn *txn, const void *ov, void *cv)\n{"), "{d}");
+        assert!(
+            d.contains("(\n\t\tstruct fgft_txn *txn, const void *ov, void *cv)\n{"),
+            "{d}"
+        );
         assert!(d.contains(" +\n\t\t\t\tsizeof"), "{d}");
     }
 
     #[test]
     fn long_defines_continue_on_the_next_line() {
         let d = tidy(&format!("#define X(...) {}(__VA_ARGS__)\n", "f".repeat(55)));
-        assert_eq!(d, format!("#define X(...) \\\n\t{}(__VA_ARGS__)\n", "f".repeat(55)));
+        assert_eq!(
+            d,
+            format!("#define X(...) \\\n\t{}(__VA_ARGS__)\n", "f".repeat(55))
+        );
     }
 
     #[test]
     fn strings_are_not_split() {
-        let s = format!("\tpr_info(\"{}, {}\", a, b);\n", "x".repeat(50), "y".repeat(40));
+        let s = format!(
+            "\tpr_info(\"{}, {}\", a, b);\n",
+            "x".repeat(50),
+            "y".repeat(40)
+        );
         let d = tidy(&s);
         assert!(d.contains(&format!("\"{}, {}\"", "x".repeat(50), "y".repeat(40))));
     }
