@@ -97,11 +97,7 @@ fn width(l: &str) -> usize {
 
 /// The original of an OUT file of `d` (main/ and sfi/ copies of driver
 /// files), if it is one.
-fn original(
-    d: &Driver,
-    src: &std::path::Path,
-    rel: &str,
-) -> Option<String> {
+fn original(d: &Driver, src: &std::path::Path, rel: &str) -> Option<String> {
     let name = rel.rsplit('/').next()?;
     if !(rel.starts_with("main/") || rel.starts_with("sfi/")) || name.starts_with("fgft_") {
         return None;
@@ -147,8 +143,10 @@ fn output_is_within_100_columns_portable_and_tidy() {
                 }
             }
             let orig = original(&d, &env.src612, rel);
-            let old: std::collections::BTreeSet<&str> =
-                orig.as_deref().map(|o| o.lines().collect()).unwrap_or_default();
+            let old: std::collections::BTreeSet<&str> = orig
+                .as_deref()
+                .map(|o| o.lines().collect())
+                .unwrap_or_default();
             for (i, l) in text.lines().enumerate() {
                 if width(l) > 100 && !old.contains(l) {
                     problems.push(format!("{}: {rel}:{}: {} columns", d.name, i + 1, width(l)));

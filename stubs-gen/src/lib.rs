@@ -523,6 +523,20 @@ mod tests {
     }
 
     #[test]
+    fn private_areas_use_the_tables_accessor() {
+        let c = emit_entry(&entry(), &private()).unwrap();
+        assert!(c.contains("FGFT_PRIV_OFFSET(o, netdev_priv(o))"), "{c}");
+        let other: PrivateAccessors =
+            [("struct net_device".to_string(), "my_priv".to_string())].into();
+        let c = emit_entry(&entry(), &other).unwrap();
+        assert!(
+            c.contains("my_priv(c)") && !c.contains("netdev_priv("),
+            "{c}"
+        );
+        assert!(emit_entry(&entry(), &PrivateAccessors::new()).is_err());
+    }
+
+    #[test]
     fn bad_index_is_an_error() {
         let mut e = entry();
         e.types[0].priv_area = Some(7);

@@ -182,9 +182,10 @@ pub fn compute(args: &Options) -> Result<Split, Error> {
         runtime_header: RUNTIME_H.to_string(),
         fgft_header: FGFT_H.to_string(),
         runtime_symvers: match &args.runtime_symvers {
-            Some(p) => Some(std::fs::read_to_string(p).map_err(|e| {
-                Error::Msg(format!("--runtime-symvers {}: {e}", p.display()))
-            })?),
+            Some(p) => Some(
+                std::fs::read_to_string(p)
+                    .map_err(|e| Error::Msg(format!("--runtime-symvers {}: {e}", p.display())))?,
+            ),
             None => None,
         },
         no_read_checks: args.no_read_checks,

@@ -57,10 +57,7 @@ impl Slots {
             (true, true) => format!("FGFT_MAIN_FN({name})"),
             (true, false) => format!("FGFT_MAIN_OBJ({name})"),
             (false, true) => format!("((void *)fgft_sfi_{d}_gref({}))", self.names[i]),
-            (false, false) => format!(
-                "(*(typeof({name}) *)fgft_sfi_{d}_gref({}))",
-                self.names[i]
-            ),
+            (false, false) => format!("(*(typeof({name}) *)fgft_sfi_{d}_gref({}))", self.names[i]),
         }
     }
 

@@ -160,7 +160,6 @@ pub(crate) fn inp_diag(
     }
 }
 
-
 /// A human-readable account of the plan (also the golden test's subject).
 pub fn plan_text(inp: &Inputs<'_>, plan: &Plan, table: &Table) -> String {
     let mut s = String::new();
@@ -313,7 +312,6 @@ pub fn module_macros(
     }
     Ok(out)
 }
-
 
 /// The private-area accessors (`fgft-cc/tables/private.toml` and its
 /// extensions): carrier type -> accessor.

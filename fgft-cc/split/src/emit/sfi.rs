@@ -40,9 +40,14 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
             Ok(text) => {
                 let log = ed.log(&pf.text);
                 if !log.is_empty() {
-                    let _ = writeln!(cx.edit_log, "=== sfi/{}\n{log}", inp.files[*fid].rel.display());
+                    let _ = writeln!(
+                        cx.edit_log,
+                        "=== sfi/{}\n{log}",
+                        inp.files[*fid].rel.display()
+                    );
                 }
-                cx.out.insert(PathBuf::from("sfi").join(&inp.files[*fid].rel), text);
+                cx.out
+                    .insert(PathBuf::from("sfi").join(&inp.files[*fid].rel), text);
             }
             Err(o) => cx.error(
                 *fid,
@@ -108,7 +113,10 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
                 continue;
             }
             let k = gindex[name];
-            ed.replace(site.range.clone(), grefs.use_expr(&plan.driver, k, name, is_fn));
+            ed.replace(
+                site.range.clone(),
+                grefs.use_expr(&plan.driver, k, name, is_fn),
+            );
         }
     }
 }
@@ -458,7 +466,10 @@ fn tu_header(inp: &Inputs<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> Str
         .map(|e| &e.spec)
         .collect();
     if !entries.is_empty() {
-        let _ = writeln!(s, "\n/* The main module's ways into this unit's entry points. */");
+        let _ = writeln!(
+            s,
+            "\n/* The main module's ways into this unit's entry points. */"
+        );
         let mut tags: Vec<String> = Vec::new();
         for e in &entries {
             for t in fgft_stubs::param_tags(&e.params) {
@@ -478,3 +489,38 @@ fn tu_header(inp: &Inputs<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> Str
     s
 }
 
+#[cfg(test)]
+mod tests {
+    use super::lead_comment;
+
+    #[test]
+    fn an_items_leading_comment_is_found() {
+        let t = "// SPDX-License-Identifier: GPL-2.0\n/* file */\n\n/**\n * f - does\n */\nint f(void);\n";
+        let at = t.find("int f").unwrap();
+        assert_eq!(lead_comment(t, at), t.find("/**").unwrap());
+        // A blank line between: not the item's.
+        let t = "int a;\n/* about b */\n\nint b;\n";
+        assert_eq!(
+            lead_comment(t, t.find("int b").unwrap()),
+            t.find("int b").unwrap()
+        );
+        // Code before the comment on its line: not a block of its own.
+        let t = "int a; /* a */\nint b;\n";
+        assert_eq!(
+            lead_comment(t, t.find("int b").unwrap()),
+            t.find("int b").unwrap()
+        );
+        // A run of // lines.
+        let t = "int a;\n// one\n// two\nint b;\n";
+        assert_eq!(
+            lead_comment(t, t.find("int b").unwrap()),
+            t.find("// one").unwrap()
+        );
+        // The file's opening comment stays.
+        let t = "/* Copyright x */\nint b;\n";
+        assert_eq!(
+            lead_comment(t, t.find("int b").unwrap()),
+            t.find("int b").unwrap()
+        );
+    }
+}

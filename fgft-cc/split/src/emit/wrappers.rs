@@ -231,7 +231,12 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
             let args: Vec<String> = wparams(e).iter().map(|p| format!("({})", p.name)).collect();
             let body = fgft_stubs::wrap_call(
                 1,
-                &format!("({}, fgft_w_{}({}))", sets.join(", "), e.name, args.join(", ")),
+                &format!(
+                    "({}, fgft_w_{}({}))",
+                    sets.join(", "),
+                    e.name,
+                    args.join(", ")
+                ),
                 "",
             );
             let _ = writeln!(
