@@ -124,9 +124,29 @@ fn output_is_within_100_columns_portable_and_tidy() {
     let env = env();
     let t = tmp();
     let mut problems = Vec::new();
+    // A runtime Module.symvers as modpost writes it: the module named by
+    // the path it was built at.
+    let symvers = t.path().join("Module.symvers");
+    std::fs::write(
+        &symvers,
+        format!(
+            "0x12345678\tfgft_current\t{}/rt/fgft_rt\tEXPORT_SYMBOL_GPL\t\n",
+            t.path().display()
+        ),
+    )
+    .expect("write symvers");
+    let sym = symvers.display().to_string();
     for d in drivers() {
         let out = t.path().join(d.name);
-        split_driver(&d, d.upstream.then_some(env.src612.as_path()), &out, &[]);
+        let src = d.upstream.then_some(env.src612.as_path());
+        split_driver(&d, src, &out, &["--runtime-symvers", &sym]);
+        let kbuild = std::fs::read_to_string(out.join("Kbuild")).expect("Kbuild");
+        assert!(kbuild.contains("FGFT_RT_SYMVERS ?= $(src)/fgft_rt.symvers"));
+        let copied = std::fs::read_to_string(out.join("fgft_rt.symvers")).expect("symvers");
+        assert_eq!(
+            copied,
+            "0x12345678\tfgft_current\tfgft_rt\tEXPORT_SYMBOL_GPL\t\n"
+        );
         let files = read_tree(&out);
         let machine = [
             t.path().display().to_string(),
