@@ -330,7 +330,8 @@ fn corpus_splits_build_clean_on_612_and_61() {
     );
 
     // checkpatch on the C fgft generated (the SFI runtime file, the
-    // generated headers, and the code appended to the driver's files).
+    // generated headers and code files, and the declarations and #include
+    // inserted into the driver's files).
     let checkpatch = env.src612.join("scripts/checkpatch.pl");
     let mut reports = Vec::new();
     for (tag, out) in built.iter().filter(|(t, _)| t.ends_with("(6.12)")) {
@@ -338,18 +339,17 @@ fn corpus_splits_build_clean_on_612_and_61() {
         for dir in ["sfi", "main"] {
             for e in std::fs::read_dir(out.join(dir)).unwrap().flatten() {
                 let n = e.file_name().to_string_lossy().to_string();
-                let generated = n == "fgft_stubs.h"
-                    || (n.starts_with("fgft_")
-                        && (n.ends_with("_main.h")
-                            || n.ends_with("_sfi.h")
-                            || n.ends_with("_sfi_rt.c")
-                            || (n.starts_with("fgft_sfi_") && n.ends_with(".h"))));
+                // Every file fgft writes whole (its names start with fgft_)
+                // but the filtered copies of the driver's PM code.
+                let generated = n.starts_with("fgft_")
+                    && (n.ends_with(".c") || n.ends_with(".h"))
+                    && !n.ends_with("_pm_copies.c");
                 if generated {
                     files.push(e.path());
                 }
             }
         }
-        // Appended stubs, from the edit log.
+        // Inserted text, from the edit log.
         let edits = std::fs::read_to_string(out.join("edits.txt")).unwrap();
         let mut stubs = String::from("// SPDX-License-Identifier: GPL-2.0\n");
         let mut in_main = false;

@@ -401,7 +401,9 @@ fn device_checkpoint_diagnostics() {
         "{plan}"
     );
     assert!(plan.contains("device ops: fgft_dev_ops_demo"), "{plan}");
-    let main = std::fs::read_to_string(out.join("main/demo.c")).unwrap();
+    // The driver file and its generated code (stubs, copies, glue).
+    let main = std::fs::read_to_string(out.join("main/demo.c")).unwrap()
+        + &std::fs::read_to_string(out.join("main/fgft_stubs_demo.c")).unwrap();
     assert!(
         main.contains("err = fgft_dev_ensure((void *)dev, &fgft_dev_ops_demo);"),
         "{main}"
@@ -471,7 +473,9 @@ pure = ["mystery_kernel_call"]
         plan.contains("table in Shared { len: \"o->n\", rights: R }"),
         "{plan}"
     );
-    let main = std::fs::read_to_string(out.join("main/demo.c")).unwrap();
+    // The driver file and its generated code (stubs, copies, glue).
+    let main = std::fs::read_to_string(out.join("main/demo.c")).unwrap()
+        + &std::fs::read_to_string(out.join("main/fgft_stubs_demo.c")).unwrap();
     for needle in [
         "\tc->table = o->table;\n\tret = fgft_grant_shared(txn, o->table, o->n, FGFT_R);",
         "err = fgft_grant_shared(txn, buf, regs->len, FGFT_RW);",

@@ -88,3 +88,147 @@ fn untouched_files_are_byte_identical() {
     assert!(edits.contains("=== main/e1000_ethtool.c"));
     assert!(edits.contains("`e1000_get_regs` -> `fgft_stub_e1000_get_regs`"));
 }
+
+/// Display width (tabs to the next multiple of 8).
+fn width(l: &str) -> usize {
+    l.chars()
+        .fold(0, |w, c| if c == '\t' { (w / 8 + 1) * 8 } else { w + 1 })
+}
+
+/// The original of an OUT file of `d` (main/ and sfi/ copies of driver
+/// files), if it is one.
+fn original(d: &Driver, src: &std::path::Path, rel: &str) -> Option<String> {
+    let name = rel.rsplit('/').next()?;
+    if !(rel.starts_with("main/") || rel.starts_with("sfi/")) || name.starts_with("fgft_") {
+        return None;
+    }
+    let dir = if d.upstream {
+        let toml = std::fs::read_to_string(root().join(d.annotations[0])).ok()?;
+        let first = toml
+            .split('"')
+            .find(|s| s.contains('/') && s.ends_with(".c") && !s.contains(' '))?;
+        src.join(first).parent()?.to_path_buf()
+    } else {
+        root().join(d.annotations[0]).parent()?.to_path_buf()
+    };
+    std::fs::read_to_string(dir.join(name)).ok()
+}
+
+/// Lines of a copied driver file fgft wrote (not in the original) or of a
+/// generated file (all): none is over 100 columns.  Every generated
+/// function names its origin (`/* fgft: ... (file:line) */` or the like).
+/// No build-machine path is written into OUT.  No comment block of the
+/// original is left in an SFI copy without the item it described.
+#[test]
+fn output_is_within_100_columns_portable_and_tidy() {
+    let env = env();
+    let t = tmp();
+    let mut problems = Vec::new();
+    // A runtime Module.symvers as modpost writes it: the module named by
+    // the path it was built at.
+    let symvers = t.path().join("Module.symvers");
+    std::fs::write(
+        &symvers,
+        format!(
+            "0x12345678\tfgft_current\t{}/rt/fgft_rt\tEXPORT_SYMBOL_GPL\t\n",
+            t.path().display()
+        ),
+    )
+    .expect("write symvers");
+    let sym = symvers.display().to_string();
+    for d in drivers() {
+        let out = t.path().join(d.name);
+        let src = d.upstream.then_some(env.src612.as_path());
+        split_driver(&d, src, &out, &["--runtime-symvers", &sym]);
+        let kbuild = std::fs::read_to_string(out.join("Kbuild")).expect("Kbuild");
+        assert!(kbuild.contains("FGFT_RT_SYMVERS ?= $(src)/fgft_rt.symvers"));
+        let copied = std::fs::read_to_string(out.join("fgft_rt.symvers")).expect("symvers");
+        assert_eq!(
+            copied,
+            "0x12345678\tfgft_current\tfgft_rt\tEXPORT_SYMBOL_GPL\t\n"
+        );
+        let files = read_tree(&out);
+        let machine = [
+            t.path().display().to_string(),
+            env.src612.display().to_string(),
+            root().display().to_string(),
+        ];
+        for (rel, text) in &files {
+            if rel.starts_with("include/") || rel == "plan.txt" || rel == "edits.txt" {
+                continue;
+            }
+            for m in &machine {
+                if text.contains(m.as_str()) {
+                    problems.push(format!("{}: {rel} names {m}", d.name));
+                }
+            }
+            let orig = original(&d, &env.src612, rel);
+            let old: std::collections::BTreeSet<&str> = orig
+                .as_deref()
+                .map(|o| o.lines().collect())
+                .unwrap_or_default();
+            for (i, l) in text.lines().enumerate() {
+                if width(l) > 100 && !old.contains(l) {
+                    problems.push(format!("{}: {rel}:{}: {} columns", d.name, i + 1, width(l)));
+                }
+            }
+            if let (true, Some(o)) = (rel.starts_with("sfi/"), &orig) {
+                let before = orphan_comments(o);
+                for c in orphan_comments(text) {
+                    if !before.contains(&c) && !c.starts_with("/* fgft:") {
+                        problems.push(format!("{}: {rel}: orphaned comment {c:.60}", d.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// Comment blocks that start a line and are followed by a blank line, a
+/// preprocessor line, another comment or the end of the file: blocks that
+/// describe nothing below them.
+fn orphan_comments(text: &str) -> Vec<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        if !lines[i].starts_with("/*") {
+            i += 1;
+            continue;
+        }
+        let mut j = i;
+        while j < lines.len() && !lines[j].contains("*/") {
+            j += 1;
+        }
+        let next = lines.get(j + 1).map(|l| l.trim()).unwrap_or("");
+        let ends = lines.get(j).is_some_and(|l| l.trim_end().ends_with("*/"));
+        if ends && (next.is_empty() || next.starts_with("/*") || next.starts_with('#')) {
+            out.push(lines[i..=j.min(lines.len() - 1)].join("\n"));
+        }
+        i = j + 1;
+    }
+    out
+}
+
+/// The leading comment of every function fgft-cc deletes from an SFI copy
+/// goes with it: e1000's SFI copy of e1000_main.c keeps no kernel-doc of a
+/// deleted function (e1000_open's is the example).
+#[test]
+fn deleted_functions_take_their_comments() {
+    let env = env();
+    let d = drivers()
+        .into_iter()
+        .find(|d| d.name == "e1000")
+        .expect("e1000");
+    let t = tmp();
+    let out = t.path().join("out");
+    split_driver(&d, Some(&env.src612), &out, &[]);
+    let sfi = std::fs::read_to_string(out.join("sfi/e1000_main.c")).expect("sfi copy");
+    assert!(!sfi.contains("int e1000_open(struct net_device *netdev)"));
+    assert!(!sfi.contains("e1000_open - Called when a network interface is made active"));
+    // The main module's unit only gains declarations and one #include.
+    let main = std::fs::read_to_string(out.join("main/e1000_ethtool.c")).expect("main copy");
+    assert!(main.ends_with("#include \"fgft_stubs_e1000_ethtool.c\"\n"));
+    assert!(main.lines().count() < 2100, "{}", main.lines().count());
+}

@@ -844,6 +844,74 @@ int fgft_defer_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 EXPORT_SYMBOL_GPL(fgft_defer_push);
 
 /*
+ * A kernel call deferred to commit.  The cell holds its arguments; the
+ * deferred record makes the call when the transaction ends, unless the
+ * undo record pushed after it has cancelled the cell: an abort runs the
+ * undo records (last in, first out) before the deferred ones, so an
+ * aborted transaction skips the call and a committed one makes it.
+ */
+struct fgft_commit_cell {
+	unsigned long cancelled;
+	unsigned long a[4];
+	fgft_commit_fn fn;
+};
+
+static void fgft_commit_run(unsigned long cell, unsigned long a1,
+			    unsigned long a2, unsigned long a3)
+{
+	struct fgft_commit_cell *c = (struct fgft_commit_cell *)cell;
+
+	if (!c->cancelled)
+		c->fn(c->a);
+	fgft_mem_free(c);
+}
+
+static void fgft_commit_cancel(unsigned long cell, unsigned long a1,
+			       unsigned long a2, unsigned long a3)
+{
+	((struct fgft_commit_cell *)cell)->cancelled = 1;
+}
+
+/*
+ * Fails the running body when it cannot record what it must (no memory):
+ * a refused range check aborts it like any other (the null page is never
+ * granted).
+ */
+static void fgft_commit_fail(void)
+{
+	fgft_check_or_fail(NULL, 1, FGFT_W);
+}
+
+void fgft_commit_push(struct fgft_txn *txn, fgft_commit_fn fn,
+		      unsigned long a0, unsigned long a1, unsigned long a2,
+		      unsigned long a3)
+{
+	struct fgft_commit_cell *c;
+
+	if (IS_ERR_OR_NULL(txn))
+		return;
+	c = fgft_mem_zalloc(sizeof(*c));
+	if (!c) {
+		fgft_commit_fail();
+		return;
+	}
+	c->fn = fn;
+	c->a[0] = a0;
+	c->a[1] = a1;
+	c->a[2] = a2;
+	c->a[3] = a3;
+	if (fgft_defer_push(txn, fgft_commit_run, (unsigned long)c, 0, 0, 0)) {
+		fgft_mem_free(c);
+		fgft_commit_fail();
+		return;
+	}
+	/* Without the undo record the call is skipped on commit too. */
+	if (fgft_undo_push(txn, fgft_commit_cancel, (unsigned long)c, 0, 0, 0))
+		c->cancelled = 1;
+}
+EXPORT_SYMBOL_GPL(fgft_commit_push);
+
+/*
  * Fails the running body of @txn (it is the caller's), or warns when the
  * call did not come from a body and there is nowhere to land.
  */

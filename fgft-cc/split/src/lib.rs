@@ -112,7 +112,13 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     let eopts = EmitOpts {
         runtime_header: RUNTIME_H.to_string(),
         fgft_header: FGFT_H.to_string(),
-        runtime_symvers: opts.runtime_symvers.clone(),
+        runtime_symvers: match &opts.runtime_symvers {
+            Some(p) => Some(std::fs::read_to_string(p).map_err(|source| Error::Io {
+                path: p.clone(),
+                source,
+            })?),
+            None => None,
+        },
         no_read_checks: opts.no_read_checks,
         origin: origin(opts, &fl.files),
         module_macros: tables
@@ -121,6 +127,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
             .map(|(k, m)| (k.to_string(), (m.register.clone(), m.unregister.clone())))
             .collect(),
         kdir: opts.kdir.clone(),
+        private: tables.private.clone(),
     };
     let out = match emit::emit(&inputs, &plan, &tables.api, &eopts) {
         Ok(o) => o,

@@ -220,6 +220,18 @@ int fgft_undo_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 int fgft_defer_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 		    unsigned long a1, unsigned long a2, unsigned long a3);
 
+typedef void (*fgft_commit_fn)(unsigned long *a);
+
+/*
+ * Defer a kernel call to commit: @fn(a) runs with a[] = @a0..@a3 when the
+ * transaction commits, and not at all when it aborts.  Outside a
+ * transaction nothing is recorded (the caller makes the call itself).  When
+ * it cannot record the call (no memory) it fails the running body.
+ */
+void fgft_commit_push(struct fgft_txn *txn, fgft_commit_fn fn,
+		      unsigned long a0, unsigned long a1, unsigned long a2,
+		      unsigned long a3);
+
 /* Lock tracking: locks taken in a transaction are released at its end. */
 void fgft_spin_lock(struct fgft_txn *txn, spinlock_t *lock);
 void fgft_spin_lock_irqsave(struct fgft_txn *txn, spinlock_t *lock);

@@ -173,7 +173,8 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     );
     let _ = writeln!(s, "#ifndef _FGFT_{}_SFI_H", d.to_uppercase());
     let _ = writeln!(s, "#define _FGFT_{}_SFI_H\n", d.to_uppercase());
-    s.push_str("#include <fgft/runtime.h>\n\n");
+    s.push_str("#include <fgft/runtime.h>\n");
+    let _ = writeln!(s, "#include \"fgft_{d}_gtab.h\"\n");
     // Struct tags named by wrapper prototypes.
     let mut tags = BTreeSet::new();
     for n in plan.wrapped.iter().chain(variadics(plan, table).iter()) {
@@ -191,6 +192,18 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
         s.push('\n');
     }
     let _ = writeln!(s, "void *fgft_sfi_{d}_gref(unsigned int i);");
+    let _ = writeln!(
+        s,
+        "\n/* Main-module objects and functions, by their slot (fgft_{d}_gtab.h). */"
+    );
+    let _ = writeln!(
+        s,
+        "#define FGFT_MAIN_OBJ(x) (*(typeof(x) *)fgft_sfi_{d}_gref(FGFT_GREF_##x))"
+    );
+    let _ = writeln!(
+        s,
+        "#define FGFT_MAIN_FN(x) ((void *)fgft_sfi_{d}_gref(FGFT_GREF_##x))\n"
+    );
     let _ = writeln!(s, "void *fgft_sfi_{d}_kobj(const void *p);");
     let _ = writeln!(
         s,
@@ -216,14 +229,22 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
                 .map(|p| format!("({}) = 0", p.name))
                 .collect();
             let args: Vec<String> = wparams(e).iter().map(|p| format!("({})", p.name)).collect();
+            let body = fgft_stubs::wrap_call(
+                1,
+                &format!(
+                    "({}, fgft_w_{}({}))",
+                    sets.join(", "),
+                    e.name,
+                    args.join(", ")
+                ),
+                "",
+            );
             let _ = writeln!(
                 s,
-                "#define {}({}) \\\n\t({}, fgft_w_{}({}))\n",
+                "#define {}({}) \\\n{}\n",
                 e.name,
                 names.join(", "),
-                sets.join(", "),
-                e.name,
-                args.join(", ")
+                body.replace('\n', " \\\n")
             );
         } else {
             let _ = writeln!(
@@ -257,13 +278,17 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
         );
         let _ = writeln!(s, "#undef {}", e.name);
         // The unnamed arguments are probed too (FGFT_VA_MAP, runtime.h).
+        let body = fgft_stubs::wrap_call(
+            1,
+            &format!("{}({} FGFT_VA_MAP(__VA_ARGS__))", e.name, args.join(", ")),
+            "",
+        );
         let _ = writeln!(
             s,
-            "#define {}({}, ...) \\\n\t{}({} FGFT_VA_MAP(__VA_ARGS__))\n",
+            "#define {}({}, ...) \\\n{}\n",
             e.name,
             names.join(", "),
-            e.name,
-            args.join(", ")
+            body.replace('\n', " \\\n")
         );
     }
     s.push_str("#endif /* FGFT_SFI_RT */\n\n");
@@ -323,9 +348,8 @@ fn describe(e: &ApiEntry) -> String {
 
 /// The SFI module's unsanitized runtime file: address table, translation
 /// helpers, wrappers, init and exit.
-pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
+pub(crate) fn sfi_rt(plan: &Plan, table: &Table, grefs: &super::gtab::Slots) -> String {
     let d = &plan.driver;
-    let n = plan.gtab.len().max(1);
     let mut s = String::new();
     let _ = writeln!(s, "// SPDX-License-Identifier: GPL-2.0");
     let _ = writeln!(
@@ -338,25 +362,36 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
     headers.insert("linux/kernel.h".into());
     headers.insert("linux/string.h".into());
     for w in &plan.wrapped {
-        if let Some(e) = table.apis.get(w) {
-            if let Some(h) = &e.header {
-                headers.insert(h.clone());
-            }
+        if let Some(h) = table.apis.get(w).and_then(|e| e.header.as_ref()) {
+            headers.insert(h.clone());
         }
     }
     headers.extend(table.globals.values().cloned());
     for h in &headers {
         let _ = writeln!(s, "#include <{h}>");
     }
-    s.push_str("#include <fgft/runtime.h>\n");
+    // The SFI header includes <fgft/runtime.h>.
     s.push_str("#define FGFT_SFI_RT\n");
     let _ = writeln!(s, "#include \"fgft_{d}_sfi.h\"\n");
-    // Address table.
+    address_table(&mut s, d, grefs);
+    translation_helpers(&mut s, d, plan, table);
+    grant_fn(&mut s, d, table);
+    for w in &plan.wrapped {
+        if let Some(e) = table.apis.get(w) {
+            wrapper(&mut s, d, e);
+        }
+    }
+    module_init_exit(&mut s, d, &plan.module);
+    s
+}
+
+/// The table of main-module addresses and its reader.
+fn address_table(s: &mut String, d: &str, grefs: &super::gtab::Slots) {
     let _ = writeln!(
         s,
         "/* Main-module addresses SFI code uses, filled by the main module at init. */"
     );
-    let _ = writeln!(s, "void *fgft_sfi_{d}_gtab[{n}];");
+    let _ = writeln!(s, "void *fgft_sfi_{d}_gtab[{}];", grefs.size_expr());
     let _ = writeln!(s, "EXPORT_SYMBOL_GPL(fgft_sfi_{d}_gtab);\n");
     let _ = writeln!(
         s,
@@ -367,6 +402,10 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
     let _ = writeln!(s, "\tvoid *o = fgft_sfi_{d}_gtab[i];");
     s.push_str("\tvoid *c;\n\n\tif (!txn || !o)\n\t\treturn o;\n");
     s.push_str("\tc = fgft_obj_find(txn, o);\n\treturn c ? c : o;\n}\n\n");
+}
+
+/// Translation of kernel objects and checks of arguments.
+fn translation_helpers(s: &mut String, d: &str, plan: &Plan, table: &Table) {
     let _ = writeln!(
         s,
         "/* fgft: the kernel object behind @p (the original of an SFI copy, else @p probed). */"
@@ -381,39 +420,45 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
     );
     let _ = writeln!(
         s,
-        "void *fgft_sfi_{d}_checked(const void *p, size_t len, unsigned int rights)"
+        "{}",
+        fgft_stubs::wrap_call(
+            0,
+            &format!("void *fgft_sfi_{d}_checked(const void *p, size_t len, unsigned int rights)"),
+            ""
+        )
     );
     s.push_str("{\n\tif (p && len)\n\t\tfgft_check_or_fail(p, len, rights);\n");
     s.push_str("\treturn (void *)p;\n}\n\n");
-    let _ = writeln!(
-        s,
-        "/* fgft: checks a string byte by byte before the kernel reads it. */"
-    );
-    let _ = writeln!(s, "static const char *fgft_sfi_{d}_str(const char *p)");
-    s.push_str("{\n\tconst char *q = p;\n\n\tif (!p)\n\t\treturn p;\n");
-    s.push_str("\tdo {\n\t\tfgft_check_or_fail(q, 1, FGFT_R);\n\t} while (*q++);\n");
-    s.push_str("\treturn p;\n}\n\n");
+    let uses_str = plan.wrapped.iter().any(|w| {
+        table
+            .apis
+            .get(w)
+            .is_some_and(|e| e.params.iter().any(|p| p.kind == ArgSpec::Str))
+    });
+    if uses_str {
+        let _ = writeln!(
+            s,
+            "/* fgft: checks a string byte by byte before the kernel reads it. */"
+        );
+        let _ = writeln!(s, "static const char *fgft_sfi_{d}_str(const char *p)");
+        s.push_str("{\n\tconst char *q = p;\n\n\tif (!p)\n\t\treturn p;\n");
+        s.push_str("\tdo {\n\t\tfgft_check_or_fail(q, 1, FGFT_R);\n\t} while (*q++);\n");
+        s.push_str("\treturn p;\n}\n\n");
+    }
+}
+
+/// The grant of the kernel variables SFI code reads.
+fn grant_fn(s: &mut String, d: &str, table: &Table) {
     let _ = writeln!(
         s,
         "/* fgft: grants @txn read access to the kernel variables SFI code reads. */"
     );
     let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn)");
-    s.push_str(
-        "{
-",
-    );
+    s.push_str("{\n");
     if table.globals.is_empty() {
-        s.push_str(
-            "	(void)txn;
-	return 0;
-",
-        );
+        s.push_str("\t(void)txn;\n\treturn 0;\n");
     } else {
-        s.push_str(
-            "	int err;
-
-",
-        );
+        s.push_str("\tint err;\n\n");
         for (i, g) in table.globals.keys().enumerate() {
             let _ = writeln!(
                 s,
@@ -425,49 +470,18 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
                 )
             );
             if i + 1 < table.globals.len() {
-                s.push_str(
-                    "	if (err)
-		return err;
-",
-                );
+                s.push_str("\tif (err)\n\t\treturn err;\n");
             }
         }
-        s.push_str(
-            "	return err;
-",
-        );
+        s.push_str("\treturn err;\n");
     }
-    s.push_str(
-        "}
-",
-    );
-    let _ = writeln!(
-        s,
-        "EXPORT_SYMBOL_GPL(fgft_sfi_{d}_grant);
-"
-    );
-    let uses_str = plan.wrapped.iter().any(|w| {
-        table
-            .apis
-            .get(w)
-            .is_some_and(|e| e.params.iter().any(|p| p.kind == ArgSpec::Str))
-    });
-    let uses_commit = plan
-        .wrapped
-        .iter()
-        .any(|w| table.apis.get(w).is_some_and(|e| e.commit));
-    if !uses_str {
-        let _ = writeln!(s, "static const char *(*const fgft_sfi_{d}_str_unused)(const char *) __maybe_unused = fgft_sfi_{d}_str;\n");
-    }
-    if uses_commit {
-        s.push_str(COMMIT_CELL);
-    }
-    for w in &plan.wrapped {
-        if let Some(e) = table.apis.get(w) {
-            wrapper(&mut s, d, e);
-        }
-    }
-    // Init and exit.
+    s.push_str("}\n");
+    let _ = writeln!(s, "EXPORT_SYMBOL_GPL(fgft_sfi_{d}_grant);\n");
+}
+
+/// The SFI module's init and exit (its own data granted to every
+/// transaction) and module information.
+fn module_init_exit(s: &mut String, d: &str, module: &str) {
     let _ = writeln!(
         s,
         "/* fgft: grants every transaction this module's own data. */"
@@ -482,81 +496,40 @@ pub fn sfi_rt(plan: &Plan, table: &Table) -> String {
     s.push_str("MODULE_LICENSE(\"GPL\");\n");
     let _ = writeln!(
         s,
-        "MODULE_DESCRIPTION(\"fgft SFI copy of {} (generated)\");",
-        plan.module
+        "MODULE_DESCRIPTION(\"fgft SFI copy of {module} (generated)\");"
     );
-    s
 }
 
-const COMMIT_CELL: &str = r#"/*
- * A call deferred to commit: the cell holds its arguments; an undo record
- * pushed after the deferred one cancels it, so an abort (which runs the log
- * last-in first-out) skips the call and a commit makes it.
- */
-struct fgft_commit_cell {
-	unsigned long cancelled;
-	unsigned long a[4];
-	void (*fn)(unsigned long *a);
-};
-
-static void fgft_commit_run(unsigned long cell, unsigned long a1,
-			    unsigned long a2, unsigned long a3)
-{
-	struct fgft_commit_cell *c = (struct fgft_commit_cell *)cell;
-
-	if (!c->cancelled)
-		c->fn(c->a);
-	kfree(c);
+/// `fgft_sfi_<d>_checked(p, len, RIGHTS);` and the other checks of one
+/// argument before the real call.
+fn check_arg(s: &mut String, d: &str, p: &crate::plan::table::WParam) {
+    let checked = |rights: &str, l: &str| {
+        fgft_stubs::wrap_call(
+            1,
+            &format!("fgft_sfi_{d}_checked({}, {l}, {rights})", p.name),
+            ";",
+        )
+    };
+    let line = match &p.kind {
+        ArgSpec::Kobj => fgft_stubs::wrap_call(
+            1,
+            &format!("{} = fgft_sfi_{d}_kobj((const void *){})", p.name, p.name),
+            ";",
+        ),
+        ArgSpec::Out(l) => checked("FGFT_W", l),
+        ArgSpec::In(l) => checked("FGFT_R", l),
+        ArgSpec::InOut(l) => checked("FGFT_RW", l),
+        ArgSpec::Str => format!("\tfgft_sfi_{d}_str({});", p.name),
+        // An MMIO or port cookie: checked for range, never read.
+        _ if p.ty.contains("__iomem") => format!("\tfgft_iomem_check({});", p.name),
+        _ => return,
+    };
+    let _ = writeln!(s, "{line}");
 }
 
-static void fgft_commit_cancel(unsigned long cell, unsigned long a1,
-			       unsigned long a2, unsigned long a3)
-{
-	((struct fgft_commit_cell *)cell)->cancelled = 1;
-}
-
-/*
- * Fails the transaction when it cannot record what it must (no memory): a
- * refused range check aborts it like any other (the null page is never
- * granted).  Not fgft_txn_fail(): objtool cannot see that a function of
- * another module does not return.
- */
-static void fgft_commit_fail(void)
-{
-	fgft_check_or_fail(NULL, 1, FGFT_W);
-}
-
-static void fgft_commit_push(struct fgft_txn *txn,
-			     void (*fn)(unsigned long *a), unsigned long a0,
-			     unsigned long a1, unsigned long a2, unsigned long a3)
-{
-	struct fgft_commit_cell *c = kzalloc(sizeof(*c), GFP_ATOMIC);
-
-	if (!c) {
-		fgft_commit_fail();
-		return;
-	}
-	c->fn = fn;
-	c->a[0] = a0;
-	c->a[1] = a1;
-	c->a[2] = a2;
-	c->a[3] = a3;
-	if (fgft_defer_push(txn, fgft_commit_run, (unsigned long)c, 0, 0, 0)) {
-		kfree(c);
-		fgft_commit_fail();
-		return;
-	}
-	if (fgft_undo_push(txn, fgft_commit_cancel, (unsigned long)c, 0, 0, 0))
-		c->cancelled = 1;
-	/* (then the deferred call is skipped on commit too: leak over corruption) */
-}
-
-"#;
-
-fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
-    let void = e.is_void();
-    let params = wparams(e);
-    // Compensation / deferred call function.
+/// The compensation that undoes `e` on abort, and the function that makes
+/// a call deferred to commit.
+fn compensations(s: &mut String, e: &ApiEntry) {
     if let Some(u) = &e.undo {
         let caps = captures(e, u);
         let _ = writeln!(s, "/* fgft: undoes {} on abort: {u} */", e.name);
@@ -566,7 +539,8 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             fgft_stubs::wrap_call(
                 0,
                 &format!(
-                    "static void fgft_undo_{}(unsigned long a0, unsigned long a1, unsigned long a2, unsigned long a3)",
+                    "static void fgft_undo_{}(unsigned long a0, unsigned long a1, \
+                     unsigned long a2, unsigned long a3)",
                     e.name
                 ),
                 ""
@@ -574,32 +548,41 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
         );
         let _ = writeln!(
             s,
-            "{{\n\t{};\n}}\n",
-            with_args(u, &caps).trim_end_matches(';')
+            "{{\n{}\n}}\n",
+            fgft_stubs::wrap_call(1, with_args(u, &caps).trim_end_matches(';'), ";")
         );
     }
     if e.commit {
-        let caps: Vec<Capture> = params
-            .iter()
-            .map(|p| Capture {
-                expr: p.name.clone(),
-                ty: p.ty.clone(),
-            })
-            .collect();
-        let args: Vec<String> = caps
+        let args: Vec<String> = wparams(e)
             .iter()
             .enumerate()
-            .map(|(i, c)| format!("({})a[{i}]", c.ty))
+            .map(|(i, p)| format!("({})a[{i}]", p.ty))
             .collect();
         let _ = writeln!(s, "/* fgft: makes the deferred {} at commit */", e.name);
         let _ = writeln!(s, "static void fgft_commit_{}(unsigned long *a)", e.name);
-        let call = if void {
+        let call = if e.is_void() {
             format!("{}({})", e.name, args.join(", "))
         } else {
             format!("(void){}({})", e.name, args.join(", "))
         };
         let _ = writeln!(s, "{{\n{}\n}}\n", fgft_stubs::wrap_call(1, &call, ";"));
     }
+}
+
+/// Four `unsigned long` arguments of a runtime record.
+fn four(mut a: Vec<String>) -> String {
+    while a.len() < 4 {
+        a.push("0".into());
+    }
+    a.join(", ")
+}
+
+/// The wrapper of kernel function `e`: checks its arguments, then locks
+/// through the runtime, defers the call to commit, or calls and records
+/// the compensation.
+fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
+    let void = e.is_void();
+    compensations(s, e);
     let _ = writeln!(
         s,
         "/* fgft: wrapper of {} ({}; compensations.toml) */",
@@ -631,63 +614,21 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
     if e.effect == "delay" {
         s.push_str("\tfgft_sleep_point(fgft_current());\n");
     }
-    // Kernel objects: the originals.
-    for p in &params {
-        match &p.kind {
-            ArgSpec::Kobj => {
-                let _ = writeln!(
-                    s,
-                    "{}",
-                    fgft_stubs::wrap_call(
-                        1,
-                        &format!("{} = fgft_sfi_{d}_kobj((const void *){})", p.name, p.name),
-                        ";"
-                    )
-                );
-            }
-            ArgSpec::Out(l) => {
-                let _ = writeln!(
-                    s,
-                    "{}",
-                    fgft_stubs::wrap_call(
-                        1,
-                        &format!("fgft_sfi_{d}_checked({}, {l}, FGFT_W)", p.name),
-                        ";"
-                    )
-                );
-            }
-            ArgSpec::In(l) => {
-                let _ = writeln!(
-                    s,
-                    "{}",
-                    fgft_stubs::wrap_call(
-                        1,
-                        &format!("fgft_sfi_{d}_checked({}, {l}, FGFT_R)", p.name),
-                        ";"
-                    )
-                );
-            }
-            ArgSpec::InOut(l) => {
-                let _ = writeln!(
-                    s,
-                    "{}",
-                    fgft_stubs::wrap_call(
-                        1,
-                        &format!("fgft_sfi_{d}_checked({}, {l}, FGFT_RW)", p.name),
-                        ";"
-                    )
-                );
-            }
-            ArgSpec::Str => {
-                let _ = writeln!(s, "\tfgft_sfi_{d}_str({});", p.name);
-            }
-            // An MMIO or port cookie: checked for range, never read.
-            _ if p.ty.contains("__iomem") => {
-                let _ = writeln!(s, "\tfgft_iomem_check({});", p.name);
-            }
-            _ => {}
-        }
+    for p in wparams(e) {
+        check_arg(s, d, p);
     }
+    if e.lock.is_some() || e.unlock.is_some() {
+        lock_body(s, e);
+    } else if e.commit {
+        commit_body(s, e);
+    } else {
+        call_body(s, e);
+    }
+    s.push_str("}\n\n");
+}
+
+/// The arguments of the real call (lvalue arguments are not passed: 0).
+fn call_args(e: &ApiEntry) -> String {
     let args: Vec<String> = e
         .params
         .iter()
@@ -699,6 +640,12 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             }
         })
         .collect();
+    args.join(", ")
+}
+
+/// A lock or unlock: the runtime takes or releases it for the transaction.
+fn lock_body(s: &mut String, e: &ApiEntry) {
+    let params = wparams(e);
     let mut lock_arg = e.lock_arg.clone().unwrap_or_else(|| {
         params
             .iter()
@@ -708,19 +655,13 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
     });
     if e.raw {
         lock_arg = format!("(spinlock_t *)({lock_arg})");
-        if e.lock.is_some() || e.unlock.is_some() {
-            s.push_str("\t/* a raw_spinlock_t is laid out as the spinlock_t that wraps it */\n");
-            s.push_str("\tBUILD_BUG_ON(sizeof(spinlock_t) != sizeof(raw_spinlock_t));\n");
-        }
+        s.push_str("\t/* a raw_spinlock_t is laid out as the spinlock_t that wraps it */\n");
+        s.push_str("\tBUILD_BUG_ON(sizeof(spinlock_t) != sizeof(raw_spinlock_t));\n");
     }
+    s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
     if let Some(k) = e.lock {
-        s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
         let _ = writeln!(s, "\t{}(txn, {lock_arg});", k.runtime_fn(false));
-        s.push_str("}\n\n");
-        return;
-    }
-    if let Some(k) = e.unlock {
-        s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
+    } else if let Some(k) = e.unlock {
         let extra = if k == crate::plan::table::LockKind::SpinIrqsave {
             let f = params
                 .iter()
@@ -732,54 +673,50 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             String::new()
         };
         let _ = writeln!(s, "\t{}(txn, {lock_arg}{extra});", k.runtime_fn(true));
-        s.push_str("}\n\n");
-        return;
     }
-    if e.commit {
-        let mut a: Vec<String> = params
-            .iter()
-            .map(|p| format!("(unsigned long){}", p.name))
-            .collect();
-        while a.len() < 4 {
-            a.push("0".into());
-        }
-        s.push_str("\tif (!txn) {\n");
-        let direct = format!("{}({})", e.name, args.join(", "));
-        if void {
-            let _ = writeln!(s, "{}", fgft_stubs::wrap_call(2, &direct, ";"));
-            s.push_str("\t\treturn;\n\t}\n");
-        } else {
-            let _ = writeln!(
-                s,
-                "{}",
-                fgft_stubs::wrap_call(2, &format!("return {direct}"), ";")
-            );
-            s.push_str("\t}\n");
-        }
+}
+
+/// A call deferred to commit (fgft_commit_push(), runtime.h); made at once
+/// outside a transaction.
+fn commit_body(s: &mut String, e: &ApiEntry) {
+    let a: Vec<String> = wparams(e)
+        .iter()
+        .map(|p| format!("(unsigned long){}", p.name))
+        .collect();
+    s.push_str("\tif (!txn) {\n");
+    let direct = format!("{}({})", e.name, call_args(e));
+    if e.is_void() {
+        let _ = writeln!(s, "{}", fgft_stubs::wrap_call(2, &direct, ";"));
+        s.push_str("\t\treturn;\n\t}\n");
+    } else {
         let _ = writeln!(
             s,
             "{}",
-            fgft_stubs::wrap_call(
-                1,
-                &format!(
-                    "fgft_commit_push(txn, fgft_commit_{}, {})",
-                    e.name,
-                    a.join(", ")
-                ),
-                ";"
-            )
+            fgft_stubs::wrap_call(2, &format!("return {direct}"), ";")
         );
-        if let Some(r) = e.commit_ret.as_deref().filter(|_| !void) {
-            let _ = writeln!(s, "\treturn {r};");
-        }
-        s.push_str("}\n\n");
-        return;
+        s.push_str("\t}\n");
     }
+    let _ = writeln!(
+        s,
+        "{}",
+        fgft_stubs::wrap_call(
+            1,
+            &format!("fgft_commit_push(txn, fgft_commit_{}, {})", e.name, four(a)),
+            ";"
+        )
+    );
+    if let Some(r) = e.commit_ret.as_deref().filter(|_| !e.is_void()) {
+        let _ = writeln!(s, "\treturn {r};");
+    }
+}
+
+/// The real call, the grants of what it returns, the compensation pushed.
+fn call_body(s: &mut String, e: &ApiEntry) {
     if let Some(sv) = &e.save {
         let _ = writeln!(s, "\tsaved = (long)({sv});");
     }
-    let call = format!("{}({})", e.name, args.join(", "));
-    if void {
+    let call = format!("{}({})", e.name, call_args(e));
+    if e.is_void() {
         let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &call, ";"));
     } else {
         let _ = writeln!(
@@ -788,16 +725,12 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
             fgft_stubs::wrap_call(1, &format!("ret = {call}"), ";")
         );
     }
-    if let Some((len, rights)) = &e.grant {
-        let r = if rights == "r" { "FGFT_R" } else { "FGFT_RW" };
-        s.push_str("\tif (txn && ret)\n");
-        let _ = writeln!(
-            s,
-            "{}",
-            fgft_stubs::wrap_call(2, &format!("fgft_map(txn, ret, {len}, {r})"), ";")
-        );
-    }
-    for (addr, len, rights) in &e.grant_more {
+    let grants = e
+        .grant
+        .iter()
+        .map(|(len, r)| ("ret".to_string(), len.clone(), r.clone()))
+        .chain(e.grant_more.iter().cloned());
+    for (addr, len, rights) in grants {
         let r = if rights == "r" { "FGFT_R" } else { "FGFT_RW" };
         s.push_str("\tif (txn && ret)\n");
         let _ = writeln!(
@@ -807,40 +740,35 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
         );
     }
     if let Some(u) = &e.undo {
-        let caps = captures(e, u);
-        let mut a: Vec<String> = caps
+        let a: Vec<String> = captures(e, u)
             .iter()
             .map(|c| format!("(unsigned long){}", c.expr))
             .collect();
-        while a.len() < 4 {
-            a.push("0".into());
-        }
-        let cond = e.undo_if.clone().unwrap_or_else(|| "1".into());
-        if cond == "1" {
-            s.push_str("\tif (txn)\n");
-        } else {
-            let _ = writeln!(s, "\tif (txn && ({cond}))");
+        match e.undo_if.as_deref().filter(|c| *c != "1") {
+            None => s.push_str("\tif (txn)\n"),
+            Some(cond) => {
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    fgft_stubs::wrap_call(1, &format!("if (txn && ({cond}))"), "")
+                );
+            }
         }
         let _ = writeln!(
             s,
             "{}",
             fgft_stubs::wrap_call(
                 2,
-                &format!(
-                    "fgft_undo_push(txn, fgft_undo_{}, {})",
-                    e.name,
-                    a.join(", ")
-                ),
+                &format!("fgft_undo_push(txn, fgft_undo_{}, {})", e.name, four(a)),
                 ";"
             )
         );
     } else if e.save.is_some() {
         s.push_str("\t(void)saved;\n");
     }
-    if !void {
+    if !e.is_void() {
         s.push_str("\treturn ret;\n");
     }
-    s.push_str("}\n\n");
 }
 
 /// Checks that the undo texts of the table capture at most four values.

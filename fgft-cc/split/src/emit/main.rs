@@ -1,0 +1,572 @@
+//! The main module: the driver's files with each isolated entry point's
+//! slots pointing at its stub, and per unit one file of generated code
+//! (`fgft_stubs_<unit>.c`: stubs, copy functions, address-table binds, global
+//! copies, device checkpoint glue, registration) that the unit includes
+//! with one line at its end.
+
+use super::edit::{whole_lines, Edits};
+use super::gtab::Slots;
+use super::{stem, Ctx};
+use crate::plan::{EntryPlan, FileRole, GtabEntry, Plan};
+use fgft_facts::program::{FileId, Program, TopKind};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+mod init;
+
+/// Edits and generated code of the main module's files.
+pub(crate) struct MainFiles {
+    pub edits: Vec<Edits>,
+    /// Generated code of each file (its `fgft_stubs_<unit>.c`).
+    pub tails: Vec<String>,
+    /// Files that get generated code.
+    pub needs_code: BTreeSet<FileId>,
+}
+
+/// The main module's files and headers.
+pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
+    let n = cx.inp.prog.files.len();
+    let mut mf = MainFiles {
+        edits: (0..n).map(|_| Edits::default()).collect(),
+        tails: vec![String::new(); n],
+        needs_code: BTreeSet::new(),
+    };
+    let file_refs = crate::plan::file_scope_fn_refs(cx.inp.prog);
+    for e in &cx.plan.entries {
+        slot_edits(cx, e, &file_refs, &mut mf.edits);
+    }
+    binds(cx, grefs, &mut mf);
+    global_copies(cx, &mut mf);
+    for e in &cx.plan.entries {
+        let f = cx.inp.prog.fns[e.def].file;
+        mf.needs_code.insert(f);
+        match fgft_stubs::emit_entry(&e.spec, &cx.opts.private) {
+            Ok(text) => mf.tails[f].push_str(&text),
+            Err(err) => {
+                let at = cx.inp.prog.fns[e.def].name_range.clone();
+                cx.error(f, at, err.to_string());
+            }
+        }
+    }
+    device_code(cx, &mut mf);
+    if let Some(f) = init::hook_init(cx, &mut mf) {
+        mf.needs_code.insert(f);
+    }
+    apply(cx, mf);
+    cx.out.insert(
+        PathBuf::from("main/fgft_stubs.h"),
+        fgft_stubs::helpers_header(),
+    );
+    let d = cx.plan.driver.clone();
+    let header = main_header(cx);
+    cx.generated(format!("main/fgft_{d}_main.h"), &header);
+}
+
+/// The forward declaration of an entry's stub (its own signature, so it can
+/// stand before the entry is declared, as in a macro that declares it).
+fn stub_decl(e: &EntryPlan, is_static: bool) -> String {
+    let st = if is_static { "static " } else { "" };
+    let sig = fgft_stubs::signature(&e.spec.ret, &e.spec.stub_name(), &e.spec.params);
+    fgft_stubs::tidy(&format!(
+        "/* fgft: stub of {}, defined in the unit's generated code */\n{}\n",
+        e.spec.name,
+        fgft_stubs::wrap_call(0, &format!("{st}{sig}"), ";")
+    ))
+}
+
+/// The top-level item of `fid` that contains byte `at`.
+fn item_at(prog: &Program, fid: FileId, at: usize) -> Option<Range<usize>> {
+    prog.top[fid]
+        .iter()
+        .filter(|it| it.range.start <= at && at < it.range.end)
+        .min_by_key(|it| it.range.end - it.range.start)
+        .map(|it| it.range.clone())
+}
+
+/// Every value use of entry point `e` takes the stub instead (initializers,
+/// assignments, and the bodies of the driver's macros that build ops
+/// tables); each file that names the stub declares it first.
+fn slot_edits(
+    cx: &mut Ctx<'_, '_>,
+    e: &EntryPlan,
+    file_refs: &BTreeMap<String, Vec<(FileId, Range<usize>)>>,
+    medits: &mut [Edits],
+) {
+    let prog = cx.inp.prog;
+    let name = &e.spec.name;
+    let stub = e.spec.stub_name();
+    let mut refs: Vec<(FileId, Range<usize>)> = file_refs.get(name).cloned().unwrap_or_default();
+    for ff in cx.inp.facts.per_fn.values() {
+        for (r, s) in &ff.fn_refs {
+            if r == name {
+                refs.push((s.file, s.range.clone()));
+            }
+        }
+    }
+    let in_macros = crate::plan::macro_body_refs(prog, name);
+    refs.extend(in_macros.iter().cloned());
+    refs.sort_by_key(|(f, r)| (*f, r.start));
+    refs.dedup();
+    let pasted = pasted_slots(cx, e, medits);
+    let mut declared: BTreeSet<FileId> = BTreeSet::new();
+    for (fid, item) in &pasted {
+        if declared.insert(*fid) {
+            declare_pasted(prog, e, *fid, item.start, medits);
+        }
+    }
+    for (fid, r) in refs {
+        let text = &prog.files[fid].text;
+        if text.get(r.clone()) != Some(name.as_str()) {
+            if in_macros.is_empty() {
+                cx.error(
+                    fid,
+                    r.clone(),
+                    format!(
+                        "`{name}` is stored in a slot inside a macro use: fgft cannot point \
+                         that slot at the stub"
+                    ),
+                );
+            }
+            continue;
+        }
+        if medits[fid].touches(&r) {
+            continue;
+        }
+        replace_slot(text, r.clone(), &stub, &mut medits[fid]);
+        if declared.insert(fid) {
+            let in_macro = in_macros.iter().any(|(f, _)| *f == fid);
+            declare_stub(prog, e, fid, r.start, in_macro, medits);
+        }
+    }
+}
+
+/// Replaces the use of the entry at `r` by the stub; a space before a tab
+/// earlier on the line (`.ndo_set_mac_address \t= f`) goes too, the line
+/// being ours now.
+fn replace_slot(text: &str, r: Range<usize>, stub: &str, ed: &mut Edits) {
+    let line_start = text[..r.start].rfind('\n').map_or(0, |i| i + 1);
+    let lead = &text[line_start..r.start];
+    let span = line_start..r.start;
+    if lead.contains(" \t") && !lead.contains('"') && !ed.touches(&span) && !span.is_empty() {
+        ed.replace(
+            line_start..r.end,
+            format!("{}{stub}", lead.replace(" \t", "\t")),
+        );
+    } else {
+        ed.replace(r, stub.to_string());
+    }
+}
+
+/// Slots filled by a macro that pastes the name together
+/// (`DEVICE_ATTR_RO(x)` stores `x_show`): the use is bracketed by a
+/// #define of the name to the stub.
+fn pasted_slots(
+    cx: &Ctx<'_, '_>,
+    e: &EntryPlan,
+    medits: &mut [Edits],
+) -> Vec<(FileId, Range<usize>)> {
+    let prog = cx.inp.prog;
+    let name = &e.spec.name;
+    let mut pasted: Vec<(FileId, Range<usize>)> = Vec::new();
+    for (fid, root) in cx.inp.roots.iter().filter(|(_, r)| r.function == *name) {
+        let pf = &prog.files[*fid];
+        let Some(item) = prog.top[*fid]
+            .iter()
+            .find(|it| {
+                pf.line_of(it.range.start) <= root.line && root.line <= pf.line_of(it.range.end)
+            })
+            .map(|it| it.range.clone())
+        else {
+            continue;
+        };
+        let has_ident = super::wrappers::has_ident(&pf.text[item.clone()], name);
+        if !has_ident && !pasted.contains(&(*fid, item.clone())) {
+            pasted.push((*fid, item));
+        }
+    }
+    for (fid, item) in &pasted {
+        medits[*fid].insert(
+            item.start,
+            format!(
+                "/* fgft: the slot this macro fills takes the stub */\n#define {name} {}\n",
+                e.spec.stub_name()
+            ),
+        );
+        let end = whole_lines(&prog.files[*fid].text, item.end..item.end).end;
+        medits[*fid].insert(end, format!("#undef {name}\n"));
+    }
+    pasted
+}
+
+/// The stub's declaration for a pasted slot at `at` of `fid`.
+fn declare_pasted(prog: &Program, e: &EntryPlan, fid: FileId, at: usize, medits: &mut [Edits]) {
+    let d = &prog.fns[e.def];
+    let decl = stub_decl(e, d.is_static);
+    let end = whole_lines(&prog.files[fid].text, d.range.end..d.range.end).end;
+    if fid == d.file && d.range.end <= at {
+        medits[fid].insert(end, format!("\n{decl}"));
+    } else if let Some(item) = item_at(prog, fid, at) {
+        medits[fid].insert(item.start, format!("{decl}\n"));
+    }
+}
+
+/// The stub's declaration in `fid`: right after the entry's first
+/// declaration in its own file (so every use, macro bodies included, sees
+/// it); before the first use (at `at`) elsewhere.
+fn declare_stub(
+    prog: &Program,
+    e: &EntryPlan,
+    fid: FileId,
+    at: usize,
+    in_macro: bool,
+    medits: &mut [Edits],
+) {
+    let d = &prog.fns[e.def];
+    let decl = stub_decl(e, d.is_static);
+    let first_decl = if fid == d.file {
+        prog.protos
+            .iter()
+            .filter(|p| p.file == fid && p.name == e.spec.name && p.alone)
+            .map(|p| p.range.clone())
+            .chain(std::iter::once(d.range.clone()))
+            .min_by_key(|r| r.start)
+    } else {
+        None
+    };
+    match first_decl {
+        Some(dr) if dr.start <= at || in_macro => {
+            let end = whole_lines(&prog.files[fid].text, dr.end..dr.end).end;
+            medits[fid].insert(end, format!("\n{decl}"));
+        }
+        _ => {
+            if let Some(item) = item_at(prog, fid, at) {
+                medits[fid].insert(item.start, format!("{decl}\n"));
+            }
+        }
+    }
+}
+
+/// Address table binds, per defining file.
+fn bind_lists(plan: &Plan) -> BTreeMap<FileId, Vec<(usize, &GtabEntry)>> {
+    let mut binds: BTreeMap<FileId, Vec<(usize, &GtabEntry)>> = BTreeMap::new();
+    for (i, g) in plan.gtab.iter().enumerate() {
+        binds.entry(g.file).or_default().push((i, g));
+    }
+    binds
+}
+
+/// Per defining file, the function that fills its slots of the SFI
+/// module's address table.
+fn binds(cx: &Ctx<'_, '_>, grefs: &Slots, mf: &mut MainFiles) {
+    let d = &cx.plan.driver;
+    for (fid, list) in &bind_lists(cx.plan) {
+        mf.needs_code.insert(*fid);
+        let t = &mut mf.tails[*fid];
+        let _ = writeln!(
+            t,
+            "\n/* fgft: tells the SFI module where the objects of {} live in the main module */",
+            cx.inp.files[*fid].shown.display()
+        );
+        let _ = writeln!(
+            t,
+            "void fgft_bind_{d}_{}(void)",
+            stem(&cx.inp.files[*fid].rel)
+        );
+        t.push_str("{\n");
+        for (i, g) in list {
+            let amp = if g.is_fn { "" } else { "&" };
+            let _ = writeln!(
+                t,
+                "{}",
+                fgft_stubs::wrap_call(
+                    1,
+                    &format!(
+                        "fgft_sfi_{d}_gtab[{}] = (void *){amp}{}",
+                        grefs.name(*i),
+                        g.name
+                    ),
+                    ";"
+                )
+            );
+        }
+        t.push_str("}\n");
+    }
+}
+
+/// Copy-in and copy-out of the globals marshaled whole, in their defining
+/// files.
+fn global_copies(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
+    let d = &cx.plan.driver;
+    let prog = cx.inp.prog;
+    for (g, written) in &cx.plan.marshaled_globals {
+        let Some(gd) = prog.global_def(g) else {
+            continue;
+        };
+        mf.needs_code.insert(gd.file);
+        let t = &mut mf.tails[gd.file];
+        let rights = if *written { "FGFT_RW" } else { "FGFT_R" };
+        let origin = format!("{}:{}", cx.inp.files[gd.file].shown.display(), gd.line);
+        let _ = writeln!(t, "\n/* fgft: copy-in of global {g} ({origin}) */");
+        let _ = writeln!(t, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn)");
+        t.push_str("{\n\tvoid *c;\n\tint ret;\n\n");
+        let _ = writeln!(
+            t,
+            "{}",
+            fgft_stubs::wrap_call(
+                1,
+                &format!("ret = fgft_copy_obj(txn, &{g}, sizeof({g}), sizeof({g}), {rights}, &c)"),
+                ";"
+            )
+        );
+        let _ = writeln!(t, "\tif (ret == 1)\n\t\tmemcpy(c, &{g}, sizeof({g}));");
+        t.push_str("\treturn ret < 0 ? ret : 0;\n}\n");
+        let _ = writeln!(t, "\n/* fgft: copy-out of global {g} ({origin}) */");
+        let _ = writeln!(t, "void fgft_global_out_{d}_{g}(struct fgft_txn *txn)");
+        let _ = writeln!(t, "{{\n\tvoid *c = fgft_obj_find(txn, &{g});\n");
+        if *written && !gd.is_const {
+            let _ = writeln!(
+                t,
+                "\tif (c && c != (void *)&{g})\n\t\tmemcpy((void *)&{g}, c, sizeof({g}));"
+            );
+        } else {
+            t.push_str("\t(void)c;\n");
+        }
+        t.push_str("}\n");
+    }
+}
+
+/// Device checkpoints: the filtered copies of the PM code (in a file of
+/// their own, included where the PM code lives, so that they can call its
+/// static functions), then the generated checkpoint/restore and ops.
+fn device_code(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) {
+    let d = cx.plan.driver.clone();
+    if let Some((f, copies)) = &cx.plan.device.copies {
+        let rel = &cx.inp.files[*f].rel;
+        let name = format!("fgft_{d}_pm_copies.c");
+        let mut t = String::new();
+        let _ = writeln!(t, "// SPDX-License-Identifier: GPL-2.0");
+        let _ = writeln!(
+            t,
+            "/*\n * fgft: filtered copies of the PM code of {}, for the device restore, #included by the generated code of {}.\n * Generated by fgft-cc split: do not edit.\n */",
+            cx.inp.files[*f].shown.display(),
+            rel.display()
+        );
+        t.push_str(&dropped_calls(copies));
+        let path = Path::new("main")
+            .join(rel.parent().unwrap_or(Path::new("")))
+            .join(&name);
+        cx.generated(path, &t);
+        mf.needs_code.insert(*f);
+        let _ = writeln!(mf.tails[*f], "\n#include \"{name}\"");
+    }
+    for (f, glue) in &cx.plan.device.glue {
+        mf.needs_code.insert(*f);
+        mf.tails[*f].push_str(glue);
+    }
+}
+
+/// The PM filter writes a call it drops as `do { } while (0); /* fgft-pm:
+/// dropped CALL */`: the comment alone says it, or, as the body of an `if`
+/// without `else`, the condition is kept for its effects.
+fn dropped_calls(text: &str) -> String {
+    const MARK: &str = "do { } while (0); /* fgft-pm: dropped ";
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out: Vec<String> = Vec::new();
+    for (k, l) in lines.iter().enumerate() {
+        let Some(at) = l.find(MARK) else {
+            out.push(l.to_string());
+            continue;
+        };
+        let call = l[at + MARK.len()..]
+            .trim_end()
+            .trim_end_matches("*/")
+            .trim_end();
+        let indent: String = l.chars().take_while(|c| *c == '\t').collect();
+        let only = l[..at].trim().is_empty();
+        let prev = out.last().map(|p| p.trim().to_string()).unwrap_or_default();
+        let next_else = lines
+            .get(k + 1)
+            .is_some_and(|n| n.trim_start().starts_with("else"));
+        if only && prev.starts_with("if (") && prev.ends_with(')') && !next_else {
+            let cond = &prev["if (".len()..prev.len() - 1];
+            let outer: String = indent.chars().skip(1).collect();
+            out.pop();
+            out.push(format!(
+                "{outer}/* fgft-pm: dropped {call} (when {cond}) */"
+            ));
+            // `!f(x)` is evaluated for f's effect alone.
+            let eff = cond.strip_prefix('!').unwrap_or(cond);
+            out.push(format!("{outer}(void){eff};"));
+        } else if only && !prev.ends_with(')') && !prev.starts_with("else") {
+            out.push(format!("{indent}/* fgft-pm: dropped {call} */"));
+        } else {
+            // Any other statement position keeps an empty statement.
+            out.push(format!("{}; /* fgft-pm: dropped {call} */", &l[..at]));
+        }
+    }
+    let mut s = out.join("\n");
+    if text.ends_with('\n') {
+        s.push('\n');
+    }
+    s
+}
+
+/// Applies the main edits; a file with generated code ends with the
+/// #include of its `fgft_stubs_<unit>.c`.
+fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
+    let d = cx.plan.driver.clone();
+    for (fid, df) in cx.inp.files.iter().enumerate() {
+        let pf = &cx.inp.prog.files[fid];
+        if mf.needs_code.contains(&fid) {
+            let code = code_file_name(&df.rel);
+            let sep = if pf.text.ends_with("\n\n") { "" } else { "\n" };
+            mf.edits[fid].insert(
+                pf.text.len(),
+                format!("{sep}/* fgft: the generated code of this file */\n#include \"{code}\"\n"),
+            );
+            let mut t = String::new();
+            let _ = writeln!(t, "// SPDX-License-Identifier: GPL-2.0");
+            let _ = writeln!(
+                t,
+                "/*\n * fgft: what fgft-cc split generates for {} (stubs of its isolated entry points, copy functions, address-table binds, registration), #included at the end of {}.\n * Generated by fgft-cc split: do not edit.\n */\n",
+                df.shown.display(),
+                df.rel.display()
+            );
+            let _ = writeln!(t, "#include \"fgft_{d}_main.h\"");
+            t.push_str(&mf.tails[fid]);
+            let path = Path::new("main")
+                .join(df.rel.parent().unwrap_or(Path::new("")))
+                .join(code);
+            cx.generated(path, &t);
+        }
+        let ed = &mf.edits[fid];
+        match ed.apply(&pf.text) {
+            Ok(text) => {
+                let log = ed.log(&pf.text);
+                if !log.is_empty() {
+                    let _ = writeln!(cx.edit_log, "=== main/{}\n{log}", df.rel.display());
+                }
+                cx.out.insert(PathBuf::from("main").join(&df.rel), text);
+            }
+            Err(o) => cx.error(
+                fid,
+                o.b.clone(),
+                "fgft-cc made overlapping edits here (a bug); please report it".into(),
+            ),
+        }
+    }
+}
+
+/// `e1000_main.c` -> `fgft_stubs_e1000_main.c`.
+fn code_file_name(rel: &Path) -> String {
+    let stem = rel
+        .file_stem()
+        .map(|s| s.to_string_lossy().to_string())
+        .unwrap_or_default();
+    format!("fgft_stubs_{stem}.c")
+}
+
+/// Declarations shared by main-module files.
+fn main_header(cx: &Ctx<'_, '_>) -> String {
+    let (inp, plan) = (cx.inp, cx.plan);
+    let d = &plan.driver;
+    let mut s = String::new();
+    let _ = writeln!(s, "/* SPDX-License-Identifier: GPL-2.0 */");
+    let _ = writeln!(
+        s,
+        "/*\n * fgft main module of {}: declarations shared by its files.\n * Generated by fgft-cc split: do not edit.\n */",
+        plan.module
+    );
+    let _ = writeln!(s, "#ifndef _FGFT_{}_MAIN_H", d.to_uppercase());
+    let _ = writeln!(s, "#define _FGFT_{}_MAIN_H\n", d.to_uppercase());
+    s.push_str("#include \"fgft_stubs.h\"\n");
+    let _ = writeln!(s, "#include \"fgft_{d}_gtab.h\"");
+    if plan.device.flush.is_some() {
+        s.push_str(
+            "#include <linux/device.h>\n#include <linux/slab.h>\n#include <linux/workqueue.h>\n",
+        );
+    }
+    s.push('\n');
+    for e in &plan.entries {
+        let _ = writeln!(s, "extern struct fgft_entry {};", e.spec.ep_name());
+    }
+    if !plan.entries.is_empty() {
+        s.push('\n');
+    }
+    // The SFI module's way into each entry point's copy.
+    let mut tags: BTreeSet<String> = BTreeSet::new();
+    for e in &plan.entries {
+        tags.extend(fgft_stubs::param_tags(&e.spec.params));
+    }
+    for t in &tags {
+        let _ = writeln!(s, "{t};");
+    }
+    if !tags.is_empty() {
+        s.push('\n');
+    }
+    for e in &plan.entries {
+        let _ = writeln!(s, "{}", fgft_stubs::sfi_prototype(&e.spec));
+    }
+    if !plan.entries.is_empty() {
+        s.push('\n');
+    }
+    for fid in bind_lists(plan).keys() {
+        let _ = writeln!(
+            s,
+            "void fgft_bind_{d}_{}(void);",
+            stem(&inp.files[*fid].rel)
+        );
+    }
+    for g in plan.marshaled_globals.keys() {
+        let _ = writeln!(s, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn);");
+        let _ = writeln!(s, "void fgft_global_out_{d}_{g}(struct fgft_txn *txn);");
+    }
+    if !plan.device.decls.is_empty() {
+        let _ = writeln!(s, "/* Device checkpoint and restore. */");
+        for x in &plan.device.decls {
+            let _ = writeln!(s, "{x}");
+        }
+    }
+    let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn);");
+    let _ = writeln!(s, "int fgft_register_{d}(void);");
+    let _ = writeln!(s, "void fgft_unregister_{d}(void);");
+    let _ = writeln!(s, "\n#endif /* _FGFT_{}_MAIN_H */", d.to_uppercase());
+    s
+}
+
+/// Whether `fid` is a header (module init is never looked for there).
+fn is_header(cx: &Ctx<'_, '_>, fid: FileId) -> bool {
+    cx.inp.files[fid].role == FileRole::Header
+}
+
+/// The module_init / module_*_driver and module_exit items of the driver.
+type Hook = (FileId, Range<usize>, String, String);
+
+fn module_hooks(cx: &Ctx<'_, '_>) -> (Option<Hook>, Option<Hook>) {
+    let prog = cx.inp.prog;
+    let mut init = None;
+    let mut exit = None;
+    for (fid, items) in prog.top.iter().enumerate() {
+        if is_header(cx, fid) {
+            continue;
+        }
+        for it in items {
+            let TopKind::MacroStmt(m) = &it.kind else {
+                continue;
+            };
+            let text = &prog.files[fid].text[it.range.clone()];
+            let arg = text
+                .find('(')
+                .and_then(|a| text.rfind(')').map(|b| text[a + 1..b].trim().to_string()))
+                .unwrap_or_default();
+            if m == "module_init" || cx.opts.module_macros.contains_key(m) {
+                init = Some((fid, it.range.clone(), m.clone(), arg));
+            } else if m == "module_exit" {
+                exit = Some((fid, it.range.clone(), m.clone(), arg));
+            }
+        }
+    }
+    (init, exit)
+}

@@ -1,0 +1,179 @@
+//! Module init and exit: the generated init registers the isolated entry
+//! points (and fills the SFI module's address table) before the driver's
+//! own init; the exit unregisters them after the driver's exit.
+
+use super::{bind_lists, module_hooks, stem, Ctx, Hook, MainFiles};
+use fgft_facts::program::FileId;
+use std::fmt::Write as _;
+
+/// Hooks module init/exit; returns the file that holds them.
+pub(super) fn hook_init(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) -> Option<FileId> {
+    let (init, exit) = module_hooks(cx);
+    let Some(init) = init else {
+        let e = cx.plan.entries.first()?;
+        let f = cx.inp.prog.fns[e.def].file;
+        let msg = format!(
+            "no module_init (or module_*_driver) found in {}: fgft-cc needs one to register \
+             the isolated entry points",
+            cx.plan.module
+        );
+        cx.error(f, 0..0, msg);
+        return None;
+    };
+    let fid = init.0;
+    if init.2 == "module_init" {
+        hook_module_init(cx, mf, &init, exit.as_ref());
+    } else {
+        hook_driver_macro(cx, mf, &init);
+    }
+    registration(cx, &mut mf.tails[fid]);
+    Some(fid)
+}
+
+/// `\tFLUSH();\n` when device restores deferred from atomic context must
+/// run while the devices are still bound.
+fn flush(cx: &Ctx<'_, '_>) -> String {
+    cx.plan
+        .device
+        .flush
+        .as_ref()
+        .map(|f| format!("\t{f}();\n"))
+        .unwrap_or_default()
+}
+
+/// `module_init(f)`: a generated init registers, then runs `f`;
+/// `module_exit(g)` likewise, in the other order.
+fn hook_module_init(cx: &Ctx<'_, '_>, mf: &mut MainFiles, init: &Hook, exit: Option<&Hook>) {
+    let d = &cx.plan.driver;
+    let (fid, item, _, arg) = init;
+    let header = format!("#include \"fgft_{d}_main.h\"\n\n");
+    let mut t = header.clone();
+    let _ = writeln!(
+        t,
+        "/* fgft: registers the isolated entry points, then runs {arg} */"
+    );
+    let _ = writeln!(t, "static int __init fgft_init_{d}(void)");
+    let _ = writeln!(t, "{{\n\tint err = fgft_register_{d}();\n");
+    t.push_str("\tif (err)\n\t\treturn err;\n");
+    let _ = writeln!(t, "\terr = {arg}();");
+    let _ = writeln!(t, "\tif (err)\n\t\tfgft_unregister_{d}();");
+    t.push_str("\treturn err;\n}\n\n");
+    mf.edits[*fid].insert(item.start, fgft_stubs::tidy(&t));
+    replace_arg(cx, mf, *fid, item, &format!("fgft_init_{d}"));
+    let flush = flush(cx);
+    match exit {
+        Some((efid, eitem, _, earg)) => {
+            let mut t = String::new();
+            if efid != fid {
+                t.push_str(&header);
+            }
+            let _ = writeln!(
+                t,
+                "/* fgft: runs {earg}, then unregisters the isolated entry points */"
+            );
+            let _ = writeln!(t, "static void __exit fgft_exit_{d}(void)");
+            let _ = writeln!(t, "{{\n{flush}\t{earg}();\n\tfgft_unregister_{d}();\n}}\n");
+            mf.edits[*efid].insert(eitem.start, fgft_stubs::tidy(&t));
+            replace_arg(cx, mf, *efid, eitem, &format!("fgft_exit_{d}"));
+        }
+        None => {
+            let mut t = String::new();
+            let _ = writeln!(t, "\n/* fgft: unregisters the isolated entry points */");
+            let _ = writeln!(t, "static void __exit fgft_exit_{d}(void)");
+            let _ = writeln!(t, "{{\n{flush}\tfgft_unregister_{d}();\n}}\n");
+            let _ = writeln!(t, "module_exit(fgft_exit_{d});");
+            mf.edits[*fid].insert(item.end, fgft_stubs::tidy(&t));
+        }
+    }
+}
+
+/// Replaces the argument of the macro use `item` by `with`.
+fn replace_arg(
+    cx: &Ctx<'_, '_>,
+    mf: &mut MainFiles,
+    fid: FileId,
+    item: &std::ops::Range<usize>,
+    with: &str,
+) {
+    let text = &cx.inp.prog.files[fid].text[item.clone()];
+    if let (Some(a), Some(b)) = (text.find('('), text.rfind(')')) {
+        mf.edits[fid].replace(item.start + a + 1..item.start + b, with.to_string());
+    }
+}
+
+/// `module_pci_driver(x)` and the like (module-init.toml): replaced by an
+/// init and an exit that register the driver as the macro did.
+fn hook_driver_macro(cx: &Ctx<'_, '_>, mf: &mut MainFiles, init: &Hook) {
+    let d = &cx.plan.driver;
+    let (fid, item, kind, arg) = init;
+    let (reg, unreg) = cx.opts.module_macros.get(kind).cloned().unwrap_or_default();
+    let reg = reg.replace("{arg}", arg);
+    let unreg = unreg.replace("{arg}", arg);
+    let flush = flush(cx);
+    let mut t = format!("#include \"fgft_{d}_main.h\"\n\n");
+    let _ = writeln!(
+        t,
+        "/* fgft: registers the isolated entry points, then the driver (was {kind}({arg})) */"
+    );
+    let _ = writeln!(t, "static int __init fgft_init_{d}(void)");
+    let _ = writeln!(t, "{{\n\tint err = fgft_register_{d}();\n");
+    t.push_str("\tif (err)\n\t\treturn err;\n");
+    let _ = writeln!(t, "\terr = {reg};");
+    let _ = writeln!(t, "\tif (err)\n\t\tfgft_unregister_{d}();");
+    t.push_str("\treturn err;\n}\n\n");
+    let _ = writeln!(
+        t,
+        "/* fgft: unregisters the driver, then the isolated entry points */"
+    );
+    let _ = writeln!(t, "static void __exit fgft_exit_{d}(void)");
+    let _ = writeln!(t, "{{\n{flush}\t{unreg};\n\tfgft_unregister_{d}();\n}}\n");
+    let _ = writeln!(t, "module_init(fgft_init_{d});");
+    let _ = write!(t, "module_exit(fgft_exit_{d});");
+    mf.edits[*fid].replace(item.clone(), fgft_stubs::tidy(&t));
+}
+
+/// The registration functions, in the generated code of the init file.
+fn registration(cx: &Ctx<'_, '_>, t: &mut String) {
+    let (inp, plan) = (cx.inp, cx.plan);
+    let d = &plan.driver;
+    let _ = writeln!(
+        t,
+        "\n/* fgft: fills the SFI module's address table, registers the entries */"
+    );
+    let _ = writeln!(t, "int fgft_register_{d}(void)");
+    t.push_str("{\n");
+    if !plan.entries.is_empty() {
+        t.push_str("\tint err;\n\n");
+    }
+    for f in bind_lists(plan).keys() {
+        let _ = writeln!(t, "\tfgft_bind_{d}_{}();", stem(&inp.files[*f].rel));
+    }
+    for (i, e) in plan.entries.iter().enumerate() {
+        let _ = writeln!(t, "\terr = fgft_entry_register(&{});", e.spec.ep_name());
+        let _ = writeln!(t, "\tif (err)\n\t\tgoto fail{i};");
+    }
+    t.push_str("\treturn 0;\n");
+    for i in (0..plan.entries.len()).rev() {
+        let _ = writeln!(t, "fail{i}:");
+        if i > 0 {
+            let _ = writeln!(
+                t,
+                "\tfgft_entry_unregister(&{});",
+                plan.entries[i - 1].spec.ep_name()
+            );
+        } else {
+            t.push_str("\treturn err;\n");
+        }
+    }
+    t.push_str("}\n");
+    let _ = writeln!(t, "\n/* fgft: unregisters the entries */");
+    let _ = writeln!(t, "void fgft_unregister_{d}(void)");
+    t.push_str("{\n");
+    for e in plan.entries.iter().rev() {
+        let _ = writeln!(t, "\tfgft_entry_unregister(&{});", e.spec.ep_name());
+    }
+    for o in &plan.device.ops {
+        let _ = writeln!(t, "\tfgft_dev_unregister_ops(&{});", o.name);
+    }
+    t.push_str("}\n");
+}

@@ -1,0 +1,526 @@
+//! The SFI module's copies of the driver's units: closure functions only
+//! (everything else deleted with its leading comment), renamed by the
+//! per-unit header, kernel calls redirected to the wrappers, main-module
+//! objects reached through the address table, and one exported trampoline
+//! per entry point.
+
+use super::edit::{whole_lines, Edits};
+use super::gtab::Slots;
+use super::{stem, wrappers, Ctx};
+use crate::plan::{FileRole, Inputs, Plan};
+use fgft_facts::program::{FileId, Program, TopKind};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// A unit and the driver files compiled into it.
+pub(crate) type Unit = (FileId, Vec<FileId>);
+
+/// The SFI units, their headers and the SFI module's own files.
+pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
+    let (inp, plan) = (cx.inp, cx.plan);
+    let mut sedits: BTreeMap<FileId, Edits> = BTreeMap::new();
+    for &fid in units.iter().flat_map(|(_, v)| v.iter()) {
+        sedits.insert(fid, Edits::default());
+    }
+    // Deletions and the header include.
+    for (tu, files) in units {
+        let header = format!("fgft_sfi_{}.h", stem(&inp.files[*tu].rel));
+        for &fid in files {
+            if let Some(ed) = sedits.get_mut(&fid) {
+                file_edits(inp, plan, fid, &header, ed);
+            }
+        }
+    }
+    redirect_main_refs(cx, grefs, &mut sedits);
+    trampolines(cx, &mut sedits);
+    for (fid, ed) in &sedits {
+        let pf = &inp.prog.files[*fid];
+        match ed.apply(&pf.text) {
+            Ok(text) => {
+                let log = ed.log(&pf.text);
+                if !log.is_empty() {
+                    let _ = writeln!(
+                        cx.edit_log,
+                        "=== sfi/{}\n{log}",
+                        inp.files[*fid].rel.display()
+                    );
+                }
+                cx.out
+                    .insert(PathBuf::from("sfi").join(&inp.files[*fid].rel), text);
+            }
+            Err(o) => cx.error(
+                *fid,
+                o.b.clone(),
+                "fgft-cc made overlapping edits here (a bug); please report it".into(),
+            ),
+        }
+    }
+    for (tu, files) in units {
+        let name = format!("sfi/fgft_sfi_{}.h", stem(&inp.files[*tu].rel));
+        let text = tu_header(inp, plan, *tu, files);
+        cx.generated(name, &text);
+    }
+    let d = &plan.driver;
+    let text = wrappers::sfi_header(plan, cx.table);
+    cx.generated(format!("sfi/fgft_{d}_sfi.h"), &text);
+    let text = wrappers::sfi_rt(plan, cx.table, grefs);
+    cx.generated(format!("sfi/fgft_{d}_sfi_rt.c"), &text);
+}
+
+/// Uses of main-module globals and functions in SFI code go through the
+/// address table (`FGFT_MAIN_OBJ(x)`, `FGFT_MAIN_FN(f)`).
+fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap<FileId, Edits>) {
+    let (inp, plan) = (cx.inp, cx.plan);
+    let gindex: BTreeMap<&str, usize> = plan
+        .gtab
+        .iter()
+        .enumerate()
+        .map(|(i, g)| (g.name.as_str(), i))
+        .collect();
+    for f in &plan.sfi_fns {
+        let Some(ff) = inp.facts.per_fn.get(f) else {
+            continue;
+        };
+        let mut sites: Vec<(&str, &fgft_facts::access::Site, bool)> = Vec::new();
+        for g in &ff.globals {
+            if gindex.contains_key(g.name.as_str()) {
+                sites.push((&g.name, &g.at, false));
+            }
+        }
+        for (r, s) in &ff.fn_refs {
+            if gindex.contains_key(r.as_str()) {
+                sites.push((r, s, true));
+            }
+        }
+        for (name, site, is_fn) in sites {
+            let Some(ed) = sedits.get_mut(&site.file) else {
+                continue;
+            };
+            let text = &inp.prog.files[site.file].text;
+            if text.get(site.range.clone()) != Some(name) {
+                cx.error(
+                    site.file,
+                    site.range.clone(),
+                    format!(
+                        "`{name}` is used inside a macro in `{f}`, which is compiled into the SFI \
+                         module: fgft cannot redirect that use to the main module's object"
+                    ),
+                );
+                continue;
+            }
+            if ed.touches(&site.range) {
+                continue;
+            }
+            let k = gindex[name];
+            ed.replace(
+                site.range.clone(),
+                grefs.use_expr(&plan.driver, k, name, is_fn),
+            );
+        }
+    }
+}
+
+/// The main module's way into the SFI copy of each entry point: an
+/// exported function at the end of the entry's file (declared in the
+/// unit's header).
+fn trampolines(cx: &Ctx<'_, '_>, sedits: &mut BTreeMap<FileId, Edits>) {
+    let prog = cx.inp.prog;
+    for e in &cx.plan.entries {
+        let fd = &prog.fns[e.def];
+        let Some(ed) = sedits.get_mut(&fd.file) else {
+            continue;
+        };
+        let spec = &e.spec;
+        let sig = fgft_stubs::signature(&spec.ret, &spec.sfi_name(), &spec.params);
+        let args: Vec<String> = spec.params.iter().map(|p| p.name.clone()).collect();
+        let call = format!("{}({})", spec.name, args.join(", "));
+        let mut t = String::new();
+        let _ = writeln!(
+            t,
+            "\n/* fgft: the main module's way into the SFI copy of {} ({}) */",
+            spec.name, spec.origin
+        );
+        let _ = writeln!(t, "{}", fgft_stubs::wrap_call(0, &sig, ""));
+        t.push_str("{\n");
+        let body = if spec.ret.trim() == "void" {
+            call
+        } else {
+            format!("return {call}")
+        };
+        let _ = writeln!(t, "{}", fgft_stubs::wrap_call(1, &body, ";"));
+        t.push_str("}\n");
+        let _ = writeln!(t, "EXPORT_SYMBOL_GPL({});", spec.sfi_name());
+        ed.insert(prog.files[fd.file].text.len(), fgft_stubs::tidy(&t));
+    }
+}
+
+/// SFI translation units: each compiled unit that holds closure functions
+/// or duplicated globals, with the driver files of the unit to transform
+/// (the unit and the .c files it includes).
+pub(crate) fn units(inp: &Inputs<'_>, plan: &Plan) -> Vec<(FileId, Vec<FileId>)> {
+    let prog = inp.prog;
+    let mut out = Vec::new();
+    for (fid, df) in inp.files.iter().enumerate() {
+        if df.role != FileRole::Tu {
+            continue;
+        }
+        let mut files = vec![fid];
+        // .c files included (transitively) by this unit.
+        let mut k = 0;
+        while k < files.len() {
+            let cur = files[k];
+            for (j, dj) in inp.files.iter().enumerate() {
+                if dj.role == FileRole::IncludedC
+                    && dj.included_by.contains(&cur)
+                    && !files.contains(&j)
+                {
+                    files.push(j);
+                }
+            }
+            k += 1;
+        }
+        let needed = files.iter().any(|&f| {
+            prog.fns
+                .iter()
+                .any(|d| d.file == f && plan.sfi_fns.contains(&d.name))
+                || prog
+                    .globals
+                    .iter()
+                    .any(|g| g.file == f && !g.is_extern && plan.dup_globals.contains(&g.name))
+        });
+        if needed {
+            out.push((fid, files));
+        }
+    }
+    out
+}
+
+/// A deletion of a top-level item, extended back over the storage class and
+/// qualifiers the macro hints blanked in front of it (`static` before
+/// `DEFINE_SIMPLE_DEV_PM_OPS(...)`) and forward over the rest of its line.
+fn item_deletion(pf: &fgft_parse::ParsedFile, r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let r = item_span(pf, r);
+    let lines = whole_lines(&pf.text, r.clone());
+    lead_comment(&pf.text, lines.start)..lines.end
+}
+
+/// An item extended back over the storage class and qualifiers the macro
+/// hints blanked in front of it.
+fn item_span(pf: &fgft_parse::ParsedFile, r: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let t = pf.text.as_bytes();
+    let h = pf.hinted.as_bytes();
+    let mut st = r.start;
+    let mut k = st;
+    while k > 0 && t[k - 1] != b'\n' && h[k - 1].is_ascii_whitespace() {
+        k -= 1;
+        if !t[k].is_ascii_whitespace() {
+            st = k;
+        }
+    }
+    st..r.end
+}
+
+/// The start of the comment block that ends on the line just before `at`
+/// (a line start): a `/* ... */` or `/** ... */` whose lines hold nothing
+/// else, or a run of `//` lines; `at` itself when there is none.  A file's
+/// opening comment (license, copyright) is never an item's.
+pub(crate) fn lead_comment(text: &str, at: usize) -> usize {
+    if at == 0 || !text[..at].ends_with('\n') {
+        return at;
+    }
+    let body = &text[..at - 1];
+    let prev_start = body.rfind('\n').map_or(0, |i| i + 1);
+    let prev = body[prev_start..].trim();
+    let start = if prev.ends_with("*/") {
+        let close = prev_start + body[prev_start..].rfind("*/").unwrap_or(0);
+        let Some(open) = body[..close].rfind("/*") else {
+            return at;
+        };
+        let line = body[..open].rfind('\n').map_or(0, |i| i + 1);
+        if !body[line..open].trim().is_empty() || body[open + 2..close].contains("*/") {
+            return at;
+        }
+        line
+    } else if prev.starts_with("//") {
+        let mut s = prev_start;
+        while s > 0 {
+            let p = body[..s - 1].rfind('\n').map_or(0, |i| i + 1);
+            if !body[p..s - 1].trim_start().starts_with("//") {
+                break;
+            }
+            s = p;
+        }
+        s
+    } else {
+        return at;
+    };
+    let comment = &body[start..];
+    if start == 0 || comment.contains("SPDX") || comment.contains("Copyright") {
+        return at;
+    }
+    start
+}
+
+/// Deletions, shadows and the header include of one SFI file.
+fn file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mut Edits) {
+    let prog = inp.prog;
+    let pf = &prog.files[fid];
+    let shadows: BTreeSet<&str> = plan
+        .gtab
+        .iter()
+        .filter(|g| !g.is_fn)
+        .map(|g| g.name.as_str())
+        .collect();
+    let mut first_code: Option<usize> = None;
+    for it in &prog.top[fid] {
+        match &it.kind {
+            TopKind::Function(name) => {
+                if first_code.is_none() {
+                    first_code = Some(item_deletion(pf, it.range.clone()).start);
+                }
+                if !plan.sfi_fns.contains(name) {
+                    ed.delete(item_deletion(pf, it.range.clone()));
+                } else if !plan.entries.iter().any(|e| &e.spec.name == name) {
+                    maybe_unused(pf, it.range.clone(), ed);
+                }
+            }
+            TopKind::Prototype(names) => {
+                if first_code.is_none() {
+                    first_code = Some(item_deletion(pf, it.range.clone()).start);
+                }
+                if !names.iter().any(|n| plan.sfi_fns.contains(n)) {
+                    ed.delete(item_deletion(pf, it.range.clone()));
+                }
+            }
+            TopKind::Variables(names) => {
+                if names.iter().any(|n| plan.dup_globals.contains(n)) {
+                    continue;
+                }
+                if let Some(n) = names.iter().find(|n| shadows.contains(n.as_str())) {
+                    shadow_decl(prog, fid, n, it.range.clone(), ed);
+                    continue;
+                }
+                ed.delete(item_deletion(pf, it.range.clone()));
+            }
+            TopKind::MacroStmt(_) => ed.delete(item_deletion(pf, it.range.clone())),
+            _ => {}
+        }
+    }
+    if let Some(at) = first_code {
+        ed.insert(
+            at,
+            format!("/* fgft: SFI copy; closure functions renamed, kernel calls wrapped */\n#include \"{header}\"\n\n"),
+        );
+    }
+}
+
+/// Marks a static closure function `__maybe_unused` in the SFI copy: the
+/// closure counts calls in every `#if` branch, so a function whose only
+/// callers sit in a branch the configuration compiles out (8139too's
+/// `__set_rx_mode` under CONFIG_8139_OLD_RX_RESET) is not used there.
+fn maybe_unused(pf: &fgft_parse::ParsedFile, item: std::ops::Range<usize>, ed: &mut Edits) {
+    let Some(mut node) = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(item.start, item.end)
+    else {
+        return;
+    };
+    while node.kind() != "function_definition" {
+        match node.parent() {
+            Some(p) => node = p,
+            None => return,
+        }
+    }
+    let spec = |word: &str| {
+        let mut c = node.walk();
+        let found = node
+            .children(&mut c)
+            .any(|ch| pf.node_text(ch).trim() == word && ch.kind() != "function_declarator");
+        found
+    };
+    // An unused static inline is no warning.
+    if !spec("static") || spec("inline") {
+        return;
+    }
+    let Some(d) = node.child_by_field_name("declarator") else {
+        return;
+    };
+    // On the declarator's line when it fits, else on the line before it.
+    let at = d.start_byte();
+    let line_start = pf.text[..at].rfind('\n').map_or(0, |i| i + 1);
+    let line_end = pf.text[at..].find('\n').map_or(pf.text.len(), |i| at + i);
+    let line = &pf.text[line_start..line_end];
+    if fgft_stubs::width(line) + "__maybe_unused ".len() <= fgft_stubs::HARD {
+        ed.insert(at, "__maybe_unused ");
+    } else {
+        ed.insert(at, "__maybe_unused\n");
+    }
+}
+
+/// Turns the definition of a global SFI code reaches through the address
+/// table into a declaration (kept for `typeof`): `extern`, no initializer.
+fn shadow_decl(
+    prog: &Program,
+    fid: FileId,
+    name: &str,
+    item: std::ops::Range<usize>,
+    ed: &mut Edits,
+) {
+    let Some(g) = prog
+        .globals
+        .iter()
+        .find(|g| g.file == fid && g.name == name && g.range == item)
+    else {
+        return;
+    };
+    if g.is_extern {
+        return;
+    }
+    let pf = &prog.files[fid];
+    let Some(node) = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(item.start, item.end)
+    else {
+        return;
+    };
+    // A declaration macro (DEFINE_SPINLOCK): keep as written.
+    if pf.hinted.get(item.clone()) != pf.text.get(item.clone()) {
+        return;
+    }
+    if !g.alone {
+        return;
+    }
+    // An initializer that names no driver function or global can stay (the
+    // shadow then keeps a complete type for sizeof).
+    if crate::plan::global_init_refs(prog, name).is_empty() {
+        return;
+    }
+    let mut c = node.walk();
+    let mut has_static = false;
+    for ch in node.children(&mut c) {
+        if ch.kind() == "storage_class_specifier" && pf.node_text(ch).trim() == "static" {
+            ed.replace(ch.byte_range(), "extern");
+            has_static = true;
+        }
+    }
+    if !has_static {
+        ed.insert(item.start, "extern ");
+    }
+    if let Some(init) = &g.init {
+        // Delete ` = <init>` back to the declarator.
+        let before = &pf.text[..init.start];
+        let eq = before.rfind('=').unwrap_or(init.start);
+        let mut st = eq;
+        while st > 0 && pf.text.as_bytes()[st - 1].is_ascii_whitespace() {
+            st -= 1;
+        }
+        ed.delete(st..init.end);
+    }
+}
+
+/// The per-unit SFI header: renames of the closure functions, prototypes
+/// of the unit's trampolines.
+fn tu_header(inp: &Inputs<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> String {
+    let prog = inp.prog;
+    let name = stem(&inp.files[tu].rel);
+    let guard = format!("_FGFT_SFI_{}_H", name.to_uppercase());
+    let mut s = String::new();
+    let _ = writeln!(s, "/* SPDX-License-Identifier: GPL-2.0 */");
+    let _ = writeln!(
+        s,
+        "/*\n * fgft: closure functions of {} renamed into the SFI module.\n * Generated by fgft-cc split: do not edit.\n */",
+        inp.files[tu].shown.display()
+    );
+    let _ = writeln!(s, "#ifndef {guard}\n#define {guard}\n");
+    let _ = writeln!(s, "#include \"fgft_{}_sfi.h\"\n", plan.driver);
+    // Files visible from this unit: its .c files and the headers.
+    let unit: BTreeSet<FileId> = files.iter().copied().collect();
+    for f in &plan.sfi_fns {
+        let defs = prog.defs(f);
+        let Some(&first) = defs.first() else { continue };
+        let d = &prog.fns[first];
+        if inp.files[d.file].role == FileRole::Header {
+            continue;
+        }
+        let here = defs.iter().any(|&i| unit.contains(&prog.fns[i].file));
+        // Non-static closure functions declared in a header visible here.
+        let hdr_proto = prog
+            .protos
+            .iter()
+            .any(|p| p.name == *f && inp.files[p.file].role == FileRole::Header);
+        if !here && (!hdr_proto || d.is_static) {
+            continue;
+        }
+        if !d.is_static && hdr_proto {
+            let _ = writeln!(s, "extern typeof({f}) fgft_sfi_{f};");
+        }
+        let _ = writeln!(s, "#define {f} fgft_sfi_{f}");
+    }
+    let entries: Vec<&fgft_stubs::EntrySpec> = plan
+        .entries
+        .iter()
+        .filter(|e| unit.contains(&prog.fns[e.def].file))
+        .map(|e| &e.spec)
+        .collect();
+    if !entries.is_empty() {
+        let _ = writeln!(
+            s,
+            "\n/* The main module's ways into this unit's entry points. */"
+        );
+        let mut tags: Vec<String> = Vec::new();
+        for e in &entries {
+            for t in fgft_stubs::param_tags(&e.params) {
+                if !tags.contains(&t) {
+                    tags.push(t);
+                }
+            }
+        }
+        for t in &tags {
+            let _ = writeln!(s, "{t};");
+        }
+        for e in &entries {
+            let _ = writeln!(s, "{}", fgft_stubs::sfi_prototype(e));
+        }
+    }
+    let _ = writeln!(s, "\n#endif /* {guard} */");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lead_comment;
+
+    #[test]
+    fn an_items_leading_comment_is_found() {
+        let t = "// SPDX-License-Identifier: GPL-2.0\n/* file */\n\n/**\n * f - does\n */\nint f(void);\n";
+        let at = t.find("int f").unwrap();
+        assert_eq!(lead_comment(t, at), t.find("/**").unwrap());
+        // A blank line between: not the item's.
+        let t = "int a;\n/* about b */\n\nint b;\n";
+        assert_eq!(
+            lead_comment(t, t.find("int b").unwrap()),
+            t.find("int b").unwrap()
+        );
+        // Code before the comment on its line: not a block of its own.
+        let t = "int a; /* a */\nint b;\n";
+        assert_eq!(
+            lead_comment(t, t.find("int b").unwrap()),
+            t.find("int b").unwrap()
+        );
+        // A run of // lines.
+        let t = "int a;\n// one\n// two\nint b;\n";
+        assert_eq!(
+            lead_comment(t, t.find("int b").unwrap()),
+            t.find("// one").unwrap()
+        );
+        // The file's opening comment stays.
+        let t = "/* Copyright x */\nint b;\n";
+        assert_eq!(
+            lead_comment(t, t.find("int b").unwrap()),
+            t.find("int b").unwrap()
+        );
+    }
+}

@@ -1,0 +1,297 @@
+//! The argument block, the thunk and the stub of one entry point.
+
+use crate::wrap::wrap_call;
+use crate::{normalize, signature, AbortReturn, EntrySpec, FieldHow, ParamHow};
+use std::fmt::Write as _;
+
+pub(crate) fn args_struct(e: &EntrySpec) -> String {
+    format!("fgft_args_{}", e.name)
+}
+
+pub(crate) fn emit_thunk(s: &mut String, e: &EntrySpec) {
+    let _ = writeln!(
+        s,
+        "/* fgft: arguments of {} across fgft_txn_call() */",
+        e.name
+    );
+    let _ = writeln!(s, "struct {} {{", args_struct(e));
+    for p in &e.params {
+        let _ = writeln!(s, "\t{};", normalize(&p.decl));
+    }
+    if e.ret.trim() != "void" {
+        let r = e.ret.trim();
+        let sep = if r.ends_with('*') { "" } else { " " };
+        let _ = writeln!(s, "\t{r}{sep}ret;");
+    }
+    if e.params.is_empty() && e.ret.trim() == "void" {
+        s.push_str("\tint unused;\n");
+    }
+    s.push_str("};\n\n");
+    let _ = writeln!(
+        s,
+        "/* fgft: runs the SFI copy of {} ({}) */",
+        e.name, e.origin
+    );
+    let _ = writeln!(s, "static long fgft_thunk_{}(void *arg)", e.name);
+    s.push_str("{\n");
+    let _ = writeln!(s, "\tstruct {} *a = arg;\n", args_struct(e));
+    let args: Vec<String> = e.params.iter().map(|p| format!("a->{}", p.name)).collect();
+    let call = format!("{}({})", e.sfi_name(), args.join(", "));
+    if e.ret.trim() == "void" {
+        let _ = writeln!(s, "{}", wrap_call(1, &call, ";"));
+        if e.params.is_empty() {
+            s.push_str("\t(void)a;\n");
+        }
+    } else {
+        let _ = writeln!(s, "{}", wrap_call(1, &format!("a->ret = {call}"), ";"));
+    }
+    s.push_str("\treturn 0;\n}\n\n");
+}
+
+pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
+    let void = e.ret.trim() == "void";
+    let _ = writeln!(
+        s,
+        "/*\n * fgft: stub of {} ({}): runs it as a transaction.",
+        e.name, e.origin
+    );
+    match &e.abort {
+        AbortReturn::Void => s.push_str(
+            " * On abort the call has no effect (outputs untouched; the abort is\n * counted by the runtime).\n",
+        ),
+        AbortReturn::Error => s.push_str(" * On abort it returns the entry's error code.\n"),
+        AbortReturn::Value(v) => {
+            let _ = writeln!(s, " * On abort it returns {v}.");
+        }
+    }
+    s.push_str(" */\n");
+    let sig = format!("static {}", signature(&e.ret, &e.stub_name(), &e.params));
+    let _ = writeln!(s, "{}", wrap_call(0, &sig, ""));
+    s.push_str("{\n");
+    let _ = writeln!(s, "\tstruct {} a = {{", args_struct(e));
+    for p in &e.params {
+        let _ = writeln!(s, "\t\t.{0} = {0},", p.name);
+    }
+    s.push_str("\t};\n");
+    s.push_str("\tstruct fgft_txn *txn;\n");
+    s.push_str("\tint err;\n\n");
+    dev_ensure(s, e);
+    begin(s, e);
+    marshal(s, e);
+    let _ = writeln!(s, "\tfgft_txn_call(txn, fgft_thunk_{}, &a);", e.name);
+    s.push_str("\tif (fgft_txn_failed(txn))\n\t\tgoto abort;\n");
+    copy_out(s, e);
+    s.push_str("\tfgft_txn_commit(txn);\n");
+    if void {
+        s.push_str("\treturn;\n");
+    } else {
+        s.push_str("\treturn a.ret;\n");
+    }
+    s.push_str("abort:\n\terr = fgft_txn_abort(txn);\n");
+    s.push_str(&abort_return(e, 1));
+    s.push_str("}\n");
+}
+
+/// The device's checkpoint callbacks, registered on first use; the
+/// transaction takes the checkpoint at begin, restores it on abort.
+fn dev_ensure(s: &mut String, e: &EntrySpec) {
+    if let Some(ops) = &e.dev_ops {
+        // The device's checkpoint callbacks, registered on first use; the
+        // transaction takes the checkpoint at begin, restores it on abort.
+        let _ = writeln!(
+            s,
+            "{}",
+            wrap_call(
+                1,
+                &format!("err = fgft_dev_ensure((void *){}, &{ops})", e.dev_key),
+                ";"
+            )
+        );
+        let ret = abort_return(e, 2);
+        if ret.lines().count() == 1 {
+            s.push_str("\tif (err)\n");
+            s.push_str(&ret);
+        } else {
+            s.push_str("\tif (err) {\n");
+            s.push_str(&ret);
+            s.push_str("\t}\n");
+        }
+    }
+}
+
+/// Begins the transaction; with isolation off, calls the original.
+fn begin(s: &mut String, e: &EntrySpec) {
+    let void = e.ret.trim() == "void";
+    let _ = writeln!(
+        s,
+        "{}",
+        wrap_call(
+            1,
+            &format!(
+                "txn = fgft_txn_begin(&{}, (void *){})",
+                e.ep_name(),
+                e.dev_key
+            ),
+            ";"
+        )
+    );
+    // Isolation off: the original.
+    let orig_args: Vec<String> = e.params.iter().map(|p| p.name.clone()).collect();
+    let orig = format!("{}({})", e.name, orig_args.join(", "));
+    if void {
+        s.push_str("\tif (!txn) {\n");
+        let _ = writeln!(s, "{}", wrap_call(2, &orig, ";"));
+        s.push_str("\t\treturn;\n");
+        s.push_str("\t}\n");
+    } else {
+        s.push_str("\tif (!txn)\n");
+        let _ = writeln!(s, "{}", wrap_call(2, &format!("return {orig}"), ";"));
+    }
+    s.push_str("\tif (IS_ERR(txn)) {\n\t\terr = PTR_ERR(txn);\n");
+    s.push_str(&abort_return(e, 2));
+    s.push_str("\t}\n");
+}
+
+/// Grants, copies of the globals, copies of the arguments.
+fn marshal(s: &mut String, e: &EntrySpec) {
+    // Kernel variables SFI code reads (the SFI module knows their headers).
+    let _ = writeln!(s, "\terr = fgft_sfi_{}_grant(txn);", e.driver);
+    s.push_str("\tif (err)\n\t\tgoto abort;\n");
+    for g in &e.globals {
+        let _ = writeln!(s, "\terr = fgft_global_in_{}_{}(txn);", e.driver, g.name);
+        s.push_str("\tif (err)\n\t\tgoto abort;\n");
+    }
+    for p in &e.params {
+        let n = &p.name;
+        let line = match &p.how {
+            ParamHow::Value => continue,
+            ParamHow::Obj { ty } => format!("err = {}(txn, {n}, (void **)&a.{n})", e.fn_in(*ty)),
+            ParamHow::Blob { len, rights, .. } => format!(
+                "err = fgft_copy_blob(txn, {n}, {len}, {}, (void **)&a.{n})",
+                rights.c()
+            ),
+            ParamHow::Str => format!("err = fgft_copy_str(txn, {n}, (void **)&a.{n})"),
+            ParamHow::Shared { len, rights } => {
+                format!("err = fgft_grant_shared(txn, {n}, {len}, {})", rights.c())
+            }
+            ParamHow::Container { outer, member } => {
+                container_param(s, e, n, *outer, member);
+                continue;
+            }
+        };
+        let _ = writeln!(s, "{}", wrap_call(1, &line, ";"));
+        s.push_str("\tif (err)\n\t\tgoto abort;\n");
+    }
+}
+
+/// A pointer to a member of a marshaled object: the enclosing object is
+/// copied, and the argument points into the copy.
+fn container_param(s: &mut String, e: &EntrySpec, n: &str, outer: usize, member: &str) {
+    let ot = &e.types[outer].c_type;
+    let _ = writeln!(s, "\t{{");
+    let _ = writeln!(s, "\t\t{ot} *oc = NULL;");
+    let owner = owner_link(e, outer);
+    if owner.is_some() {
+        s.push_str("\t\tvoid *owner;\n");
+    }
+    s.push('\n');
+    if let Some((ow, path)) = &owner {
+        // The container is another object's private area: copy
+        // the owner first, so the container is found inside its
+        // copy (one copy of the memory, as the code expects).
+        let _ = writeln!(
+            s,
+            "\t\t/* {ot} is the private area of a {} */",
+            e.types[*ow].c_type
+        );
+        let _ = writeln!(
+            s,
+            "{}",
+            wrap_call(
+                2,
+                &format!(
+                    "err = {}(txn, container_of({n}, {ot}, {member})->{path}, &owner)",
+                    e.fn_in(*ow)
+                ),
+                ";"
+            )
+        );
+        s.push_str("\t\tif (!err)\n");
+    }
+    let _ = writeln!(
+        s,
+        "{}",
+        wrap_call(
+            2 + usize::from(owner.is_some()),
+            &format!(
+                "err = {}(txn, container_of({n}, {ot}, {member}), (void **)&oc)",
+                e.fn_in(outer)
+            ),
+            ";"
+        )
+    );
+    let _ = writeln!(s, "\t\tif (!err && oc)\n\t\t\ta.{n} = &oc->{member};");
+    let _ = writeln!(s, "\t}}");
+    s.push_str("\tif (err)\n\t\tgoto abort;\n");
+}
+
+/// Copy-out of the arguments and globals after a body that did not fail.
+fn copy_out(s: &mut String, e: &EntrySpec) {
+    for p in &e.params {
+        let n = &p.name;
+        match &p.how {
+            ParamHow::Obj { ty } => {
+                let _ = writeln!(s, "\t{}(txn, (void *){n}, NULL);", e.fn_out(*ty));
+            }
+            ParamHow::Container { outer, member } => {
+                let ot = &e.types[*outer].c_type;
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    wrap_call(
+                        1,
+                        &format!(
+                            "{}(txn, container_of({n}, {ot}, {member}), NULL)",
+                            e.fn_out(*outer)
+                        ),
+                        ";"
+                    )
+                );
+            }
+            ParamHow::Blob {
+                len,
+                copy_out: true,
+                ..
+            } => {
+                let _ = writeln!(s, "\tfgft_blob_out(txn, (void *){n}, {len});");
+            }
+            _ => {}
+        }
+    }
+    for g in e.globals.iter().filter(|g| g.copy_out) {
+        let _ = writeln!(s, "\tfgft_global_out_{}_{}(txn);", e.driver, g.name);
+    }
+}
+
+/// When objects of type `t` are the private area of objects of another
+/// marshaled type, and `t` has a marshaled pointer back to its owner: the
+/// owner's type and that member.
+fn owner_link(e: &EntrySpec, t: usize) -> Option<(usize, String)> {
+    let ow = e.types.iter().position(|o| o.priv_area == Some(t))?;
+    let f = e.types[t]
+        .fields
+        .iter()
+        .find(|f| f.copy_in && matches!(f.how, FieldHow::Ptr { target } if target == ow))?;
+    Some((ow, f.path.clone()))
+}
+
+fn abort_return(e: &EntrySpec, indent: usize) -> String {
+    let tabs = "\t".repeat(indent);
+    match &e.abort {
+        // At the end of the function a `return;` would be noise.
+        AbortReturn::Void if indent == 1 => format!("{tabs}(void)err;\n"),
+        AbortReturn::Void => format!("{tabs}(void)err;\n{tabs}return;\n"),
+        AbortReturn::Error => format!("{tabs}return err;\n"),
+        AbortReturn::Value(v) => format!("{tabs}(void)err;\n{tabs}return {v};\n"),
+    }
+}
