@@ -33,7 +33,7 @@ static inline bool fgft_visited(const struct fgft_visit *v, const void *obj)
 
 /*
  * The offset of the private area @p from the object @o that carries it
- * (netdev_priv() and the like: see the tables' [private] entries).
+ * (what netdev_priv() and the like return: an API whose returns = "priv").
  */
 #define FGFT_PRIV_OFFSET(o, p) ((size_t)((const char *)(p) - (const char *)(o)))
 

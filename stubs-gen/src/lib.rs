@@ -32,27 +32,7 @@ pub use wrap::{tidy, width, wrap_call, wrap_comments, HARD, WRAP};
 
 use fgft_base::ident;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
-
-/// Private-area accessors by the C type of the object that carries the
-/// area (`struct net_device` -> `netdev_priv`): `ACCESSOR(o)` is the area
-/// of `o`, at a fixed offset from it (the tables' `[private]` entries).
-pub type PrivateAccessors = BTreeMap<String, String>;
-
-/// The private-area accessor of objects of C type `carrier`.  A carrier
-/// fgft only knows through `typeof` (a `void *` member it was stored in)
-/// takes the table's accessor when the table has just one: which API found
-/// the relation is not part of the spec.
-pub fn private_accessor<'a>(private: &'a PrivateAccessors, carrier: &str) -> Option<&'a str> {
-    match private.get(carrier) {
-        Some(a) => Some(a),
-        None if carrier.contains("typeof") && private.len() == 1 => {
-            private.values().next().map(String::as_str)
-        }
-        None => None,
-    }
-}
 
 /// Errors of the stub generator.
 #[derive(Debug, thiserror::Error)]
@@ -123,6 +103,9 @@ pub struct TypeSpec {
     /// A private area trailing objects of this type (`netdev_priv`): the
     /// index of its type; the copy is made large enough to hold it.
     pub priv_area: Option<usize>,
+    /// With `priv_area`: the accessor that returns the area of an object
+    /// of this type (`netdev_priv`; the API the relation was found through).
+    pub priv_accessor: Option<String>,
     /// The SFI code writes objects of this type (grant read-write).
     pub rights: Rights,
     /// Only ever marshaled as another object's private area.
@@ -239,7 +222,7 @@ impl EntrySpec {
         format!("fgft_copy_out_fields_{}_{}", self.name, self.types[t].ident)
     }
 
-    fn check(&self, private: &PrivateAccessors) -> Result<(), StubError> {
+    fn check(&self) -> Result<(), StubError> {
         let bad = |msg: String| StubError::Spec {
             entry: self.name.clone(),
             msg,
@@ -253,10 +236,9 @@ impl EntrySpec {
                         t.ident
                     )));
                 }
-                if private_accessor(private, &t.c_type).is_none() {
+                if t.priv_accessor.is_none() {
                     return Err(bad(format!(
-                        "{} carries a private area, but no table names its accessor \
-                         (a [private] entry of private.toml)",
+                        "{} carries a private area, but its accessor is not known",
                         t.c_type
                     )));
                 }
@@ -324,16 +306,12 @@ pub fn param_tags(params: &[ParamSpec]) -> Vec<String> {
 
 /// The C block appended to the main-module file that defines the entry
 /// point: entry object, copy functions, thunk and stub.
-pub fn emit_entry(e: &EntrySpec, private: &PrivateAccessors) -> Result<String, StubError> {
-    e.check(private)?;
+pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
+    e.check()?;
     // Types spelled with typeof (members of kernel structs fgft does not
     // read) get a macro name: declarations stay readable, and checkpatch
     // reads them as declarations.
-    let accessors: Vec<Option<String>> = e
-        .types
-        .iter()
-        .map(|t| private_accessor(private, &t.c_type).map(str::to_string))
-        .collect();
+    let accessors: Vec<Option<String>> = e.types.iter().map(|t| t.priv_accessor.clone()).collect();
     let mut e = e.clone();
     let mut type_macros = Vec::new();
     for (i, t) in e.types.iter_mut().enumerate() {
@@ -394,10 +372,6 @@ pub fn emit_entry(e: &EntrySpec, private: &PrivateAccessors) -> Result<String, S
 mod tests {
     use super::*;
 
-    fn private() -> PrivateAccessors {
-        [("struct net_device".to_string(), "netdev_priv".to_string())].into()
-    }
-
     fn entry() -> EntrySpec {
         EntrySpec {
             driver: "drv".into(),
@@ -436,6 +410,7 @@ mod tests {
                         how: FieldHow::Assign,
                     }],
                     priv_area: Some(1),
+                    priv_accessor: Some("netdev_priv".into()),
                     rights: Rights::RW,
                     priv_only: false,
                     why: "parameter netdev".into(),
@@ -450,6 +425,7 @@ mod tests {
                         how: FieldHow::Assign,
                     }],
                     priv_area: None,
+                    priv_accessor: None,
                     rights: Rights::RW,
                     priv_only: true,
                     why: "netdev_priv".into(),
@@ -462,7 +438,7 @@ mod tests {
 
     #[test]
     fn stub_has_every_step() {
-        let c = emit_entry(&entry(), &private()).unwrap();
+        let c = emit_entry(&entry()).unwrap();
         for needle in [
             "fgft_txn_begin(&fgft_ep_drv_get_thing, (void *)netdev)",
             "err = fgft_dev_ensure((void *)netdev, &fgft_dev_ops_drv);\n\tif (err)\n\t\treturn err;\n\ttxn = fgft_txn_begin",
@@ -497,7 +473,7 @@ mod tests {
             len: "64".into(),
             rights: Rights::R,
         };
-        let c = emit_entry(&e, &private()).unwrap();
+        let c = emit_entry(&e).unwrap();
         for needle in [
             "\tc->rx_ring = o->rx_ring;\n\tret = fgft_grant_shared(txn, o->rx_ring, RX_LEN, FGFT_RW);\n\tif (ret)\n\t\treturn ret;",
             "err = fgft_grant_shared(txn, buf, 64, FGFT_R);\n\tif (err)\n\t\tgoto abort;",
@@ -521,24 +497,26 @@ mod tests {
     }
 
     #[test]
-    fn private_areas_use_the_tables_accessor() {
-        let c = emit_entry(&entry(), &private()).unwrap();
+    fn private_areas_use_the_relations_accessor() {
+        let c = emit_entry(&entry()).unwrap();
         assert!(c.contains("FGFT_PRIV_OFFSET(o, netdev_priv(o))"), "{c}");
-        let other: PrivateAccessors =
-            [("struct net_device".to_string(), "my_priv".to_string())].into();
-        let c = emit_entry(&entry(), &other).unwrap();
+        let mut other = entry();
+        other.types[0].priv_accessor = Some("my_priv".into());
+        let c = emit_entry(&other).unwrap();
         assert!(
             c.contains("my_priv(c)") && !c.contains("netdev_priv("),
             "{c}"
         );
-        assert!(emit_entry(&entry(), &PrivateAccessors::new()).is_err());
+        let mut none = entry();
+        none.types[0].priv_accessor = None;
+        assert!(emit_entry(&none).is_err());
     }
 
     #[test]
     fn bad_index_is_an_error() {
         let mut e = entry();
         e.types[0].priv_area = Some(7);
-        assert!(emit_entry(&e, &private()).is_err());
+        assert!(emit_entry(&e).is_err());
     }
 
     #[test]

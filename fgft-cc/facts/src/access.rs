@@ -151,7 +151,8 @@ struct Info {
     origins: Vec<Origin>,
     /// A `netdev_priv(x)` result waiting for its type (from a cast or the
     /// variable it is assigned to): the type of `x`.
-    pending_priv: Option<CType>,
+    /// The carrier type and the accessor of a private area being read.
+    pending_priv: Option<(CType, String)>,
     /// The value is a member read (`x->f`): base type and member.
     field: Option<(CType, String)>,
     /// The value is a parameter (index).
@@ -399,11 +400,12 @@ impl Walker<'_, '_> {
         if !to.is_recordish() && !matches!(**to, CType::Scalar(_)) {
             return;
         }
-        if let Some(of) = &info.pending_priv {
+        if let Some((of, accessor)) = &info.pending_priv {
             if to.is_recordish() {
                 self.facts.relations.push(Relation::Priv {
                     of: of.clone(),
                     ty: (**to).clone(),
+                    accessor: accessor.clone(),
                 });
             }
         }
@@ -1135,7 +1137,7 @@ impl Walker<'_, '_> {
         match m.returns {
             Returns::Priv => Info {
                 ty: CType::ptr(CType::Void),
-                pending_priv: infos.first().map(|i| i.ty.pointee()),
+                pending_priv: infos.first().map(|i| (i.ty.pointee(), name.clone())),
                 ..Default::default()
             },
             Returns::Fresh => Info {

@@ -105,8 +105,14 @@ pub struct PtrUse {
 /// A type relation found in the code.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Relation {
-    /// Objects of type `of` carry a private area of type `ty` (`netdev_priv`).
-    Priv { of: CType, ty: CType },
+    /// Objects of type `of` carry a private area of type `ty`, which
+    /// `accessor(o)` returns (the API whose model `returns = "priv"`:
+    /// `netdev_priv`).
+    Priv {
+        of: CType,
+        ty: CType,
+        accessor: String,
+    },
     /// `container_of(p, outer, member)` with `p` of type `inner *`.
     Container {
         inner: CType,

@@ -121,15 +121,14 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         },
         no_read_checks: opts.no_read_checks,
         origin: origin(opts, &fl.files),
-        module_macros: tables
-            .module_macros
-            .iter()
-            .map(|(k, m)| (k.to_string(), (m.register.clone(), m.unregister.clone())))
-            .collect(),
+        module_macros: tables.module_macros.clone(),
         kdir: opts.kdir.clone(),
-        private: tables.private.clone(),
     };
-    let out = match emit::emit(&inputs, &plan, &tables.api, &eopts) {
+    let sources = plan::Sources {
+        prog: &prog,
+        files: &fl.files,
+    };
+    let out = match emit::emit(&plan, &sources, &tables.api, &eopts) {
         Ok(o) => o,
         Err(mut d) => {
             let mut all = plan.diags.clone();

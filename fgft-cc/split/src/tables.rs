@@ -28,8 +28,6 @@ pub struct Tables {
     pub module_macros: ModuleMacros,
     /// `pm-rules.toml`: how device checkpoints are derived from PM code.
     pub pm_rules: fgft_pm::Rules,
-    /// `private.toml`: private-area accessors by carrier type.
-    pub private: fgft_stubs::PrivateAccessors,
 }
 
 impl Tables {
@@ -51,7 +49,6 @@ impl Tables {
             hints: Arc::new(HintTable::load(dirs)?),
             module_macros: ModuleMacros::load(dirs)?,
             pm_rules: pm_rules(dirs)?,
-            private: private_accessors(dirs)?,
             dirs: dirs.clone(),
         })
     }
@@ -74,28 +71,4 @@ fn pm_rules(dirs: &TableDirs) -> Result<fgft_pm::Rules, Error> {
         .map(|(a, b)| (a.as_str(), b.as_str()))
         .collect();
     fgft_pm::Rules::parse(&refs).map_err(|e| Error::Msg(e.to_string()))
-}
-
-/// The private-area accessors (`private.toml`): carrier type -> accessor.
-fn private_accessors(dirs: &TableDirs) -> Result<fgft_stubs::PrivateAccessors, Error> {
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct F {
-        #[serde(default)]
-        private: std::collections::BTreeMap<String, P>,
-    }
-    #[derive(serde::Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct P {
-        accessor: String,
-    }
-    const BUILTIN: &str = include_str!("../../tables/private.toml");
-    let mut out = fgft_stubs::PrivateAccessors::new();
-    for s in &dirs.sources(BUILTIN, "private.toml")? {
-        let f: F = fgft_parse::tables::parse_toml(s, "private.toml")?;
-        for (k, v) in f.private {
-            out.insert(k, v.accessor);
-        }
-    }
-    Ok(out)
 }

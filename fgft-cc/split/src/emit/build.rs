@@ -3,7 +3,7 @@
 
 use super::sfi::Unit;
 use super::{Ctx, SANITIZE};
-use crate::plan::{FileRole, Inputs, Plan};
+use crate::plan::{FileRole, Plan, Sources};
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -28,7 +28,7 @@ pub(crate) fn emit_build(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
     }
     out.insert(
         PathBuf::from("Kbuild"),
-        kbuild(cx.inp, cx.plan, units, cx.opts),
+        kbuild(cx.src, cx.plan, units, cx.opts),
     );
     out.insert(
         PathBuf::from("Makefile"),
@@ -82,13 +82,13 @@ fn list(s: &mut String, key: &str, items: &[String]) {
 
 /// Objects of `files` under `dir`, by the config option that builds them.
 fn objects<'a>(
-    inp: &Inputs<'_>,
+    src: &Sources<'_>,
     dir: &str,
     files: impl Iterator<Item = usize> + 'a,
 ) -> BTreeMap<Option<String>, Vec<String>> {
     let mut conds: BTreeMap<Option<String>, Vec<String>> = BTreeMap::new();
     for f in files {
-        let df = &inp.files[f];
+        let df = &src.files[f];
         let o = Path::new(dir).join(&df.rel).with_extension("o");
         conds
             .entry(df.config.clone())
@@ -98,7 +98,7 @@ fn objects<'a>(
     conds
 }
 
-fn kbuild(inp: &Inputs<'_>, plan: &Plan, sfi: &[Unit], opts: &super::EmitOpts) -> String {
+fn kbuild(src: &Sources<'_>, plan: &Plan, sfi: &[Unit], opts: &super::EmitOpts) -> String {
     let m = &plan.module;
     let mut s = String::new();
     let _ = writeln!(s, "# SPDX-License-Identifier: GPL-2.0");
@@ -117,15 +117,15 @@ fn kbuild(inp: &Inputs<'_>, plan: &Plan, sfi: &[Unit], opts: &super::EmitOpts) -
     );
     let _ = writeln!(s, "#   make -C $KDIR M=$PWD\n");
     let _ = writeln!(s, "obj-m += {m}_fgft.o {m}_sfi.o\n");
-    let tus = (0..inp.files.len()).filter(|&f| inp.files[f].role == FileRole::Tu);
-    for (c, objs) in &objects(inp, "main", tus) {
+    let tus = (0..src.files.len()).filter(|&f| src.files[f].role == FileRole::Tu);
+    for (c, objs) in &objects(src, "main", tus) {
         let key = match c {
             None => format!("{m}_fgft-y"),
             Some(c) => format!("{m}_fgft-$({c})"),
         };
         list(&mut s, &key, objs);
     }
-    let mut sconds = objects(inp, "sfi", sfi.iter().map(|(tu, _)| *tu));
+    let mut sconds = objects(src, "sfi", sfi.iter().map(|(tu, _)| *tu));
     sconds
         .entry(None)
         .or_default()
@@ -158,7 +158,7 @@ fn kbuild(inp: &Inputs<'_>, plan: &Plan, sfi: &[Unit], opts: &super::EmitOpts) -
     }
     for (tu, _) in sfi {
         let o = Path::new("sfi")
-            .join(&inp.files[*tu].rel)
+            .join(&src.files[*tu].rel)
             .with_extension("o");
         let _ = writeln!(
             s,

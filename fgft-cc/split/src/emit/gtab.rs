@@ -5,7 +5,7 @@
 //! `FGFT_MAIN_OBJ(name)` and `FGFT_MAIN_FN(name)`.
 
 use super::stem;
-use crate::plan::{Inputs, Plan};
+use crate::plan::{Plan, Sources};
 use std::fmt::Write as _;
 
 /// Slot names, by index of `plan.gtab`.
@@ -16,7 +16,7 @@ pub(crate) struct Slots {
 }
 
 impl Slots {
-    pub fn new(inp: &Inputs<'_>, plan: &Plan) -> Self {
+    pub fn new(src: &Sources<'_>, plan: &Plan) -> Self {
         let mut names = Vec::new();
         let mut pasted = Vec::new();
         for g in &plan.gtab {
@@ -26,7 +26,7 @@ impl Slots {
                 names.push(format!(
                     "FGFT_GREF_{}_{}",
                     g.name,
-                    stem(&inp.files[g.file].rel)
+                    stem(&src.files[g.file].rel)
                 ));
                 pasted.push(false);
             } else {
@@ -62,7 +62,7 @@ impl Slots {
     }
 
     /// `main/fgft_<m>_gtab.h`.
-    pub fn header(&self, inp: &Inputs<'_>, plan: &Plan) -> String {
+    pub fn header(&self, src: &Sources<'_>, plan: &Plan) -> String {
         let d = &plan.driver;
         let guard = format!("_FGFT_{}_GTAB_H", d.to_uppercase());
         let mut s = String::new();
@@ -81,7 +81,7 @@ impl Slots {
                     s,
                     "\t{},\t/* {what}, {} */",
                     self.names[i],
-                    inp.files[g.file].rel.display()
+                    src.files[g.file].rel.display()
                 );
             }
             s.push_str("\tFGFT_GREF_COUNT\n};\n\n");

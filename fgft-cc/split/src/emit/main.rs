@@ -27,25 +27,24 @@ pub(crate) struct MainFiles {
 
 /// The main module's files and headers.
 pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
-    let n = cx.inp.prog.files.len();
+    let n = cx.src.prog.files.len();
     let mut mf = MainFiles {
         edits: (0..n).map(|_| Edits::default()).collect(),
         tails: vec![String::new(); n],
         needs_code: BTreeSet::new(),
     };
-    let file_refs = crate::plan::file_scope_fn_refs(cx.inp.prog);
     for e in &cx.plan.entries {
-        slot_edits(cx, e, &file_refs, &mut mf.edits);
+        slot_edits(cx, e, &mut mf.edits);
     }
     binds(cx, grefs, &mut mf);
     global_copies(cx, &mut mf);
     for e in &cx.plan.entries {
-        let f = cx.inp.prog.fns[e.def].file;
+        let f = cx.src.prog.fns[e.def].file;
         mf.needs_code.insert(f);
-        match fgft_stubs::emit_entry(&e.spec, &cx.opts.private) {
+        match fgft_stubs::emit_entry(&e.spec) {
             Ok(text) => mf.tails[f].push_str(&text),
             Err(err) => {
-                let at = cx.inp.prog.fns[e.def].name_range.clone();
+                let at = cx.src.prog.fns[e.def].name_range.clone();
                 cx.error(f, at, err.to_string());
             }
         }
@@ -88,27 +87,11 @@ fn item_at(prog: &Program, fid: FileId, at: usize) -> Option<Range<usize>> {
 /// Every value use of entry point `e` takes the stub instead (initializers,
 /// assignments, and the bodies of the driver's macros that build ops
 /// tables); each file that names the stub declares it first.
-fn slot_edits(
-    cx: &mut Ctx<'_, '_>,
-    e: &EntryPlan,
-    file_refs: &BTreeMap<String, Vec<(FileId, Range<usize>)>>,
-    medits: &mut [Edits],
-) {
-    let prog = cx.inp.prog;
+fn slot_edits(cx: &mut Ctx<'_, '_>, e: &EntryPlan, medits: &mut [Edits]) {
+    let prog = cx.src.prog;
     let name = &e.spec.name;
     let stub = e.spec.stub_name();
-    let mut refs: Vec<(FileId, Range<usize>)> = file_refs.get(name).cloned().unwrap_or_default();
-    for ff in cx.inp.facts.per_fn.values() {
-        for (r, s) in &ff.fn_refs {
-            if r == name {
-                refs.push((s.file, s.range.clone()));
-            }
-        }
-    }
-    let in_macros = crate::plan::macro_body_refs(prog, name);
-    refs.extend(in_macros.iter().cloned());
-    refs.sort_by_key(|(f, r)| (*f, r.start));
-    refs.dedup();
+    let in_macros = &e.refs.in_macros;
     let pasted = pasted_slots(cx, e, medits);
     let mut declared: BTreeSet<FileId> = BTreeSet::new();
     for (fid, item) in &pasted {
@@ -116,7 +99,7 @@ fn slot_edits(
             declare_pasted(prog, e, *fid, item.start, medits);
         }
     }
-    for (fid, r) in refs {
+    for (fid, r) in e.refs.sites.iter().cloned() {
         let text = &prog.files[fid].text;
         if text.get(r.clone()) != Some(name.as_str()) {
             if in_macros.is_empty() {
@@ -167,25 +150,9 @@ fn pasted_slots(
     e: &EntryPlan,
     medits: &mut [Edits],
 ) -> Vec<(FileId, Range<usize>)> {
-    let prog = cx.inp.prog;
+    let prog = cx.src.prog;
     let name = &e.spec.name;
-    let mut pasted: Vec<(FileId, Range<usize>)> = Vec::new();
-    for (fid, root) in cx.inp.roots.iter().filter(|(_, r)| r.function == *name) {
-        let pf = &prog.files[*fid];
-        let Some(item) = prog.top[*fid]
-            .iter()
-            .find(|it| {
-                pf.line_of(it.range.start) <= root.line && root.line <= pf.line_of(it.range.end)
-            })
-            .map(|it| it.range.clone())
-        else {
-            continue;
-        };
-        let has_ident = super::wrappers::has_ident(&pf.text[item.clone()], name);
-        if !has_ident && !pasted.contains(&(*fid, item.clone())) {
-            pasted.push((*fid, item));
-        }
-    }
+    let pasted = e.pasted.clone();
     for (fid, item) in &pasted {
         medits[*fid].insert(
             item.start,
@@ -267,12 +234,12 @@ fn binds(cx: &Ctx<'_, '_>, grefs: &Slots, mf: &mut MainFiles) {
         let _ = writeln!(
             t,
             "\n/* fgft: tells the SFI module where the objects of {} live in the main module */",
-            cx.inp.files[*fid].shown.display()
+            cx.src.files[*fid].shown.display()
         );
         let _ = writeln!(
             t,
             "void fgft_bind_{d}_{}(void)",
-            stem(&cx.inp.files[*fid].rel)
+            stem(&cx.src.files[*fid].rel)
         );
         t.push_str("{\n");
         for (i, g) in list {
@@ -299,7 +266,7 @@ fn binds(cx: &Ctx<'_, '_>, grefs: &Slots, mf: &mut MainFiles) {
 /// files.
 fn global_copies(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
     let d = &cx.plan.driver;
-    let prog = cx.inp.prog;
+    let prog = cx.src.prog;
     for (g, written) in &cx.plan.marshaled_globals {
         let Some(gd) = prog.global_def(g) else {
             continue;
@@ -307,7 +274,7 @@ fn global_copies(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
         mf.needs_code.insert(gd.file);
         let t = &mut mf.tails[gd.file];
         let rights = if *written { "FGFT_RW" } else { "FGFT_R" };
-        let origin = format!("{}:{}", cx.inp.files[gd.file].shown.display(), gd.line);
+        let origin = format!("{}:{}", cx.src.files[gd.file].shown.display(), gd.line);
         let _ = writeln!(t, "\n/* fgft: copy-in of global {g} ({origin}) */");
         let _ = writeln!(t, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn)");
         t.push_str("{\n\tvoid *c;\n\tint ret;\n\n");
@@ -343,14 +310,14 @@ fn global_copies(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
 fn device_code(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) {
     let d = cx.plan.driver.clone();
     if let Some((f, copies)) = &cx.plan.device.copies {
-        let rel = &cx.inp.files[*f].rel;
+        let rel = &cx.src.files[*f].rel;
         let name = format!("fgft_{d}_pm_copies.c");
         let mut t = String::new();
         let _ = writeln!(t, "// SPDX-License-Identifier: GPL-2.0");
         let _ = writeln!(
             t,
             "/*\n * fgft: filtered copies of the PM code of {}, for the device restore, #included by the generated code of {}.\n * Generated by fgft-cc split: do not edit.\n */",
-            cx.inp.files[*f].shown.display(),
+            cx.src.files[*f].shown.display(),
             rel.display()
         );
         t.push_str(&dropped_calls(copies));
@@ -417,8 +384,8 @@ fn dropped_calls(text: &str) -> String {
 /// #include of its `fgft_stubs_<unit>.c`.
 fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
     let d = cx.plan.driver.clone();
-    for (fid, df) in cx.inp.files.iter().enumerate() {
-        let pf = &cx.inp.prog.files[fid];
+    for (fid, df) in cx.src.files.iter().enumerate() {
+        let pf = &cx.src.prog.files[fid];
         if mf.needs_code.contains(&fid) {
             let code = code_file_name(&df.rel);
             let sep = if pf.text.ends_with("\n\n") { "" } else { "\n" };
@@ -470,7 +437,7 @@ fn code_file_name(rel: &Path) -> String {
 
 /// Declarations shared by main-module files.
 fn main_header(cx: &Ctx<'_, '_>) -> String {
-    let (inp, plan) = (cx.inp, cx.plan);
+    let (src, plan) = (cx.src, cx.plan);
     let d = &plan.driver;
     let mut s = String::new();
     let _ = writeln!(s, "/* SPDX-License-Identifier: GPL-2.0 */");
@@ -516,7 +483,7 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
         let _ = writeln!(
             s,
             "void fgft_bind_{d}_{}(void);",
-            stem(&inp.files[*fid].rel)
+            stem(&src.files[*fid].rel)
         );
     }
     for g in plan.marshaled_globals.keys() {
@@ -538,14 +505,14 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
 
 /// Whether `fid` is a header (module init is never looked for there).
 fn is_header(cx: &Ctx<'_, '_>, fid: FileId) -> bool {
-    cx.inp.files[fid].role == FileRole::Header
+    cx.src.files[fid].role == FileRole::Header
 }
 
 /// The module_init / module_*_driver and module_exit items of the driver.
 type Hook = (FileId, Range<usize>, String, String);
 
 fn module_hooks(cx: &Ctx<'_, '_>) -> (Option<Hook>, Option<Hook>) {
-    let prog = cx.inp.prog;
+    let prog = cx.src.prog;
     let mut init = None;
     let mut exit = None;
     for (fid, items) in prog.top.iter().enumerate() {
@@ -561,7 +528,7 @@ fn module_hooks(cx: &Ctx<'_, '_>) -> (Option<Hook>, Option<Hook>) {
                 .find('(')
                 .and_then(|a| text.rfind(')').map(|b| text[a + 1..b].trim().to_string()))
                 .unwrap_or_default();
-            if m == "module_init" || cx.opts.module_macros.contains_key(m) {
+            if m == "module_init" || cx.opts.module_macros.contains(m) {
                 init = Some((fid, it.range.clone(), m.clone(), arg));
             } else if m == "module_exit" {
                 exit = Some((fid, it.range.clone(), m.clone(), arg));

@@ -34,7 +34,7 @@ pub mod wrappers;
 
 use crate::diag::Located;
 use crate::plan::table::Table;
-use crate::plan::{Inputs, Plan};
+use crate::plan::{Plan, Sources};
 use fgft_facts::access::CallTarget;
 use fgft_facts::program::FileId;
 use std::collections::BTreeMap;
@@ -59,13 +59,11 @@ pub struct EmitOpts {
     pub no_read_checks: bool,
     /// How the sources were given (for the Kbuild comment).
     pub origin: String,
-    /// module_*_driver macros: name -> (register, unregister) templates.
-    pub module_macros: BTreeMap<String, (String, String)>,
+    /// The module_*_driver helpers (module-init.toml).
+    pub module_macros: fgft_parse::modinit::ModuleMacros,
     /// Kernel build directory OUT's Makefile defaults to (else the running
     /// kernel's).
     pub kdir: Option<PathBuf>,
-    /// Private-area accessors by carrier type (private.toml).
-    pub private: fgft_stubs::PrivateAccessors,
 }
 
 /// The files of OUT, by relative path.
@@ -82,7 +80,7 @@ pub(crate) fn stem(p: &std::path::Path) -> String {
 
 /// What emitting accumulates: the files, the problems, the edit log.
 pub(crate) struct Ctx<'a, 'i> {
-    pub inp: &'a Inputs<'i>,
+    pub src: &'a Sources<'i>,
     pub plan: &'a Plan,
     pub table: &'a Table,
     pub opts: &'a EmitOpts,
@@ -94,7 +92,7 @@ pub(crate) struct Ctx<'a, 'i> {
 impl Ctx<'_, '_> {
     /// A located error at `range` of driver file `fid`.
     pub fn error(&mut self, fid: FileId, range: std::ops::Range<usize>, message: String) {
-        self.diags.push(inp_diag(self.inp, fid, range, message));
+        self.diags.push(inp_diag(self.src, fid, range, message));
     }
 
     /// Adds a generated file, its C rewrapped at 80 columns.
@@ -106,13 +104,13 @@ impl Ctx<'_, '_> {
 /// Writes everything.  Located problems found while emitting (overlapping
 /// edits, globals used inside macros of SFI code) come back as errors.
 pub fn emit(
-    inp: &Inputs<'_>,
     plan: &Plan,
+    src: &Sources<'_>,
     table: &Table,
     opts: &EmitOpts,
 ) -> Result<Output, Vec<Located>> {
     let mut cx = Ctx {
-        inp,
+        src,
         plan,
         table,
         opts,
@@ -120,15 +118,15 @@ pub fn emit(
         diags: Vec::new(),
         edit_log: String::new(),
     };
-    let grefs = gtab::Slots::new(inp, plan);
+    let grefs = gtab::Slots::new(src, plan);
     main::emit_main(&mut cx, &grefs);
-    let units = sfi::units(inp, plan);
+    let units = sfi::units(src, plan);
     sfi::emit_sfi(&mut cx, &grefs, &units);
     build::emit_build(&mut cx, &units);
     let d = &plan.driver;
-    cx.generated(format!("main/fgft_{d}_gtab.h"), &grefs.header(inp, plan));
+    cx.generated(format!("main/fgft_{d}_gtab.h"), &grefs.header(src, plan));
     cx.out
-        .insert(PathBuf::from("plan.txt"), plan_text(inp, plan, table));
+        .insert(PathBuf::from("plan.txt"), plan_text(src, plan, table));
     let log = std::mem::take(&mut cx.edit_log);
     cx.out.insert(
         PathBuf::from("edits.txt"),
@@ -144,14 +142,14 @@ pub fn emit(
 }
 
 pub(crate) fn inp_diag(
-    inp: &Inputs<'_>,
+    src: &Sources<'_>,
     fid: FileId,
     range: std::ops::Range<usize>,
     message: String,
 ) -> Located {
     Located {
-        path: inp.files[fid].shown.clone(),
-        text: inp.prog.files[fid].text.clone(),
+        path: src.files[fid].shown.clone(),
+        text: src.prog.files[fid].text.clone(),
         range,
         message,
         label: "here".into(),
@@ -161,7 +159,7 @@ pub(crate) fn inp_diag(
 }
 
 /// A human-readable account of the plan (also the golden test's subject).
-pub fn plan_text(inp: &Inputs<'_>, plan: &Plan, table: &Table) -> String {
+pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "fgft split plan for {}", plan.module);
     let _ = writeln!(s, "entries: {}", plan.entries.len());
@@ -278,7 +276,7 @@ pub fn plan_text(inp: &Inputs<'_>, plan: &Plan, table: &Table) -> String {
             "address table {i}: {} {} ({})",
             if g.is_fn { "function" } else { "object" },
             g.name,
-            inp.files[g.file].shown.display()
+            src.files[g.file].shown.display()
         );
     }
     s

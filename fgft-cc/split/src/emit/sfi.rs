@@ -7,7 +7,7 @@
 use super::edit::{whole_lines, Edits};
 use super::gtab::Slots;
 use super::{stem, wrappers, Ctx};
-use crate::plan::{FileRole, Inputs, Plan};
+use crate::plan::{FileRole, Plan, Sources};
 use fgft_facts::program::{FileId, Program, TopKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -18,24 +18,24 @@ pub(crate) type Unit = (FileId, Vec<FileId>);
 
 /// The SFI units, their headers and the SFI module's own files.
 pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
-    let (inp, plan) = (cx.inp, cx.plan);
+    let (src, plan) = (cx.src, cx.plan);
     let mut sedits: BTreeMap<FileId, Edits> = BTreeMap::new();
     for &fid in units.iter().flat_map(|(_, v)| v.iter()) {
         sedits.insert(fid, Edits::default());
     }
     // Deletions and the header include.
     for (tu, files) in units {
-        let header = format!("fgft_sfi_{}.h", stem(&inp.files[*tu].rel));
+        let header = format!("fgft_sfi_{}.h", stem(&src.files[*tu].rel));
         for &fid in files {
             if let Some(ed) = sedits.get_mut(&fid) {
-                file_edits(inp, plan, fid, &header, ed);
+                file_edits(src, plan, fid, &header, ed);
             }
         }
     }
     redirect_main_refs(cx, grefs, &mut sedits);
     trampolines(cx, &mut sedits);
     for (fid, ed) in &sedits {
-        let pf = &inp.prog.files[*fid];
+        let pf = &src.prog.files[*fid];
         match ed.apply(&pf.text) {
             Ok(text) => {
                 let log = ed.log(&pf.text);
@@ -43,11 +43,11 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
                     let _ = writeln!(
                         cx.edit_log,
                         "=== sfi/{}\n{log}",
-                        inp.files[*fid].rel.display()
+                        src.files[*fid].rel.display()
                     );
                 }
                 cx.out
-                    .insert(PathBuf::from("sfi").join(&inp.files[*fid].rel), text);
+                    .insert(PathBuf::from("sfi").join(&src.files[*fid].rel), text);
             }
             Err(o) => cx.error(
                 *fid,
@@ -57,8 +57,8 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
         }
     }
     for (tu, files) in units {
-        let name = format!("sfi/fgft_sfi_{}.h", stem(&inp.files[*tu].rel));
-        let text = tu_header(inp, plan, *tu, files);
+        let name = format!("sfi/fgft_sfi_{}.h", stem(&src.files[*tu].rel));
+        let text = tu_header(src, plan, *tu, files);
         cx.generated(name, &text);
     }
     let d = &plan.driver;
@@ -71,33 +71,20 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
 /// Uses of main-module globals and functions in SFI code go through the
 /// address table (`FGFT_MAIN_OBJ(x)`, `FGFT_MAIN_FN(f)`).
 fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap<FileId, Edits>) {
-    let (inp, plan) = (cx.inp, cx.plan);
+    let (src, plan) = (cx.src, cx.plan);
     let gindex: BTreeMap<&str, usize> = plan
         .gtab
         .iter()
         .enumerate()
         .map(|(i, g)| (g.name.as_str(), i))
         .collect();
-    for f in &plan.sfi_fns {
-        let Some(ff) = inp.facts.per_fn.get(f) else {
-            continue;
-        };
-        let mut sites: Vec<(&str, &fgft_facts::access::Site, bool)> = Vec::new();
-        for g in &ff.globals {
-            if gindex.contains_key(g.name.as_str()) {
-                sites.push((&g.name, &g.at, false));
-            }
-        }
-        for (r, s) in &ff.fn_refs {
-            if gindex.contains_key(r.as_str()) {
-                sites.push((r, s, true));
-            }
-        }
-        for (name, site, is_fn) in sites {
+    for r in &plan.gtab_refs {
+        let (f, name, site, is_fn) = (&r.func, r.name.as_str(), &r.site, r.is_fn);
+        {
             let Some(ed) = sedits.get_mut(&site.file) else {
                 continue;
             };
-            let text = &inp.prog.files[site.file].text;
+            let text = &src.prog.files[site.file].text;
             if text.get(site.range.clone()) != Some(name) {
                 cx.error(
                     site.file,
@@ -125,7 +112,7 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
 /// exported function at the end of the entry's file (declared in the
 /// unit's header).
 fn trampolines(cx: &Ctx<'_, '_>, sedits: &mut BTreeMap<FileId, Edits>) {
-    let prog = cx.inp.prog;
+    let prog = cx.src.prog;
     for e in &cx.plan.entries {
         let fd = &prog.fns[e.def];
         let Some(ed) = sedits.get_mut(&fd.file) else {
@@ -158,10 +145,10 @@ fn trampolines(cx: &Ctx<'_, '_>, sedits: &mut BTreeMap<FileId, Edits>) {
 /// SFI translation units: each compiled unit that holds closure functions
 /// or duplicated globals, with the driver files of the unit to transform
 /// (the unit and the .c files it includes).
-pub(crate) fn units(inp: &Inputs<'_>, plan: &Plan) -> Vec<(FileId, Vec<FileId>)> {
-    let prog = inp.prog;
+pub(crate) fn units(src: &Sources<'_>, plan: &Plan) -> Vec<(FileId, Vec<FileId>)> {
+    let prog = src.prog;
     let mut out = Vec::new();
-    for (fid, df) in inp.files.iter().enumerate() {
+    for (fid, df) in src.files.iter().enumerate() {
         if df.role != FileRole::Tu {
             continue;
         }
@@ -170,7 +157,7 @@ pub(crate) fn units(inp: &Inputs<'_>, plan: &Plan) -> Vec<(FileId, Vec<FileId>)>
         let mut k = 0;
         while k < files.len() {
             let cur = files[k];
-            for (j, dj) in inp.files.iter().enumerate() {
+            for (j, dj) in src.files.iter().enumerate() {
                 if dj.role == FileRole::IncludedC
                     && dj.included_by.contains(&cur)
                     && !files.contains(&j)
@@ -263,8 +250,8 @@ pub(crate) fn lead_comment(text: &str, at: usize) -> usize {
 }
 
 /// Deletions, shadows and the header include of one SFI file.
-fn file_edits(inp: &Inputs<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mut Edits) {
-    let prog = inp.prog;
+fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mut Edits) {
+    let prog = src.prog;
     let pf = &prog.files[fid];
     let shadows: BTreeSet<&str> = plan
         .gtab
@@ -395,7 +382,7 @@ fn shadow_decl(
     }
     // An initializer that names no driver function or global can stay (the
     // shadow then keeps a complete type for sizeof).
-    if crate::plan::global_init_refs(prog, name).is_empty() {
+    if prog.init_refs(name).is_empty() {
         return;
     }
     let mut c = node.walk();
@@ -423,16 +410,16 @@ fn shadow_decl(
 
 /// The per-unit SFI header: renames of the closure functions, prototypes
 /// of the unit's trampolines.
-fn tu_header(inp: &Inputs<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> String {
-    let prog = inp.prog;
-    let name = stem(&inp.files[tu].rel);
+fn tu_header(src: &Sources<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> String {
+    let prog = src.prog;
+    let name = stem(&src.files[tu].rel);
     let guard = format!("_FGFT_SFI_{}_H", name.to_uppercase());
     let mut s = String::new();
     let _ = writeln!(s, "/* SPDX-License-Identifier: GPL-2.0 */");
     let _ = writeln!(
         s,
         "/*\n * fgft: closure functions of {} renamed into the SFI module.\n * Generated by fgft-cc split: do not edit.\n */",
-        inp.files[tu].shown.display()
+        src.files[tu].shown.display()
     );
     let _ = writeln!(s, "#ifndef {guard}\n#define {guard}\n");
     let _ = writeln!(s, "#include \"fgft_{}_sfi.h\"\n", plan.driver);
@@ -442,7 +429,7 @@ fn tu_header(inp: &Inputs<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> Str
         let defs = prog.defs(f);
         let Some(&first) = defs.first() else { continue };
         let d = &prog.fns[first];
-        if inp.files[d.file].role == FileRole::Header {
+        if src.files[d.file].role == FileRole::Header {
             continue;
         }
         let here = defs.iter().any(|&i| unit.contains(&prog.fns[i].file));
@@ -450,7 +437,7 @@ fn tu_header(inp: &Inputs<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> Str
         let hdr_proto = prog
             .protos
             .iter()
-            .any(|p| p.name == *f && inp.files[p.file].role == FileRole::Header);
+            .any(|p| p.name == *f && src.files[p.file].role == FileRole::Header);
         if !here && (!hdr_proto || d.is_static) {
             continue;
         }

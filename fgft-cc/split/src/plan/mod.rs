@@ -24,7 +24,7 @@ use abort::{abort_for, slot_abort};
 use entry::plan_entry;
 use hints::check_hint_targets;
 use refs::slot_name;
-pub use refs::{file_scope_fn_refs, global_init_refs, macro_body_refs};
+
 pub use refs::{Refs, ValueRefs};
 use types::TypeBuilder;
 use uses::{Use, Uses};
@@ -134,6 +134,14 @@ impl Plan {
     pub fn has_errors(&self) -> bool {
         self.diags.iter().any(|d| !d.warning)
     }
+}
+
+/// What emit reads besides the plan: the driver's parsed files (their
+/// text and trees, for the byte edits) and how each is shown and placed.
+#[derive(Clone, Copy)]
+pub struct Sources<'a> {
+    pub prog: &'a Program,
+    pub files: &'a [DriverFile],
 }
 
 /// Everything the planner reads.
@@ -353,7 +361,7 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
     // Dependencies of duplicated const globals (other const globals).
     let mut more: Vec<String> = plan.dup_globals.iter().cloned().collect();
     while let Some(g) = more.pop() {
-        for dep in global_init_refs(prog, &g) {
+        for dep in prog.init_refs(&g) {
             if prog.global_def(&dep).is_some() && plan.dup_globals.insert(dep.clone()) {
                 more.push(dep);
             }

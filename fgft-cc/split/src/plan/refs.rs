@@ -8,15 +8,9 @@ use fgft_facts::program::{FileId, Program, TopKind};
 use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// Identifiers a global's initializer names that are driver functions or
-/// globals.
-pub fn global_init_refs(prog: &Program, name: &str) -> Vec<String> {
-    prog.init_refs(name)
-}
-
 /// Every use of a driver function's name as a value at file scope
 /// (initializers, macro statements): name -> (file, range).
-pub fn file_scope_fn_refs(prog: &Program) -> BTreeMap<String, Vec<(FileId, Range<usize>)>> {
+fn file_scope_fn_refs(prog: &Program) -> BTreeMap<String, Vec<(FileId, Range<usize>)>> {
     let mut out: BTreeMap<String, Vec<(FileId, Range<usize>)>> = BTreeMap::new();
     for (fid, items) in prog.top.iter().enumerate() {
         let pf = &prog.files[fid];
@@ -55,7 +49,7 @@ pub fn file_scope_fn_refs(prog: &Program) -> BTreeMap<String, Vec<(FileId, Range
 
 /// Uses of `name` inside the bodies of the driver's `#define`s (ops-table
 /// macros such as `AK4531_SINGLE(...)` name the functions they store).
-pub fn macro_body_refs(prog: &Program, name: &str) -> Vec<(FileId, std::ops::Range<usize>)> {
+fn macro_body_refs(prog: &Program, name: &str) -> Vec<(FileId, std::ops::Range<usize>)> {
     let mut out = Vec::new();
     for (fid, pf) in prog.files.iter().enumerate() {
         if !pf.text.contains(name) {

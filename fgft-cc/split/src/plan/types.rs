@@ -274,6 +274,7 @@ impl TypeBuilder<'_, '_> {
             c_type: target.c_spelling(),
             fields: Vec::new(),
             priv_area: None,
+            priv_accessor: None,
             rights: if writes { Rights::RW } else { Rights::R },
             priv_only: false,
             why: "a value behind a pointer parameter".into(),
@@ -300,6 +301,7 @@ impl TypeBuilder<'_, '_> {
             c_type: t.c_spelling(),
             fields: Vec::new(),
             priv_area: None,
+            priv_accessor: None,
             rights: Rights::R,
             priv_only: false,
             why,
@@ -319,13 +321,14 @@ impl TypeBuilder<'_, '_> {
         fields.sort_by(|a, b| a.path.cmp(&b.path));
         fields.dedup_by(|a, b| a.path == b.path);
         // Private area.
-        if let Some(pt) = self.uses.priv_of.get(t).cloned() {
+        if let Some((pt, accessor)) = self.uses.priv_of.get(t).cloned() {
             let p = self.ty(&pt, format!("private area of {}", t.c_spelling()));
             self.types[p].priv_only = !self.index_is_reached_elsewhere(&pt);
             if self.types[p].rights == Rights::RW {
                 writes = true;
             }
             self.types[i].priv_area = Some(p);
+            self.types[i].priv_accessor = Some(accessor);
         }
         self.types[i].fields = fields;
         if writes {

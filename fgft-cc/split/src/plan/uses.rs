@@ -28,7 +28,8 @@ pub(super) struct Uses {
     /// Embedded members known to be of another type: `FieldOf(struct
     /// pci_dev, "dev")` is a `struct device` (container_of, container hints).
     pub(super) aliases: BTreeMap<CType, CType>,
-    pub(super) priv_of: BTreeMap<CType, CType>,
+    /// Carrier type -> (private area type, its accessor).
+    pub(super) priv_of: BTreeMap<CType, (CType, String)>,
     pub(super) conv: BTreeMap<(CType, String), CType>,
 }
 
@@ -129,8 +130,9 @@ impl Uses {
             }
             for r in &ff.relations {
                 match r {
-                    Relation::Priv { of, ty } => {
-                        uses.priv_of.insert(of.clone(), ty.clone());
+                    Relation::Priv { of, ty, accessor } => {
+                        uses.priv_of
+                            .insert(of.clone(), (ty.clone(), accessor.clone()));
                     }
                     Relation::Conv { base, field, to } => {
                         uses.conv.insert((base.clone(), field.clone()), to.clone());

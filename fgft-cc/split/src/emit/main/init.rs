@@ -11,7 +11,7 @@ pub(super) fn hook_init(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) -> Option<File
     let (init, exit) = module_hooks(cx);
     let Some(init) = init else {
         let e = cx.plan.entries.first()?;
-        let f = cx.inp.prog.fns[e.def].file;
+        let f = cx.src.prog.fns[e.def].file;
         let msg = format!(
             "no module_init (or module_*_driver) found in {}: fgft-cc needs one to register \
              the isolated entry points",
@@ -95,7 +95,7 @@ fn replace_arg(
     item: &std::ops::Range<usize>,
     with: &str,
 ) {
-    let text = &cx.inp.prog.files[fid].text[item.clone()];
+    let text = &cx.src.prog.files[fid].text[item.clone()];
     if let (Some(a), Some(b)) = (text.find('('), text.rfind(')')) {
         mf.edits[fid].replace(item.start + a + 1..item.start + b, with.to_string());
     }
@@ -106,9 +106,10 @@ fn replace_arg(
 fn hook_driver_macro(cx: &Ctx<'_, '_>, mf: &mut MainFiles, init: &Hook) {
     let d = &cx.plan.driver;
     let (fid, item, kind, arg) = init;
-    let (reg, unreg) = cx.opts.module_macros.get(kind).cloned().unwrap_or_default();
-    let reg = reg.replace("{arg}", arg);
-    let unreg = unreg.replace("{arg}", arg);
+    let Some(m) = cx.opts.module_macros.get(kind) else {
+        return;
+    };
+    let (reg, unreg) = (m.register_call(arg), m.unregister_call(arg));
     let flush = flush(cx);
     let mut t = format!("#include \"fgft_{d}_main.h\"\n\n");
     let _ = writeln!(
@@ -134,7 +135,7 @@ fn hook_driver_macro(cx: &Ctx<'_, '_>, mf: &mut MainFiles, init: &Hook) {
 
 /// The registration functions, in the generated code of the init file.
 fn registration(cx: &Ctx<'_, '_>, t: &mut String) {
-    let (inp, plan) = (cx.inp, cx.plan);
+    let (src, plan) = (cx.src, cx.plan);
     let d = &plan.driver;
     let _ = writeln!(
         t,
@@ -146,7 +147,7 @@ fn registration(cx: &Ctx<'_, '_>, t: &mut String) {
         t.push_str("\tint err;\n\n");
     }
     for f in bind_lists(plan).keys() {
-        let _ = writeln!(t, "\tfgft_bind_{d}_{}();", stem(&inp.files[*f].rel));
+        let _ = writeln!(t, "\tfgft_bind_{d}_{}();", stem(&src.files[*f].rel));
     }
     for (i, e) in plan.entries.iter().enumerate() {
         let _ = writeln!(t, "\terr = fgft_entry_register(&{});", e.spec.ep_name());
