@@ -99,6 +99,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         facts: &facts,
         graph: &graph,
         table: &tables.api,
+        slots: &tables.slots,
         ann: &ann,
         module: fl.module.clone(),
         roots: &roots,

@@ -23,6 +23,33 @@ pub(super) struct SlotFile {
     macros: BTreeMap<String, MacroDef>,
     #[serde(default, rename = "call")]
     calls: BTreeMap<String, Vec<(usize, String)>>,
+    #[serde(default)]
+    aborts: AbortsDef,
+}
+
+/// What an aborted entry point returns, by its return type, when its slot
+/// names no value of its own (`[aborts]`).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbortsDef {
+    /// Signed types that carry an error code: the call returns the
+    /// transaction's error (`-EIO`).
+    #[serde(default)]
+    pub error: Vec<String>,
+    /// Other types and the value an aborted call returns.
+    #[serde(default)]
+    pub values: BTreeMap<String, String>,
+}
+
+/// What an aborted call stored in one slot returns, when its callers read
+/// the value as something other than an error code.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlotAbort {
+    /// A C expression; `$N` is the entry's parameter N (1-based).
+    pub value: String,
+    /// Why (shown in the plan).
+    pub why: String,
 }
 
 /// One slot structure.
@@ -44,6 +71,9 @@ pub struct StructDef {
     pub nested: BTreeMap<String, String>,
     #[serde(default)]
     pub pointers: BTreeMap<String, String>,
+    /// Function fields whose aborted calls return a value of their own.
+    #[serde(default)]
+    pub aborts: BTreeMap<String, SlotAbort>,
 }
 
 /// A macro that fills a slot structure.
@@ -67,6 +97,10 @@ pub struct SlotTable {
     /// Registering call -> (argument, struct, field).
     pub calls: HashMap<String, Vec<(usize, String, String)>>,
     pub wrappers: HashSet<String>,
+    /// Return types that abort with the transaction's error.
+    pub abort_error_types: HashSet<String>,
+    /// Return type -> the value an aborted call returns.
+    pub abort_values: HashMap<String, String>,
     /// Function field name -> structures that have it.
     pub(super) fn_field_owners: HashMap<String, Vec<String>>,
     /// Pointer field name -> pointed slot structures.
@@ -100,7 +134,33 @@ impl SlotTable {
         for src in sources {
             let f: SlotFile = tables::parse_toml(src, TABLE_NAME)?;
             t.wrappers.extend(f.wrappers);
+            t.abort_error_types.extend(f.aborts.error);
+            t.abort_values.extend(f.aborts.values);
             for (name, def) in f.structs {
+                for (fun, a) in &def.aborts {
+                    if !def.functions.contains(fun) {
+                        return Err(tables::table_error(
+                            src,
+                            TABLE_NAME,
+                            &a.value,
+                            format!("struct {name}: `aborts.{fun}` names no function field"),
+                        ));
+                    }
+                    let bad = a.value.match_indices('$').any(|(i, _)| {
+                        !a.value[i + 1..].starts_with(|c: char| c.is_ascii_digit() && c != '0')
+                    });
+                    if bad {
+                        return Err(tables::table_error(
+                            src,
+                            TABLE_NAME,
+                            &a.value,
+                            format!(
+                                "struct {name}: `aborts.{fun}`: `$` must be followed by a \
+                                 parameter number (1-9)"
+                            ),
+                        ));
+                    }
+                }
                 for fun in &def.functions {
                     if def.positional && !def.fields.contains(fun) {
                         return Err(tables::table_error(
@@ -190,6 +250,13 @@ impl SlotTable {
                 .build(names)
                 .ok()
         };
+    }
+
+    /// What an aborted call stored in `slot` (`struct.field`) returns, when
+    /// the table says.
+    pub fn slot_abort(&self, slot: &str) -> Option<&SlotAbort> {
+        let (s, f) = slot.split_once('.')?;
+        self.structs.get(s)?.aborts.get(f)
     }
 
     /// Whether some slot structure has a function or slot-pointer field

@@ -1,52 +1,36 @@
 //! What an aborted entry point returns to its caller.
 
 use fgft_facts::ctype::CType;
+use fgft_facts::slots::SlotTable;
 use fgft_stubs::AbortReturn;
 
-/// Slots whose callers read the return value as something other than an
-/// error code, and what an aborted call returns there: `$N` is the entry's
-/// parameter N (1-based).
-const SLOT_ABORTS: &[(&str, &str, &str)] = &[
-    // A NAPI poll returns the work it did.  An aborted poll did not
-    // complete (napi_complete_done is deferred to commit), so it still owns
-    // the context: "the whole budget" makes NAPI poll it again, where 0
-    // would leave it scheduled and never polled, and a negative value is
-    // taken as work done.
-    ("napi_struct.poll", "$2", "the budget: NAPI polls again"),
-    // dev_get_stats() dereferences what ndo_get_stats returns; without the
-    // callback it reads the net_device's own counters, so an aborted call
-    // returns those rather than NULL.
-    (
-        "net_device_ops.ndo_get_stats",
-        "&$1->stats",
-        "the net_device's own counters",
-    ),
-];
-
-/// The abort value the slots of an entry call for, if any.
-pub(super) fn slot_abort(slots: &[String], d: &fgft_facts::program::FnDef) -> Option<AbortReturn> {
-    for (slot, value, _why) in SLOT_ABORTS {
-        if !slots.iter().any(|s| s == slot) {
-            continue;
-        }
-        // `$N` (one digit) anywhere in the value is parameter N's name.
-        let mut v = String::new();
-        let mut chars = value.chars().peekable();
-        while let Some(c) = chars.next() {
-            match (c, chars.peek().and_then(|n| n.to_digit(10))) {
-                ('$', Some(k)) => {
-                    chars.next();
-                    v.push_str(&d.params.get((k as usize).checked_sub(1)?)?.name);
-                }
-                _ => v.push(c),
+/// The abort value the slots of an entry call for, if any (the slot table's
+/// `aborts`; the first of the entry's slots that names one).
+pub(super) fn slot_abort(
+    slots: &[String],
+    d: &fgft_facts::program::FnDef,
+    table: &SlotTable,
+) -> Option<AbortReturn> {
+    let a = slots.iter().find_map(|s| table.slot_abort(s))?;
+    // `$N` (one digit) anywhere in the value is parameter N's name.
+    let mut v = String::new();
+    let mut chars = a.value.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek().and_then(|n| n.to_digit(10))) {
+            ('$', Some(k)) => {
+                chars.next();
+                v.push_str(&d.params.get((k as usize).checked_sub(1)?)?.name);
             }
+            _ => v.push(c),
         }
-        return Some(AbortReturn::Value(v));
     }
-    None
+    Some(AbortReturn::Value(v))
 }
 
-pub(super) fn abort_for(ret: &CType, ret_text: &str) -> AbortReturn {
+/// What an aborted call returns by its return type: nothing for void,
+/// NULL for a pointer, the transaction's error for the table's error
+/// types, the table's value for its other types, else 0.
+pub(super) fn abort_for(ret: &CType, ret_text: &str, table: &SlotTable) -> AbortReturn {
     let t = ret_text.trim();
     if t == "void" {
         return AbortReturn::Void;
@@ -54,33 +38,16 @@ pub(super) fn abort_for(ret: &CType, ret_text: &str) -> AbortReturn {
     if matches!(ret, CType::Ptr(_)) || t.ends_with('*') {
         return AbortReturn::Value("NULL".into());
     }
-    const SIGNED: &[&str] = &[
-        "int",
-        "long",
-        "long int",
-        "signed int",
-        "signed long",
-        "s32",
-        "s64",
-        "ssize_t",
-        "s16",
-        "s8",
-        "short",
-        "long long",
-    ];
     let core = t
         .trim_start_matches("static ")
         .trim_start_matches("const ")
         .trim();
-    if SIGNED.contains(&core) {
+    if table.abort_error_types.contains(core) {
         return AbortReturn::Error;
     }
-    match core {
-        "irqreturn_t" => AbortReturn::Value("IRQ_NONE".into()),
-        "netdev_tx_t" => AbortReturn::Value("NETDEV_TX_BUSY".into()),
-        "pci_ers_result_t" => AbortReturn::Value("PCI_ERS_RESULT_DISCONNECT".into()),
-        "bool" => AbortReturn::Value("false".into()),
-        _ => AbortReturn::Value("0".into()),
+    match table.abort_values.get(core) {
+        Some(v) => AbortReturn::Value(v.clone()),
+        None => AbortReturn::Value("0".into()),
     }
 }
 
@@ -90,18 +57,47 @@ mod tests {
 
     #[test]
     fn abort_values() {
-        assert_eq!(abort_for(&CType::Void, "void"), AbortReturn::Void);
+        let t = SlotTable::builtin().unwrap();
+        assert_eq!(abort_for(&CType::Void, "void", &t), AbortReturn::Void);
         assert_eq!(
-            abort_for(&CType::Scalar("int".into()), "int"),
+            abort_for(&CType::Scalar("int".into()), "int", &t),
             AbortReturn::Error
         );
         assert_eq!(
-            abort_for(&CType::Scalar("u32".into()), "u32"),
+            abort_for(&CType::Scalar("u32".into()), "u32", &t),
             AbortReturn::Value("0".into())
         );
         assert_eq!(
-            abort_for(&CType::Named("irqreturn_t".into()), "irqreturn_t"),
+            abort_for(&CType::Named("irqreturn_t".into()), "irqreturn_t", &t),
             AbortReturn::Value("IRQ_NONE".into())
+        );
+    }
+
+    #[test]
+    fn slot_aborts_come_from_the_table() {
+        let src = "struct napi_struct;\nstatic int p(struct napi_struct *napi, int budget) { return 0; }\n";
+        let pf = fgft_parse::parse_text(std::path::Path::new("a.c"), src.into()).unwrap();
+        let prog = fgft_facts::program::Program::new(vec![pf]);
+        let d = &prog.fns[prog.defs("p")[0]];
+        let t = SlotTable::builtin().unwrap();
+        assert_eq!(
+            slot_abort(&["napi_struct.poll".into()], d, &t),
+            Some(AbortReturn::Value("budget".into()))
+        );
+        assert_eq!(slot_abort(&["ethtool_ops.get_regs".into()], d, &t), None);
+        // An extension file can name another slot's value.
+        let ext = fgft_parse::tables::TableSource {
+            path: Some("x/slots.toml".into()),
+            text: "[struct.napi_struct]\nfunctions = [\"poll\"]\naborts.poll = { value = \"$1 ? 0 : 1\", why = \"w\" }\n".into(),
+        };
+        let base = fgft_parse::tables::TableSource {
+            path: None,
+            text: include_str!("../../../tables/slots.toml").into(),
+        };
+        let t = SlotTable::from_sources(&[base, ext]).unwrap();
+        assert_eq!(
+            slot_abort(&["napi_struct.poll".into()], d, &t),
+            Some(AbortReturn::Value("napi ? 0 : 1".into()))
         );
     }
 }

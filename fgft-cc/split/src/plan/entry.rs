@@ -62,7 +62,8 @@ pub(super) fn plan_entry(
 
     let (globals, kernel_globals) = globals(inp, &closure, &ptr.global_writes);
     let slots = slots(inp, &name, refs);
-    let abort = slot_abort(&slots, d).unwrap_or_else(|| abort_for(&d.ret, &d.ret_text));
+    let abort = slot_abort(&slots, d, inp.slots)
+        .unwrap_or_else(|| abort_for(&d.ret, &d.ret_text, inp.slots));
     let spec = EntrySpec {
         driver: driver.to_string(),
         name: name.clone(),

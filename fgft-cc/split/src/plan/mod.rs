@@ -151,6 +151,8 @@ pub struct Inputs<'a> {
     pub facts: &'a DriverFacts,
     pub graph: &'a CallGraph,
     pub table: &'a Table,
+    /// The slot table (what aborted calls return, by slot and by type).
+    pub slots: &'a fgft_facts::slots::SlotTable,
     pub ann: &'a Annotations,
     pub module: String,
     /// Slots (fgft-facts' roots) of every driver file.
