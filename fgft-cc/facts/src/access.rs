@@ -12,12 +12,9 @@
 
 use crate::ctype::{self, CType};
 use crate::macros::{self, MacroParams};
-// The old paths of the model types fgft-split's plan/ and emit/ name; new
-// code imports them from `crate::model`.
-pub use crate::model::{AccessKind, CallTarget, DriverFacts, PtrUseKind, Relation, Site};
 use crate::model::{
-    ApiModels, ArgKind, CallSite, FieldAccess, FnFacts, GlobalRef, KernelGlobals, Origin, PtrUse,
-    Returns,
+    AccessKind, ApiModels, ArgKind, CallSite, CallTarget, DriverFacts, FieldAccess, FnFacts,
+    GlobalRef, KernelGlobals, Origin, PtrUse, PtrUseKind, Relation, Returns, Site,
 };
 use crate::program::{FnId, Program};
 use fgft_parse::ParsedFile;

@@ -1,10 +1,7 @@
 //! Kernel API calls: what the analysis knows about kernel functions (given by
 //! the caller, from the compensation table) and the calls a closure makes.
 
-// The old paths of the API model types fgft-split's plan/ names; new code
-// imports them from `crate::model`.
 use crate::callgraph::Closure;
-pub use crate::model::{ApiModel, ApiModels, ArgKind, Returns};
 use crate::model::{CallTarget, DriverFacts, Site};
 use serde::Serialize;
 use std::collections::BTreeMap;

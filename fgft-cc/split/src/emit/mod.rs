@@ -35,7 +35,7 @@ pub mod wrappers;
 use crate::diag::Located;
 use crate::plan::table::Table;
 use crate::plan::{Plan, Sources};
-use fgft_facts::access::CallTarget;
+use fgft_facts::model::CallTarget;
 use fgft_facts::program::FileId;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;

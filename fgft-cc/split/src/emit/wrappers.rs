@@ -815,7 +815,7 @@ mod tests {
             variadic,
             header: None,
             model: None,
-            returns: fgft_facts::apicalls::Returns::Plain,
+            returns: fgft_facts::model::Returns::Plain,
             grant: None,
             grant_more: vec![],
             save: None,

@@ -10,10 +10,10 @@ use super::{
 use crate::diag::Located;
 use crate::plan::table::ApiEntry;
 use fgft_annotations::HintKind;
-use fgft_facts::access::{AccessKind, CallTarget};
 use fgft_facts::apicalls::{self, ApiUse};
 use fgft_facts::callgraph::Closure;
 use fgft_facts::ctype::CType;
+use fgft_facts::model::{AccessKind, CallTarget};
 use fgft_facts::program::{FileId, FnDef, FnId};
 use fgft_stubs::{EntrySpec, GlobalSpec, ParamSpec};
 use std::collections::{BTreeMap, BTreeSet};

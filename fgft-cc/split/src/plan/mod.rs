@@ -31,9 +31,9 @@ use uses::{Use, Uses};
 
 use crate::diag::Located;
 use fgft_annotations::Annotations;
-use fgft_facts::access::{CallTarget, DriverFacts, Site};
 use fgft_facts::callgraph::{CallGraph, Closure};
 use fgft_facts::ctype::CType;
+use fgft_facts::model::{CallTarget, DriverFacts, Site};
 use fgft_facts::program::{FileId, FnId, Program};
 use fgft_stubs::EntrySpec;
 use std::collections::{BTreeMap, BTreeSet};

@@ -3,7 +3,7 @@
 //! emit re-points exactly these sites at the stubs.
 
 use fgft_base::ident;
-use fgft_facts::access::{DriverFacts, Site};
+use fgft_facts::model::{DriverFacts, Site};
 use fgft_facts::program::{FileId, Program, TopKind};
 use std::collections::BTreeMap;
 use std::ops::Range;

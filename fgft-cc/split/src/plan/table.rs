@@ -9,7 +9,7 @@
 //! same name replaces the earlier one.
 
 use crate::diag::{Error, Located};
-use fgft_facts::apicalls::{ApiModel, ApiModels, ArgKind, Returns};
+use fgft_facts::model::{ApiModel, ApiModels, ArgKind, Returns};
 use fgft_parse::tables::{self, TableDirs, TableSource};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};

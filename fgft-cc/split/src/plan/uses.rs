@@ -1,9 +1,9 @@
 //! What an entry's closure does with the members of each record type
 //! (read, written, used as an array), gathered before marshaling is decided.
 
-use fgft_facts::access::{AccessKind, DriverFacts, PtrUseKind, Relation, Site};
 use fgft_facts::callgraph::{Closure, Root};
 use fgft_facts::ctype::CType;
+use fgft_facts::model::{AccessKind, DriverFacts, PtrUseKind, Relation, Site};
 use fgft_facts::program::FnId;
 use fgft_facts::program::Program;
 use std::collections::{BTreeMap, BTreeSet};
