@@ -2,6 +2,8 @@
 //! and macro bodies are broken at 80 columns (checkpatch's hard limit is
 //! 100), comments are refilled.
 
+use fgft_base::ident;
+
 /// The column generated lines are wrapped at.
 pub const WRAP: usize = 80;
 
@@ -58,7 +60,7 @@ fn skip_literal(b: &[u8], i: usize) -> usize {
 fn call_shape(text: &str) -> Option<usize> {
     let open = text.find('(')?;
     let before = text[..open].chars().next_back()?;
-    if !(before == '_' || before.is_ascii_alphanumeric()) || text[..open].contains('"') {
+    if !ident::is_char(before) || text[..open].contains('"') {
         return None;
     }
     (close_of(text, open)? == text.len() - 1).then_some(open)
@@ -373,9 +375,7 @@ fn balanced(s: &str) -> bool {
 /// `#define NAME(ARGS) BODY` with the body on a continuation line (and
 /// wrapped there when it still does not fit).
 fn wrap_define(def: &str) -> String {
-    let name_end = def
-        .find(|c: char| !(c == '_' || c.is_ascii_alphanumeric()))
-        .unwrap_or(def.len());
+    let name_end = def.find(|c: char| !ident::is_char(c)).unwrap_or(def.len());
     let head_end = if def[name_end..].starts_with('(') {
         close_of(def, name_end).map_or(name_end, |c| c + 1)
     } else {

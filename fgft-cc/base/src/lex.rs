@@ -1,6 +1,7 @@
 //! Tiny C lexing helpers over bytes.
 //!
-//! Job: skip a comment that starts at a given offset.
+//! Job: skip a comment or a literal that starts at a given offset, and list
+//! the identifier tokens of a C text.
 //!
 //! Invariants: offsets are byte offsets into the slice given; a comment that
 //! is not closed runs to the end of the text (the length of the slice is
@@ -33,9 +34,60 @@ pub fn skip_line_comment(b: &[u8], i: usize) -> usize {
     b.len()
 }
 
+/// Index just past the string or character literal opening at `i` (its
+/// quote, `"` or `'`); a backslash escapes the next byte.
+pub fn skip_literal(b: &[u8], i: usize) -> usize {
+    let q = b[i];
+    let mut j = i + 1;
+    while j < b.len() && b[j] != q {
+        j += if b[j] == b'\\' { 2 } else { 1 };
+    }
+    (j + 1).min(b.len())
+}
+
+/// The identifier tokens of C text `s` outside string and character
+/// literals, as byte ranges in order (the letters of a number such as
+/// `0x1f` or `10UL` are not identifiers).
+pub fn ident_tokens(s: &str) -> Vec<std::ops::Range<usize>> {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'"' || c == b'\'' {
+            i = skip_literal(b, i);
+        } else if crate::ident::is_start(c) {
+            let st = i;
+            i = crate::ident::word_end(b, i);
+            out.push(st..i);
+        } else if c.is_ascii_digit() {
+            i = crate::ident::word_end(b, i);
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// Whether `name` stands in C text `s` as an identifier token.
+pub fn has_token(s: &str, name: &str) -> bool {
+    ident_tokens(s).into_iter().any(|r| &s[r] == name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn literals_and_tokens() {
+        assert_eq!(skip_literal(br#""a\"b" x"#, 0), 6);
+        assert_eq!(skip_literal(b"'x' y", 0), 3);
+        assert_eq!(skip_literal(b"\"open", 0), 5);
+        let s = "f(a, \"b c\", 'd', 0x1fUL) + e_2";
+        let toks: Vec<&str> = ident_tokens(s).into_iter().map(|r| &s[r]).collect();
+        assert_eq!(toks, ["f", "a", "e_2"]);
+        assert!(has_token(s, "e_2") && !has_token(s, "b") && !has_token(s, "e"));
+    }
 
     #[test]
     fn block_comments() {

@@ -5,7 +5,7 @@
 use crate::model::{
     FailKind, Failure, FieldDecl, FieldKind, FieldUse, FileSummary, FnSum, Lang, RootSum, UseKind,
 };
-use fgft_base::ident;
+use fgft_base::{ident, lex};
 use fgft_facts::hdr;
 use fgft_facts::headers::{self, Cache, HeaderText};
 use fgft_facts::slots::{self, FactKey, FactSet, Facts, LazyFacts, SlotTable};
@@ -745,53 +745,32 @@ fn macro_sum(pf: &ParsedFile, n: Node<'_>) -> Option<FnSum> {
     if let Some(v) = n.child_by_field_name("value") {
         let body = pf.node_text(v);
         let b = body.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            let c = b[i];
-            if c == b'"' || c == b'\'' {
-                // Skip a literal.
-                i += 1;
-                while i < b.len() && b[i] != c {
-                    i += if b[i] == b'\\' { 2 } else { 1 };
-                }
-                i += 1;
-                continue;
+        for t in lex::ident_tokens(body) {
+            let (s, i) = (t.start, t.end);
+            let mut j = i;
+            while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                j += 1;
             }
-            if ident::is_start(c) {
-                let s = i;
-                i = ident::word_end(b, i);
-                let mut j = i;
-                while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
-                    j += 1;
+            let prev_is_member = s > 0 && (b[s - 1] == b'.' || (s > 1 && &b[s - 2..s] == b"->"));
+            if j < b.len() && b[j] == b'(' && !prev_is_member {
+                let id = &body[s..i];
+                if id != name
+                    && !matches!(
+                        id,
+                        "sizeof"
+                            | "typeof"
+                            | "__typeof__"
+                            | "if"
+                            | "while"
+                            | "for"
+                            | "switch"
+                            | "return"
+                            | "defined"
+                    )
+                {
+                    calls.entry(id.to_string()).or_insert(line);
                 }
-                let prev_is_member =
-                    s > 0 && (b[s - 1] == b'.' || (s > 1 && &b[s - 2..s] == b"->"));
-                if j < b.len() && b[j] == b'(' && !prev_is_member {
-                    let id = &body[s..i];
-                    if id != name
-                        && !matches!(
-                            id,
-                            "sizeof"
-                                | "typeof"
-                                | "__typeof__"
-                                | "if"
-                                | "while"
-                                | "for"
-                                | "switch"
-                                | "return"
-                                | "defined"
-                        )
-                    {
-                        calls.entry(id.to_string()).or_insert(line);
-                    }
-                }
-                continue;
             }
-            if c.is_ascii_digit() {
-                i = ident::word_end(b, i);
-                continue;
-            }
-            i += 1;
         }
     }
     Some(FnSum {

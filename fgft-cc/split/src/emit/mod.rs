@@ -72,10 +72,8 @@ pub type Output = BTreeMap<PathBuf, String>;
 pub(crate) fn stem(p: &std::path::Path) -> String {
     p.file_stem()
         .map(|s| s.to_string_lossy().to_string())
+        .map(|s| fgft_base::ident::underscored(&s))
         .unwrap_or_default()
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect()
 }
 
 /// What emitting accumulates: the files, the problems, the edit log.

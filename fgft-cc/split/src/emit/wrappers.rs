@@ -5,52 +5,16 @@
 
 use crate::plan::table::{ApiEntry, ArgSpec, Table};
 use crate::plan::Plan;
+use fgft_base::{ident, lex};
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
-
-/// C identifier tokens of `s` with their byte ranges (outside literals).
-fn tokens(s: &str) -> Vec<(usize, usize)> {
-    let b = s.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c == b'"' || c == b'\'' {
-            i += 1;
-            while i < b.len() && b[i] != c {
-                if b[i] == b'\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-            i += 1;
-        } else if c == b'_' || c.is_ascii_alphabetic() {
-            let st = i;
-            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
-                i += 1;
-            }
-            out.push((st, i));
-        } else if c.is_ascii_digit() {
-            while i < b.len() && (b[i] == b'_' || b[i].is_ascii_alphanumeric()) {
-                i += 1;
-            }
-        } else {
-            i += 1;
-        }
-    }
-    out
-}
-
-/// Whether `s` holds the identifier `name` (as a whole token).
-pub fn has_ident(s: &str, name: &str) -> bool {
-    tokens(s).iter().any(|&(a, b)| &s[a..b] == name)
-}
 
 /// Replaces identifier tokens of `s` by `f(name)` where it returns Some.
 fn subst(s: &str, f: impl Fn(&str) -> Option<String>) -> String {
     let mut out = String::new();
     let mut pos = 0;
-    for (a, b) in tokens(s) {
+    for t in lex::ident_tokens(s) {
+        let (a, b) = (t.start, t.end);
         if let Some(r) = f(&s[a..b]) {
             out.push_str(&s[pos..a]);
             out.push_str(&r);
@@ -82,7 +46,8 @@ fn deref_type(t: &str) -> String {
 fn captures(e: &ApiEntry, text: &str) -> Vec<Capture> {
     let mut out: Vec<Capture> = Vec::new();
     let b = text.as_bytes();
-    for (a, z) in tokens(text) {
+    for t in lex::ident_tokens(text) {
+        let (a, z) = (t.start, t.end);
         let id = &text[a..z];
         let ty = if id == "ret" {
             Some(e.ret.clone())
@@ -315,10 +280,7 @@ fn collect_tags(ty: &str, out: &mut BTreeSet<String>) {
     let toks: Vec<&str> = ty.split_whitespace().collect();
     for w in toks.windows(2) {
         if w[0] == "struct" || w[0] == "union" {
-            let name: String = w[1]
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect();
+            let name: String = w[1].chars().take_while(|c| ident::is_char(*c)).collect();
             if !name.is_empty() {
                 out.insert(format!("{} {name}", w[0]));
             }

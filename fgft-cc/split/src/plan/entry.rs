@@ -105,7 +105,7 @@ fn pasted_slots(inp: &Inputs<'_>, name: &str) -> Vec<(FileId, Range<usize>)> {
         else {
             continue;
         };
-        let has_ident = crate::emit::wrappers::has_ident(&pf.text[item.clone()], name);
+        let has_ident = fgft_base::lex::has_token(&pf.text[item.clone()], name);
         if !has_ident && !pasted.contains(&(*fid, item.clone())) {
             pasted.push((*fid, item));
         }
