@@ -27,6 +27,15 @@ pub enum CliError {
     },
 }
 
+impl From<fgft_base::Error> for CliError {
+    fn from(e: fgft_base::Error) -> CliError {
+        match e {
+            fgft_base::Error::Io { path, source } => CliError::Io { path, source },
+            other => CliError::Msg(other.to_string()),
+        }
+    }
+}
+
 impl From<fgft_split::Error> for CliError {
     fn from(e: fgft_split::Error) -> CliError {
         match e {

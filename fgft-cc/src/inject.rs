@@ -110,7 +110,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         Some(r) => r.clone(),
         None => common_dir(&files),
     };
-    crate::outdir::prepare(&args.out, &files, args.force)?;
+    fgft_base::outdir::prepare(&args.out, &files, args.force)?;
     let set = globs(&args.entries)?;
 
     let mut sources = Vec::new();

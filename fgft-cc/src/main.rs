@@ -9,7 +9,6 @@ use clap::{Parser, Subcommand};
 mod aspect;
 mod diag;
 mod inject;
-mod outdir;
 mod roots;
 mod split;
 mod survey;

@@ -84,7 +84,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         inputs.push(t.clone());
     }
     inputs.extend(args.annotations.iter().cloned());
-    crate::outdir::prepare(&args.out, &inputs, args.force)?;
+    fgft_base::outdir::prepare(&args.out, &inputs, args.force)?;
     fgft_split::write(&args.out, &split.out)?;
     println!("{} -> {}", split.summary, args.out.display());
     Ok(())

@@ -4,10 +4,12 @@
 //! parser, so every crate of the workspace can use them:
 //! - [`edit`]: byte-range edits over one text, checked and applied;
 //! - [`ident`]: C identifier bytes, whole-word search, identifier spelling;
-//! - [`lex`]: skipping C comments;
+//! - [`lex`]: skipping C comments and literals, identifier tokens;
 //! - [`includes`]: local `#include "x"` directives of a C text;
 //! - [`kbuild`]: running `make -C KDIR M=DIR <targets>`;
-//! - [`makefile`]: reading Kbuild makefiles without running make.
+//! - [`makefile`]: reading Kbuild makefiles without running make;
+//! - [`outdir`]: making an output directory ready without overwriting
+//!   what the user had.
 //!
 //! All failures are one [`Error`].
 
@@ -17,6 +19,7 @@ pub mod includes;
 pub mod kbuild;
 pub mod lex;
 pub mod makefile;
+pub mod outdir;
 
 use std::ops::Range;
 
@@ -35,6 +38,15 @@ pub enum Error {
     /// Two edits of one text conflict, or an edit lies outside the text.
     #[error(transparent)]
     Overlap(#[from] Overlap),
+    /// An output directory that may not be written to.
+    #[error("{0}")]
+    Refused(String),
+    #[error("{path}: {source}")]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     /// `make` could not be started.
     #[error("cannot run `{cmd}`: {source}")]
     Spawn {

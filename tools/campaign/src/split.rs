@@ -3,7 +3,7 @@
 //! does, and split diagnostics rendered into the campaign's error with
 //! their file and line.
 
-use crate::{io, CampaignError};
+use crate::CampaignError;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -58,30 +58,6 @@ pub fn split_error(e: &fgft_split::Error) -> String {
     s
 }
 
-/// Makes `out` an empty directory for a split's output, as `fgft-cc split
-/// --force` does: never one that contains or lies in an input.
-fn fresh_out(out: &Path, inputs: &[&Path]) -> Result<(), CampaignError> {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let o = match (out.parent(), out.file_name()) {
-        (Some(parent), Some(name)) if !out.exists() => canon(parent).join(name),
-        _ => canon(out),
-    };
-    for i in inputs {
-        let i = canon(i);
-        if i.starts_with(&o) || o.starts_with(&i) && i.is_dir() {
-            return Err(CampaignError::Msg(format!(
-                "split output {} overlaps input {}: refusing to write there",
-                out.display(),
-                i.display()
-            )));
-        }
-    }
-    if out.exists() {
-        std::fs::remove_dir_all(out).map_err(io(out))?;
-    }
-    std::fs::create_dir_all(out).map_err(io(out))
-}
-
 /// Stack of the thread a split runs on: that of a process's main thread.
 const SPLIT_STACK: usize = 8 << 20;
 
@@ -120,7 +96,8 @@ pub fn split(opts: &fgft_split::Options, out: &Path, what: &str) -> Result<Strin
         .chain(&opts.annotations)
         .map(PathBuf::as_path)
         .collect();
-    fresh_out(out, &inputs)?;
+    fgft_base::outdir::prepare(out, &inputs, true)
+        .map_err(|e| CampaignError::Msg(format!("split output of {what}: {e}")))?;
     fgft_split::write(out, &split.out).map_err(failed)?;
     Ok(split.summary)
 }
@@ -168,21 +145,6 @@ mod tests {
         );
         let m = fgft_split::Error::Msg("no driver".into());
         assert_eq!(split_error(&m), "no driver");
-    }
-
-    #[test]
-    fn split_output_never_overlaps_an_input() {
-        let dir = std::env::temp_dir().join(format!("fgft-campaign-out-{}", std::process::id()));
-        let src = dir.join("src");
-        std::fs::create_dir_all(&src).unwrap();
-        assert!(fresh_out(&src.join("split"), &[&src]).is_err());
-        assert!(fresh_out(&dir, &[&src]).is_err());
-        let out = dir.join("split");
-        std::fs::create_dir_all(&out).unwrap();
-        std::fs::write(out.join("old.c"), "").unwrap();
-        fresh_out(&out, &[&src]).unwrap();
-        assert_eq!(std::fs::read_dir(&out).unwrap().count(), 0);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
