@@ -246,20 +246,6 @@ fn classify(b: &[u8]) -> Vec<Class> {
     cls
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// Finds every annotation use in code bytes.
 fn find_macros(path: &Path, text: &str, cls: &[Class]) -> Result<Vec<Found>, AnnotError> {
     let b = text.as_bytes();
@@ -284,7 +270,7 @@ fn find_macros(path: &Path, text: &str, cls: &[Class]) -> Result<Vec<Found>, Ann
             // but a near miss of an annotation is a typo.
             if let Some(m) = MACROS
                 .iter()
-                .find(|m| edit_distance(&m.0[5..], &word[5..]) <= 2)
+                .find(|m| fgft_base::ident::distance(&m.0[5..], &word[5..]) <= 2)
             {
                 return Err(AnnotError::Inline {
                     loc: loc(),

@@ -624,8 +624,7 @@ fn collect_fields<'t>(list: Node<'t>, out: &mut Vec<Node<'t>>) {
         };
         match c.kind() {
             "field_declaration" => out.push(c),
-            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
-            | "preproc_elifdef" => collect_fields(c, out),
+            k if fgft_parse::walk::is_conditional_block(k) => collect_fields(c, out),
             _ => {}
         }
     }
@@ -668,13 +667,7 @@ impl TypeEnv {
                         self.macros.insert(r.t(name).to_string());
                     }
                 }
-                "preproc_if"
-                | "preproc_ifdef"
-                | "preproc_else"
-                | "preproc_elif"
-                | "preproc_elifdef"
-                | "linkage_specification"
-                | "declaration_list" => self.walk_top(r, c, kernel),
+                k if fgft_parse::walk::holds_top_level(k) => self.walk_top(r, c, kernel),
                 _ => {}
             }
         }

@@ -126,35 +126,5 @@ impl AspectError {
     }
 }
 
-/// Edit distance, for "did you mean" notes.
-pub(crate) fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let sub = prev[j] + usize::from(ca != *cb);
-            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}
-
 /// The closest candidate to `name`, when close enough to suggest.
-pub(crate) fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
-    candidates
-        .map(|c| {
-            let d = distance(name, c);
-            // A prefix (`proto` for `protocol`) is as good as one typo.
-            let d = if c.starts_with(name) && name.len() >= 3 {
-                d.min(1)
-            } else {
-                d
-            };
-            (d, c)
-        })
-        .filter(|(d, c)| *d <= 2.max(name.len() / 3) && *d < c.len())
-        .min()
-        .map(|(_, c)| c.to_string())
-}
+pub(crate) use fgft_base::ident::suggest;

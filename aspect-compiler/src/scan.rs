@@ -325,13 +325,7 @@ impl<'a> Scanner<'a> {
             };
             match c.kind() {
                 "function_definition" => self.function(c, v),
-                "preproc_if"
-                | "preproc_ifdef"
-                | "preproc_else"
-                | "preproc_elif"
-                | "preproc_elifdef"
-                | "linkage_specification"
-                | "declaration_list" => self.top(c, v),
+                k if fgft_parse::walk::holds_top_level(k) => self.top(c, v),
                 _ => {}
             }
         }

@@ -768,11 +768,7 @@ fn include_point(file: &scan::SrcFile, first_fn: usize) -> usize {
     let mut at = n.start_byte();
     let mut p = n.parent();
     while let Some(x) = p {
-        if matches!(
-            x.kind(),
-            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
-        ) && !is_guard(file, x)
-        {
+        if fgft_parse::walk::is_conditional_block(x.kind()) && !is_guard(file, x) {
             at = x.start_byte();
         }
         p = x.parent();
@@ -1288,13 +1284,7 @@ fn collect_fn_names(f: &scan::SrcFile, n: tree_sitter::Node<'_>, out: &mut Vec<S
                     out.push(name.to_string());
                 }
             }
-            "preproc_if"
-            | "preproc_ifdef"
-            | "preproc_else"
-            | "preproc_elif"
-            | "preproc_elifdef"
-            | "linkage_specification"
-            | "declaration_list" => collect_fn_names(f, c, out),
+            k if fgft_parse::walk::holds_top_level(k) => collect_fn_names(f, c, out),
             _ => {}
         }
     }

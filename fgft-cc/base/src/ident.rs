@@ -91,9 +91,55 @@ pub fn c_ident_from(name: &str) -> String {
     s
 }
 
+/// The edit distance (insertions, deletions, substitutions of characters)
+/// between `a` and `b`, for "did you mean" notes.
+pub fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != *cb);
+            cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The closest of `candidates` to `name`, when close enough to suggest (a
+/// third of the name's length, at least 2; a prefix of three or more
+/// characters counts as one typo); ties go to the smallest candidate.
+pub fn suggest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    candidates
+        .map(|c| {
+            let d = distance(name, c);
+            let d = if c.starts_with(name) && name.len() >= 3 {
+                d.min(1)
+            } else {
+                d
+            };
+            (d, c)
+        })
+        .filter(|(d, c)| *d <= 2.max(name.len() / 3) && *d < c.len())
+        .min()
+        .map(|(_, c)| c.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn distances_and_suggestions() {
+        assert_eq!(distance("kitten", "sitting"), 3);
+        assert_eq!(distance("", "abc"), 3);
+        assert_eq!(distance("same", "same"), 0);
+        let names = ["execution", "call", "access", "args"];
+        assert_eq!(suggest("acess", names.into_iter()), Some("access".into()));
+        assert_eq!(suggest("exec", names.into_iter()), Some("execution".into()));
+        assert_eq!(suggest("zzzzzz", names.into_iter()), None);
+    }
 
     #[test]
     fn bytes_and_identifiers() {

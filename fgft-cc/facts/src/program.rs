@@ -507,8 +507,7 @@ fn collect(
                 TopKind::Directive
             }
             "preproc_include" | "preproc_call" | "comment" => TopKind::Directive,
-            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif"
-            | "preproc_elifdef" => {
+            k if fgft_parse::walk::is_conditional_block(k) => {
                 collect(pf, fid, ch, depth + 1, items, out);
                 continue;
             }

@@ -460,10 +460,8 @@ fn statement_before(file: &ParsedFile, n: Node<'_>, var: &str) -> Option<usize> 
         // A statement inside `#ifdef X ... #endif` sits in that branch: the
         // guard goes there too, never before the directive (a `#` must stay
         // first on its line).
-        let in_branch = matches!(
-            p.kind(),
-            "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
-        ) && p.child_by_field_name("condition").map(|v| v.id()) != Some(cur.id())
+        let in_branch = fgft_parse::walk::is_conditional_block(p.kind())
+            && p.child_by_field_name("condition").map(|v| v.id()) != Some(cur.id())
             && p.child_by_field_name("name").map(|v| v.id()) != Some(cur.id());
         if p.kind() == "compound_statement"
             || in_case

@@ -259,6 +259,22 @@ pub fn plain_initializer(text: &[u8], n: Node<'_>, k: &Kinds) -> bool {
     }
 }
 
+/// Whether a node of `kind` is a conditional block (`#if`, `#ifdef`,
+/// `#else`, `#elif`, `#elifdef`): its children are items of the block that
+/// holds it.
+pub fn is_conditional_block(kind: &str) -> bool {
+    matches!(
+        kind,
+        "preproc_if" | "preproc_ifdef" | "preproc_else" | "preproc_elif" | "preproc_elifdef"
+    )
+}
+
+/// Whether a node of `kind` holds top-level items: a conditional block,
+/// `extern "C" { ... }`, or its declaration list.
+pub fn holds_top_level(kind: &str) -> bool {
+    is_conditional_block(kind) || matches!(kind, "linkage_specification" | "declaration_list")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
