@@ -123,8 +123,10 @@ pub fn emit(
     build::emit_build(&mut cx, &units);
     let d = &plan.driver;
     cx.generated(format!("main/fgft_{d}_gtab.h"), &grefs.header(src, plan));
-    cx.out
-        .insert(PathBuf::from("plan.txt"), plan_text(src, plan, table));
+    cx.out.insert(
+        PathBuf::from("plan.txt"),
+        wrap_report(&plan_text(src, plan, table), fgft_stubs::HARD),
+    );
     let log = std::mem::take(&mut cx.edit_log);
     cx.out.insert(
         PathBuf::from("edits.txt"),
@@ -154,6 +156,43 @@ pub(crate) fn inp_diag(
         notes: vec![],
         warning: false,
     }
+}
+
+/// `text` with every line over `width` columns broken between words; a
+/// continued line is indented four spaces more than the line it continues
+/// (a single word longer than the width stays whole).
+pub(crate) fn wrap_report(text: &str, width: usize) -> String {
+    let mut out = String::with_capacity(text.len());
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches('\n');
+        if body.chars().count() <= width {
+            out.push_str(line);
+            continue;
+        }
+        let indent = &body[..body.len() - body.trim_start().len()];
+        let more = format!("{indent}    ");
+        let mut cur = indent.to_string();
+        let mut at_start = true;
+        for w in body.split(' ').filter(|w| !w.is_empty()) {
+            let len = cur.chars().count();
+            if !at_start && len + 1 + w.chars().count() > width {
+                out.push_str(&cur);
+                out.push('\n');
+                cur = more.clone();
+                at_start = true;
+            }
+            if !at_start {
+                cur.push(' ');
+            }
+            cur.push_str(w);
+            at_start = false;
+        }
+        out.push_str(&cur);
+        if line.ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// A human-readable account of the plan (also the golden test's subject).
@@ -278,4 +317,25 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::wrap_report;
+
+    #[test]
+    fn reports_are_wrapped_between_words() {
+        let long = format!("  closure (3): {}\nshort\n", "word ".repeat(30).trim());
+        let w = wrap_report(&long, 40);
+        assert!(w.lines().all(|l| l.chars().count() <= 40), "{w}");
+        assert!(w.starts_with("  closure (3): word"), "{w}");
+        assert!(w.lines().nth(1).unwrap().starts_with("      word"), "{w}");
+        assert!(w.ends_with("\nshort\n"), "{w}");
+        assert_eq!(
+            w.split_whitespace().count(),
+            long.split_whitespace().count()
+        );
+        let one = format!("{}\n", "x".repeat(50));
+        assert_eq!(wrap_report(&one, 40), one);
+    }
 }
