@@ -20,6 +20,9 @@ cargo fmt --all -- --check
 step "clippy"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 
+step "size limits (files, functions)"
+bash scripts/check-size.sh
+
 step "checkpatch (our C)"
 bash scripts/checkpatch.sh
 

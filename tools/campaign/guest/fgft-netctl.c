@@ -371,31 +371,5 @@ static void print_usage(void)
 
 int main(int argc, char **argv)
 {
-	struct ctx c = { .fd = -1 };
-	int i;
-
-	if (argc < 3 || !strcmp(argv[1], "--help")) {
-		print_usage();
-		return 2;
-	}
-	c.ifname = argv[1];
-	if (strlen(c.ifname) >= IFNAMSIZ) {
-		fprintf(stderr, "fgft-netctl: interface name too long\n");
-		return 2;
-	}
-	c.fd = socket(AF_INET, SOCK_DGRAM, 0);
-	if (c.fd < 0) {
-		perror("fgft-netctl: socket");
-		return 1;
-	}
-	for (i = 2; i < argc; i++) {
-		if (run_op(&c, argv[i]) < 0) {
-			fprintf(stderr, "fgft-netctl: unknown op %s\n", argv[i]);
-			print_usage();
-			close(c.fd);
-			return 2;
-		}
-	}
-	close(c.fd);
-	return c.failed ? 1 : 0;
+	return netdev_main(argc, argv, "fgft-netctl", print_usage, run_op);
 }

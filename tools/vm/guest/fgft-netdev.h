@@ -12,8 +12,10 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <linux/sockios.h>
 
 struct ctx {
@@ -74,6 +76,44 @@ static inline void mark_line(struct ctx *c, const char *tool, const char *op,
 		       tool, op, r->ret, value, c->ifname, sep, extra);
 	}
 	fflush(stdout);
+}
+
+/*
+ * The main of a network guest tool called @tool: IFACE, then operations,
+ * each run by @run_op (< 0: an unknown one).  Exits 2 on a usage error
+ * (@usage printed), 1 when an operation failed, else 0.
+ */
+static inline int netdev_main(int argc, char **argv, const char *tool,
+			      void (*usage)(void),
+			      int (*run_op)(struct ctx *c, const char *spec))
+{
+	struct ctx c = { .fd = -1 };
+	int i;
+
+	if (argc < 3 || !strcmp(argv[1], "--help")) {
+		usage();
+		return 2;
+	}
+	c.ifname = argv[1];
+	if (strlen(c.ifname) >= IFNAMSIZ) {
+		fprintf(stderr, "%s: interface name too long\n", tool);
+		return 2;
+	}
+	c.fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (c.fd < 0) {
+		fprintf(stderr, "%s: socket: %s\n", tool, strerror(errno));
+		return 1;
+	}
+	for (i = 2; i < argc; i++) {
+		if (run_op(&c, argv[i]) < 0) {
+			fprintf(stderr, "%s: unknown op %s\n", tool, argv[i]);
+			usage();
+			close(c.fd);
+			return 2;
+		}
+	}
+	close(c.fd);
+	return c.failed ? 1 : 0;
 }
 
 #endif /* FGFT_NETDEV_H */

@@ -502,6 +502,19 @@ fn key_conversions(
     by_expr
 }
 
+/// The argument a key-level wrapper passes: the key itself, or a local
+/// `dev` of the function's parameter type holding the converted key
+/// (declared into `t`), so the call reads as one short line.
+fn key_local(t: &mut String, expr: &str, param: &CType) -> String {
+    if expr == "key" || *param == CType::Unknown {
+        return expr.to_string();
+    }
+    let ty = param.c_spelling();
+    let sep = if ty.ends_with('*') { "" } else { " " };
+    let _ = writeln!(t, "\t{ty}{sep}dev = {expr};\n");
+    "dev".to_string()
+}
+
 /// The key-level checkpoint and restore wrappers of one ops, and the ops.
 fn ops_glue(o: &DevOps, ckpt: &Option<DevFn>, rest: &Option<DevFn>, dp: &mut DevicePlan) {
     let who = if o.entries.len() <= 3 {
@@ -527,10 +540,11 @@ fn ops_glue(o: &DevOps, ckpt: &Option<DevFn>, rest: &Option<DevFn>, dp: &mut Dev
             c.name, o.why
         );
         let _ = writeln!(t, "int {ck_name}(void *key)\n{{");
+        let arg = key_local(t, &o.key_expr, &c.param);
         if c.void {
-            let _ = writeln!(t, "\t{}({});\n\treturn 0;\n}}", c.name, o.key_expr);
+            let _ = writeln!(t, "\t{}({arg});\n\treturn 0;\n}}", c.name);
         } else {
-            let _ = writeln!(t, "\treturn {}({});\n}}", c.name, o.key_expr);
+            let _ = writeln!(t, "\treturn {}({arg});\n}}", c.name);
         }
         dp.decls.push(format!("int {ck_name}(void *key);"));
     }
@@ -542,7 +556,8 @@ fn ops_glue(o: &DevOps, ckpt: &Option<DevFn>, rest: &Option<DevFn>, dp: &mut Dev
             r.name, o.why
         );
         let _ = writeln!(t, "void {rs_name}(void *key)\n{{");
-        let _ = writeln!(t, "\t{}({});\n}}", r.name, o.key_expr);
+        let arg = key_local(t, &o.key_expr, &r.param);
+        let _ = writeln!(t, "\t{}({arg});\n}}", r.name);
         dp.decls.push(format!("void {rs_name}(void *key);"));
     }
     let home = rest.as_ref().or(ckpt.as_ref()).map(|f| f.file).unwrap_or(0);
