@@ -7,8 +7,10 @@
 use codespan_reporting::diagnostic::{Diagnostic, Label};
 use codespan_reporting::files::SimpleFiles;
 use codespan_reporting::term::{self, termcolor::ColorChoice, termcolor::StandardStream};
+use std::io::IsTerminal;
 use std::ops::Range;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 pub use fgft_split::Located;
 
@@ -47,10 +49,37 @@ impl From<fgft_split::Error> for CliError {
     }
 }
 
+/// `--color`: when diagnostics are coloured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorWhen {
+    /// When stderr is a terminal and `NO_COLOR` is unset (or empty).
+    Auto,
+    Always,
+    Never,
+}
+
+static COLOR: OnceLock<ColorChoice> = OnceLock::new();
+
+/// Decides, once, whether diagnostics are coloured.
+pub fn set_color(when: ColorWhen) {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let choice = match when {
+        ColorWhen::Always => ColorChoice::Always,
+        ColorWhen::Never => ColorChoice::Never,
+        ColorWhen::Auto if no_color || !std::io::stderr().is_terminal() => ColorChoice::Never,
+        ColorWhen::Auto => ColorChoice::Auto,
+    };
+    let _ = COLOR.set(choice);
+}
+
+fn color() -> ColorChoice {
+    *COLOR.get().unwrap_or(&ColorChoice::Never)
+}
+
 /// Renders located diagnostics (errors and warnings) to stderr.
 pub fn emit(diags: &[Located]) {
     let mut files = SimpleFiles::new();
-    let writer = StandardStream::stderr(ColorChoice::Auto);
+    let writer = StandardStream::stderr(color());
     let config = term::Config::default();
     for d in diags {
         let id = files.add(d.path.display().to_string(), d.text.clone());

@@ -20,6 +20,10 @@ mod survey;
     about = "Fine-grained fault tolerance for Linux drivers"
 )]
 struct Cli {
+    /// When diagnostics are coloured: `auto` (stderr is a terminal and
+    /// NO_COLOR is unset), `always` or `never`.
+    #[arg(long, global = true, value_enum, default_value_t = diag::ColorWhen::Auto)]
+    color: diag::ColorWhen,
     #[command(subcommand)]
     command: Command,
 }
@@ -40,6 +44,7 @@ enum Command {
 
 fn main() {
     let cli = Cli::parse();
+    diag::set_color(cli.color);
     let result = match cli.command {
         Command::Roots(a) => roots::run(a),
         Command::Split(a) => split::run(a),

@@ -408,8 +408,13 @@ fn device_checkpoint_diagnostics() {
         main.contains("err = fgft_dev_ensure((void *)dev, &fgft_dev_ops_demo);"),
         "{main}"
     );
+    // The converted key is a local named and typed as the restore's own
+    // parameter.
     assert!(
-        main.contains("\tdemo_reset((struct demo_priv *)netdev_priv((struct net_device *)key));")
+        main.contains(
+            "\tstruct demo_priv *p =\n\t\t\t(struct demo_priv *)netdev_priv((struct net_device *)key);\n\n\tdemo_reset(p);"
+        ),
+        "{main}"
     );
     assert!(main.contains("\t.checkpoint = NULL,\n\t.restore = fgft_restore_demo,"));
     assert!(main.contains("fgft_dev_unregister_ops(&fgft_dev_ops_demo);"));
@@ -540,4 +545,37 @@ fn bad_hint_targets_are_located() {
         );
         assert!(!out.exists());
     }
+}
+
+/// Diagnostics written to a file or a pipe carry no colour escapes unless
+/// `--color always` asks for them (and `--color never` wins over a
+/// terminal); NO_COLOR is not needed.
+#[test]
+fn diagnostics_are_coloured_only_when_asked_or_on_a_terminal() {
+    let t = tempfile::tempdir().unwrap();
+    let src = write_driver(t.path());
+    let err_of = |color: Option<&str>| {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_fgft-cc"));
+        if let Some(c) = color {
+            cmd.args(["--color", c]);
+        }
+        let out = cmd
+            .args(["split", src.to_str().unwrap(), "--isolate", "demo_get_*"])
+            .args(["-o", t.path().join("out").to_str().unwrap()])
+            .env_remove("NO_COLOR")
+            .env_remove("FGFT_TABLES")
+            .env("TERM", "xterm-256color")
+            .output()
+            .expect("run fgft-cc");
+        assert_eq!(out.status.code(), Some(1));
+        String::from_utf8_lossy(&out.stderr).to_string()
+    };
+    let plain = err_of(None);
+    assert!(plain.contains("mystery_kernel_call"), "{plain}");
+    assert!(
+        !plain.contains('\u{1b}'),
+        "escape codes in a piped log:\n{plain}"
+    );
+    assert!(!err_of(Some("never")).contains('\u{1b}'));
+    assert!(err_of(Some("always")).contains('\u{1b}'));
 }

@@ -125,6 +125,8 @@ struct DevFn {
     void: bool,
     /// The type of its parameter (what the key conversion must give).
     param: CType,
+    /// The name of that parameter (the key-level wrapper's local).
+    param_name: String,
     origin: String,
 }
 
@@ -193,6 +195,12 @@ fn annotated(
                 .first()
                 .map(|p| prog.resolve(&p.ty))
                 .unwrap_or(CType::Unknown),
+            param_name: f
+                .params
+                .first()
+                .map(|p| p.name.clone())
+                .filter(|n| !n.is_empty() && n != "key")
+                .unwrap_or_else(|| "dev".into()),
             origin: format!(
                 "annotated {what} {} ({})",
                 r.name,
@@ -305,6 +313,7 @@ fn derive(
                     file: der.file,
                     void: false,
                     param: struct_device_ptr(),
+                    param_name: "dev".into(),
                     origin: format!("the PCI config space {} saves", pm.suspend),
                 });
             }
@@ -313,6 +322,7 @@ fn derive(
                 file: der.file,
                 void: true,
                 param: struct_device_ptr(),
+                param_name: "dev".into(),
                 origin: format!(
                     "{}filtered {} then {}",
                     if der.pci {
@@ -502,17 +512,17 @@ fn key_conversions(
     by_expr
 }
 
-/// The argument a key-level wrapper passes: the key itself, or a local
-/// `dev` of the function's parameter type holding the converted key
+/// The argument a key-level wrapper passes to `f`: the key itself, or a
+/// local named and typed as `f`'s parameter holding the converted key
 /// (declared into `t`), so the call reads as one short line.
-fn key_local(t: &mut String, expr: &str, param: &CType) -> String {
-    if expr == "key" || *param == CType::Unknown {
+fn key_local(t: &mut String, expr: &str, f: &DevFn) -> String {
+    if expr == "key" || f.param == CType::Unknown {
         return expr.to_string();
     }
-    let ty = param.c_spelling();
+    let ty = f.param.c_spelling();
     let sep = if ty.ends_with('*') { "" } else { " " };
-    let _ = writeln!(t, "\t{ty}{sep}dev = {expr};\n");
-    "dev".to_string()
+    let _ = writeln!(t, "\t{ty}{sep}{} = {expr};\n", f.param_name);
+    f.param_name.clone()
 }
 
 /// The key-level checkpoint and restore wrappers of one ops, and the ops.
@@ -540,7 +550,7 @@ fn ops_glue(o: &DevOps, ckpt: &Option<DevFn>, rest: &Option<DevFn>, dp: &mut Dev
             c.name, o.why
         );
         let _ = writeln!(t, "int {ck_name}(void *key)\n{{");
-        let arg = key_local(t, &o.key_expr, &c.param);
+        let arg = key_local(t, &o.key_expr, c);
         if c.void {
             let _ = writeln!(t, "\t{}({arg});\n\treturn 0;\n}}", c.name);
         } else {
@@ -556,7 +566,7 @@ fn ops_glue(o: &DevOps, ckpt: &Option<DevFn>, rest: &Option<DevFn>, dp: &mut Dev
             r.name, o.why
         );
         let _ = writeln!(t, "void {rs_name}(void *key)\n{{");
-        let arg = key_local(t, &o.key_expr, &r.param);
+        let arg = key_local(t, &o.key_expr, r);
         let _ = writeln!(t, "\t{}({arg});\n}}", r.name);
         dp.decls.push(format!("void {rs_name}(void *key);"));
     }
