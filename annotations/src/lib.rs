@@ -321,6 +321,39 @@ impl Annotations {
             && !self.exclude.iter().any(|p| p.matches(function))
     }
 
+    /// True when `function`, stored in `slots` (`struct.field`), is to be
+    /// isolated: some `isolate` pattern matches its name or one of its
+    /// slots, and no `exclude` pattern does.
+    pub fn is_isolated_entry(&self, function: &str, slots: &[String]) -> bool {
+        self.isolate
+            .iter()
+            .any(|p| p.matches_entry(function, slots))
+            && !self
+                .exclude
+                .iter()
+                .any(|p| p.matches_entry(function, slots))
+    }
+
+    /// The isolated functions among `defined` (name, the slots it is stored
+    /// in), in the order given.
+    pub fn isolated_entries<'a>(&self, defined: &[(&'a str, Vec<String>)]) -> Vec<&'a str> {
+        defined
+            .iter()
+            .filter(|(f, s)| self.is_isolated_entry(f, s))
+            .map(|(f, _)| *f)
+            .collect()
+    }
+
+    /// `isolate` and `exclude` patterns that match none of `defined` (name,
+    /// slots): a misspelt or stale entry point, or a slot nothing fills.
+    pub fn unmatched_entries(&self, defined: &[(&str, Vec<String>)]) -> Vec<&Pattern> {
+        self.isolate
+            .iter()
+            .chain(&self.exclude)
+            .filter(|p| !defined.iter().any(|(f, s)| p.matches_entry(f, s)))
+            .collect()
+    }
+
     /// The isolated functions among `defined`, in the order given.
     pub fn isolated_among<'a>(&self, defined: &[&'a str]) -> Vec<&'a str> {
         defined

@@ -1,4 +1,7 @@
-//! Function-name patterns: a C identifier or a glob over identifiers.
+//! Entry-point patterns: a function name or a glob over names
+//! (`e1000_get_*`), or a slot pattern `struct.field` where either side may
+//! be a glob (`ethtool_ops.*`, `net_device_ops.ndo_get_stats64`): every
+//! function stored in a matching slot.
 
 use fgft_base::ident;
 use globset::{GlobBuilder, GlobMatcher};
@@ -7,12 +10,16 @@ use serde::{Serialize, Serializer};
 use crate::{AnnotError, Loc};
 
 /// A function name (`e1000_get_regs`) or a glob (`e1000_get_*`,
-/// `rtl8169_[gs]et_*`, `{foo,bar}_show`), with where it was written.
+/// `rtl8169_[gs]et_*`, `{foo,bar}_show`), or a slot pattern
+/// (`ethtool_ops.*`), with where it was written.
 #[derive(Debug, Clone)]
 pub struct Pattern {
     text: String,
     matcher: GlobMatcher,
     literal: bool,
+    /// A `struct.field` pattern, matched against the slots a function is
+    /// stored in.
+    slot: bool,
     /// Where the pattern was written.
     pub loc: Loc,
 }
@@ -30,7 +37,7 @@ impl Serialize for Pattern {
 }
 
 /// Characters a function glob may hold besides identifier characters.
-const GLOB_META: &[char] = &['*', '?', '[', ']', '!', '^', '{', '}', ',', '-'];
+const GLOB_META: &[char] = &['*', '?', '[', ']', '!', '^', '{', '}', ',', '-', '.'];
 
 impl Pattern {
     /// Checks and compiles `text`.
@@ -53,7 +60,20 @@ impl Pattern {
             )));
         }
         let literal = !text.contains(['*', '?', '[', '{']);
-        if literal && !ident::is_ident(text) {
+        let slot = text.contains('.');
+        if slot {
+            let parts: Vec<&str> = text.split('.').collect();
+            if parts.len() != 2 || parts.iter().any(|p| p.is_empty()) {
+                return Err(bad(
+                    "a slot pattern is `struct.field` (`ethtool_ops.*`), with one `.`".into(),
+                ));
+            }
+            if literal && !parts.iter().all(|p| ident::is_ident(p)) {
+                return Err(bad(
+                    "not a `struct.field` of C identifiers and not a glob".into()
+                ));
+            }
+        } else if literal && !ident::is_ident(text) {
             return Err(bad("not a C identifier and not a glob".into()));
         }
         let glob = GlobBuilder::new(text)
@@ -64,6 +84,7 @@ impl Pattern {
             text: text.to_string(),
             matcher: glob.compile_matcher(),
             literal,
+            slot,
             loc,
         })
     }
@@ -83,15 +104,34 @@ impl Pattern {
 
     /// True when the pattern is a plain function name.
     pub fn is_literal(&self) -> bool {
-        self.literal
+        self.literal && !self.slot
     }
 
-    /// Does the function `name` match?
-    pub fn matches(&self, name: &str) -> bool {
-        if self.literal {
-            self.text == name
+    /// True when the pattern selects by slot (`struct.field`).
+    pub fn is_slot(&self) -> bool {
+        self.slot
+    }
+
+    /// Does the function `name`, stored in `slots` (`struct.field`), match?
+    pub fn matches_entry(&self, name: &str, slots: &[String]) -> bool {
+        if self.slot {
+            slots.iter().any(|s| self.glob_match(s))
         } else {
-            self.matcher.is_match(name)
+            self.glob_match(name)
+        }
+    }
+
+    /// Does the function `name` match?  (A slot pattern matches no bare
+    /// name.)
+    pub fn matches(&self, name: &str) -> bool {
+        !self.slot && self.glob_match(name)
+    }
+
+    fn glob_match(&self, text: &str) -> bool {
+        if self.literal {
+            self.text == text
+        } else {
+            self.matcher.is_match(text)
         }
     }
 }

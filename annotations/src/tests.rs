@@ -59,7 +59,7 @@ fn readme_example_parses() {
             len: "regs->len".into()
         }
     );
-    assert_eq!(p[0].loc.line, 39, "the line of its [[hint]]");
+    assert_eq!(p[0].loc.line, 41, "the line of its [[hint]]");
     let f: Vec<_> = a.field_hints("e1000_hw", "hw_addr").collect();
     assert_eq!(f[0].kind, HintKind::NoDeref);
     assert!(a.hints.iter().any(|h| h.kind
@@ -766,4 +766,43 @@ fn shared_hint_errors() {
     }
     let e = inline_err("struct s {\n\tu8 *p FGFT_SHARED;\n};\n");
     assert!(e.to_string().contains("FGFT_SHARED(len_expr)"), "{e}");
+}
+
+#[test]
+fn slot_patterns_select_by_the_slots_a_function_fills() {
+    let p = Pattern::from_cli("ethtool_ops.*").unwrap();
+    assert!(p.is_slot() && !p.is_literal());
+    let regs = vec!["ethtool_ops.get_regs".to_string()];
+    assert!(p.matches_entry("e1000_get_regs", &regs));
+    assert!(!p.matches_entry("e1000_open", &["net_device_ops.ndo_open".into()]));
+    assert!(
+        !p.matches("ethtool_ops.get_regs"),
+        "a slot pattern matches no bare name"
+    );
+    let exact = Pattern::from_cli("net_device_ops.ndo_get_stats64").unwrap();
+    assert!(exact.matches_entry("f", &["net_device_ops.ndo_get_stats64".into()]));
+    assert!(!exact.matches_entry("f", &["net_device_ops.ndo_get_stats".into()]));
+    for bad in ["a.b.c", ".x", "ethtool_ops.", "eth tool.x", "1x.y"] {
+        assert!(Pattern::from_cli(bad).is_err(), "{bad} accepted");
+    }
+    let mut a = Annotations::default();
+    a.isolate.push(p);
+    a.exclude.push(Pattern::from_cli("*_get_regs").unwrap());
+    let defined = vec![
+        ("e1000_get_regs", regs.clone()),
+        (
+            "e1000_get_drvinfo",
+            vec!["ethtool_ops.get_drvinfo".to_string()],
+        ),
+        ("e1000_open", vec!["net_device_ops.ndo_open".to_string()]),
+    ];
+    assert_eq!(a.isolated_entries(&defined), ["e1000_get_drvinfo"]);
+    assert!(a.unmatched_entries(&defined).is_empty());
+    a.isolate.push(Pattern::from_cli("dev_pm_ops.*").unwrap());
+    let stale: Vec<&str> = a
+        .unmatched_entries(&defined)
+        .iter()
+        .map(|p| p.text())
+        .collect();
+    assert_eq!(stale, ["dev_pm_ops.*"]);
 }

@@ -23,7 +23,9 @@ pub struct Args {
     /// entry points and pure APIs to the first.
     #[arg(long)]
     pub annotations: Vec<PathBuf>,
-    /// Entry point to isolate: a function name or a glob (repeatable).
+    /// Entry points to isolate: a function name or a glob (`e1000_get_*`),
+    /// or the functions stored in a slot `struct.field`, globs allowed
+    /// (`ethtool_ops.*`); repeatable.
     #[arg(long = "isolate")]
     pub isolate: Vec<String>,
     /// Kernel build directory the output is meant for (recorded in OUT's

@@ -579,3 +579,52 @@ fn diagnostics_are_coloured_only_when_asked_or_on_a_terminal() {
     assert!(!err_of(Some("never")).contains('\u{1b}'));
     assert!(err_of(Some("always")).contains('\u{1b}'));
 }
+
+/// `--isolate struct.field` selects the functions stored in matching slots;
+/// a slot pattern nothing fills, or a malformed one, is an error.
+#[test]
+fn isolate_by_slot() {
+    let t = tempfile::tempdir().unwrap();
+    let src = write_driver(t.path());
+    let side = t.path().join("demo.toml");
+    std::fs::write(
+        &side,
+        "[kernel-api]\npure = [\"mystery_kernel_call\"]\n\n[[hint]]\nstruct = \"demo_priv\"\nfield = \"table\"\nkind = \"blob\"\nlen = \"n\"\n\n[[hint]]\nfunction = \"demo_get_regs\"\nparam = \"buf\"\nkind = \"blob\"\nlen = \"regs->len\"\n",
+    )
+    .unwrap();
+    let plan_of = |pat: &str| {
+        let out = t
+            .path()
+            .join(format!("out-{}", pat.replace(['*', '.'], "_")));
+        let (code, err) = run(&[
+            src.to_str().unwrap(),
+            "--annotations",
+            side.to_str().unwrap(),
+            "--isolate",
+            pat,
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap_or_default();
+        (code, err, plan)
+    };
+    let (code, err, plan) = plan_of("ethtool_ops.*");
+    assert_eq!(code, 0, "{err}");
+    assert!(plan.contains("entries: 2"), "{plan}");
+    assert!(plan.contains("entry demo_get_drvinfo") && plan.contains("entry demo_get_regs"));
+    let (code, err, plan) = plan_of("ethtool_ops.get_regs");
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        plan.contains("entries: 1") && plan.contains("entry demo_get_regs"),
+        "{plan}"
+    );
+    let (code, err, _) = plan_of("net_device_ops.*");
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("isolate pattern `net_device_ops.*` matches no slot"),
+        "{err}"
+    );
+    let (code, err, _) = plan_of("ethtool_ops.get.regs");
+    assert_eq!(code, 1);
+    assert!(err.contains("struct.field"), "{err}");
+}

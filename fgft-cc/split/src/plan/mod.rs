@@ -283,28 +283,43 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
 /// error for every isolate pattern that matches nothing.
 fn entry_names(inp: &Inputs<'_>, diags: &mut Vec<Located>) -> Vec<String> {
     let prog = inp.prog;
-    let defined: Vec<&str> = prog
+    // Every function the driver's sources define, with the slots
+    // (`struct.field`) it is stored in: patterns select by name or by slot.
+    let mut slots: BTreeMap<&str, Vec<String>> = BTreeMap::new();
+    for (_, r) in inp.roots {
+        let v = slots.entry(r.function.as_str()).or_default();
+        let sl = format!("{}.{}", r.struct_name, r.field);
+        if !v.contains(&sl) {
+            v.push(sl);
+        }
+    }
+    let defined: Vec<(&str, Vec<String>)> = prog
         .fns
         .iter()
         .filter(|f| inp.files[f.file].role != FileRole::Header)
-        .map(|f| f.name.as_str())
+        .map(|f| {
+            let s = slots.get(f.name.as_str()).cloned().unwrap_or_default();
+            (f.name.as_str(), s)
+        })
         .collect();
     let mut seen = BTreeSet::new();
     let mut entry_names: Vec<String> = Vec::new();
-    for n in inp.ann.isolated_among(&defined) {
+    for n in inp.ann.isolated_entries(&defined) {
         if seen.insert(n.to_string()) {
             entry_names.push(n.to_string());
         }
     }
-    for p in inp.ann.unmatched_patterns(&defined) {
+    for p in inp.ann.unmatched_entries(&defined) {
+        let what = if p.is_slot() {
+            "no slot a function of the driver's sources is stored in"
+        } else {
+            "no function the driver's sources define"
+        };
         diags.push(Located {
             path: p.loc.file.clone(),
             text: std::fs::read_to_string(&p.loc.file).unwrap_or_default(),
             range: p.loc.start..p.loc.end,
-            message: format!(
-                "isolate pattern `{}` matches no function the driver's sources define",
-                p.text()
-            ),
+            message: format!("isolate pattern `{}` matches {what}", p.text()),
             label: "matches nothing".into(),
             notes: vec![],
             warning: false,
