@@ -131,11 +131,23 @@ fn corpus_splits_build_clean_on_612_and_61() {
     let sym612 = build_runtime(&k612, &d612);
     let sym61 = h.join().expect("runtime 6.1 build");
 
-    let mut jobs = vec![Job {
-        driver: "listdemo",
-        kernel: "6.12",
-        out: t.path().join("listdemo-6.12"),
-    }];
+    let mut jobs = vec![
+        Job {
+            driver: "listdemo",
+            kernel: "6.12",
+            out: t.path().join("listdemo-6.12"),
+        },
+        Job {
+            driver: "constdemo",
+            kernel: "6.12",
+            out: t.path().join("constdemo-6.12"),
+        },
+        Job {
+            driver: "constdemo",
+            kernel: "6.1",
+            out: t.path().join("constdemo-6.1"),
+        },
+    ];
     for d in drivers() {
         let kernels: &[&str] = if d.upstream {
             &["6.12", "6.1"]
@@ -164,7 +176,7 @@ fn corpus_splits_build_clean_on_612_and_61() {
             };
             let d = drivers()
                 .into_iter()
-                .chain(std::iter::once(listdemo()))
+                .chain([listdemo(), constdemo()])
                 .find(|d| d.name == job.driver)
                 .unwrap();
             let (tree, kdir, sym) = if job.kernel == "6.12" {

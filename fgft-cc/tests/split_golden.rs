@@ -25,6 +25,20 @@ fn own_corpus_drivers_whole_output() {
     }
 }
 
+/// The fixtures that pin a class of generated C that once did not
+/// compile: the whole output (their sources are ours).
+#[test]
+fn fixture_drivers_whole_output() {
+    for d in [constdemo()] {
+        let t = tmp();
+        let out = t.path().join("out");
+        split_driver(&d, None, &out, &[]);
+        let mut files = read_tree(&out);
+        files.retain(|k, _| !k.starts_with("include/"));
+        insta::assert_snapshot!(format!("fixture_{}", d.name), bundle(&files));
+    }
+}
+
 #[test]
 fn upstream_drivers_generated_output() {
     let env = env();

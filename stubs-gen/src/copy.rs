@@ -72,7 +72,15 @@ fn copy_in_fields(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &Acc
     let uses_o = t.fields.iter().any(|f| f.copy_in) || t.priv_area.is_some();
     if uses_o {
         let _ = writeln!(s, "\tconst {ty} *o = ov;");
-        let _ = writeln!(s, "\t{ty} *c = cv;");
+        // Members are written through `c`: its type must not be const (a
+        // type with no named member, `void` among them, stays as it is).
+        let members = t.fields.iter().any(|f| f.copy_in && !f.path.is_empty());
+        let cty = if members {
+            crate::writable(ty)
+        } else {
+            ty.to_string()
+        };
+        let _ = writeln!(s, "\t{cty} *c = cv;");
     }
     let need_ret = t.fields.iter().any(|f| {
         f.copy_in && !f.path.is_empty() && !matches!(f.how, FieldHow::Assign | FieldHow::Bytes)

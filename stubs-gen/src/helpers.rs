@@ -37,6 +37,13 @@ static inline bool fgft_visited(const struct fgft_visit *v, const void *obj)
  */
 #define FGFT_PRIV_OFFSET(o, p) ((size_t)((const char *)(p) - (const char *)(o)))
 
+/*
+ * Type @t without its qualifiers (inside a function only): a copy of an
+ * object whose type fgft spells with typeof, and which the kernel declares
+ * const, is fgft's own and is written member by member.
+ */
+#define FGFT_UNQUAL(t) typeof(({ t __fgft_v; __fgft_v; }))
+
 /* Copies a member whatever its type (arrays included). */
 #define FGFT_COPY(dst, src) memcpy(&(dst), &(src), sizeof(dst))
 

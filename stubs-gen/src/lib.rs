@@ -304,6 +304,23 @@ pub fn param_tags(params: &[ParamSpec]) -> Vec<String> {
     out
 }
 
+/// The prefix of the macro names given to types spelled with typeof.
+const TYPE_MACRO: &str = "FGFT_TYPE_";
+/// The suffix of such a type's unqualified twin.
+const WRITABLE: &str = "_RW";
+
+/// The type a copy-in function writes its copy through: a type spelled
+/// with typeof (a member of a kernel struct) may be const-qualified (`const
+/// struct mii_phy_def *def`), and the copy is fgft's own, so its
+/// qualifiers are dropped (`FGFT_UNQUAL`, under a macro name of its own).
+pub(crate) fn writable(ty: &str) -> String {
+    if ty.starts_with(TYPE_MACRO) {
+        format!("{ty}{WRITABLE}")
+    } else {
+        ty.to_string()
+    }
+}
+
 /// The C block appended to the main-module file that defines the entry
 /// point: entry object, copy functions, thunk and stub.
 pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
@@ -316,8 +333,13 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
     let mut type_macros = Vec::new();
     for (i, t) in e.types.iter_mut().enumerate() {
         if t.c_type.contains("typeof") {
-            let m = format!("FGFT_TYPE_{}_{}", e.name.to_uppercase(), i);
+            let m = format!("{TYPE_MACRO}{}_{}", e.name.to_uppercase(), i);
             type_macros.push(format!("#define {m} {}", t.c_type));
+            let written = t.fields.iter().any(|f| f.copy_in && !f.path.is_empty());
+            if written {
+                // What its copy is written through (see `writable`).
+                type_macros.push(format!("#define {m}{WRITABLE} FGFT_UNQUAL({m})"));
+            }
             t.c_type = m;
         }
     }

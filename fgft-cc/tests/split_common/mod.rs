@@ -135,6 +135,16 @@ pub fn listdemo() -> Driver {
     }
 }
 
+/// The const-object fixture (fgft-cc/tests/split_fixtures/constdemo): a
+/// copy of an object the kernel declares const must be writable.
+pub fn constdemo() -> Driver {
+    Driver {
+        name: "constdemo",
+        annotations: vec!["fgft-cc/tests/split_fixtures/constdemo/constdemo.toml"],
+        upstream: false,
+    }
+}
+
 /// Splits `d` into `out` (for a tree when upstream).  Panics with the
 /// diagnostics on failure.
 pub fn split_driver(d: &Driver, tree: Option<&Path>, out: &Path, extra: &[&str]) {
