@@ -618,10 +618,35 @@ fn isolate_by_slot() {
         plan.contains("entries: 1") && plan.contains("entry demo_get_regs"),
         "{plan}"
     );
-    let (code, err, _) = plan_of("net_device_ops.*");
+    // A profile: slots of the table this driver does not fill are a
+    // warning, the others are isolated.
+    let (code, err, plan) = plan_of("ethtool_ops.get_[lr]*");
+    assert_eq!(code, 0, "{err}");
+    assert!(plan.contains("entries: 1"), "{plan}");
+    let t2 = t.path().join("two");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--annotations",
+        side.to_str().unwrap(),
+        "--isolate",
+        "ethtool_ops.*",
+        "--isolate",
+        "net_device_ops.ndo_get_stats64",
+        "-o",
+        t2.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(
+            "warning: isolate pattern `net_device_ops.ndo_get_stats64` matches no slot a function"
+        ),
+        "{err}"
+    );
+    // A slot of no table struct: an error.
+    let (code, err, _) = plan_of("ethtool_opz.*");
     assert_eq!(code, 1);
     assert!(
-        err.contains("isolate pattern `net_device_ops.*` matches no slot"),
+        err.contains("isolate pattern `ethtool_opz.*` matches no slot of the slot table"),
         "{err}"
     );
     let (code, err, _) = plan_of("ethtool_ops.get.regs");

@@ -280,7 +280,8 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
 }
 
 /// The functions to isolate, in the order the annotations give them; an
-/// error for every isolate pattern that matches nothing.
+/// error for every isolate pattern that matches nothing (a warning for a
+/// slot pattern that names slots of the table the driver does not fill).
 fn entry_names(inp: &Inputs<'_>, diags: &mut Vec<Located>) -> Vec<String> {
     let prog = inp.prog;
     // Every function the driver's sources define, with the slots
@@ -309,11 +310,32 @@ fn entry_names(inp: &Inputs<'_>, diags: &mut Vec<Located>) -> Vec<String> {
             entry_names.push(n.to_string());
         }
     }
+    // Every slot of the slot table: a slot pattern that names one is a
+    // profile (the driver may not fill it: a warning); one that names none
+    // is a mistake.
+    let known: Vec<(&str, Vec<String>)> = vec![(
+        "",
+        inp.slots
+            .structs
+            .iter()
+            .flat_map(|(st, d)| d.functions.iter().map(move |f| format!("{st}.{f}")))
+            .collect(),
+    )];
     for p in inp.ann.unmatched_entries(&defined) {
-        let what = if p.is_slot() {
-            "no slot a function of the driver's sources is stored in"
-        } else {
-            "no function the driver's sources define"
+        let profile = p.is_slot() && p.matches_entry("", &known[0].1);
+        let (what, notes) = match (p.is_slot(), profile) {
+            (true, true) => (
+                "no slot a function of the driver's sources is stored in",
+                vec![],
+            ),
+            (true, false) => (
+                "no slot of the slot table",
+                vec![
+                    "slots are `struct.field` of tables/slots.toml (extend it with --tables)"
+                        .into(),
+                ],
+            ),
+            _ => ("no function the driver's sources define", vec![]),
         };
         diags.push(Located {
             path: p.loc.file.clone(),
@@ -321,8 +343,8 @@ fn entry_names(inp: &Inputs<'_>, diags: &mut Vec<Located>) -> Vec<String> {
             range: p.loc.start..p.loc.end,
             message: format!("isolate pattern `{}` matches {what}", p.text()),
             label: "matches nothing".into(),
-            notes: vec![],
-            warning: false,
+            notes,
+            warning: profile,
         });
     }
     entry_names
