@@ -147,15 +147,7 @@ pub(crate) fn inp_diag(
     range: std::ops::Range<usize>,
     message: String,
 ) -> Located {
-    Located {
-        path: src.files[fid].shown.clone(),
-        text: src.prog.files[fid].text.clone(),
-        range,
-        message,
-        label: "here".into(),
-        notes: vec![],
-        warning: false,
-    }
+    src.located(fid, range, message, "here", vec![], false)
 }
 
 /// `text` with every line over `width` columns broken between words; a

@@ -603,15 +603,8 @@ fn inp_diag_at(
     message: String,
     notes: Vec<String>,
 ) -> Located {
-    Located {
-        path: inp.files[file].shown.clone(),
-        text: inp.prog.files[file].text.clone(),
-        range,
-        message,
-        label: "device key".into(),
-        notes,
-        warning: true,
-    }
+    inp.sources()
+        .located(file, range, message, "device key", notes, true)
 }
 
 /// The driver has no PM code and no annotation: a warning at its driver

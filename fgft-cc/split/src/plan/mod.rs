@@ -144,6 +144,29 @@ pub struct Sources<'a> {
     pub files: &'a [DriverFile],
 }
 
+impl Sources<'_> {
+    /// A diagnostic at `range` of driver file `file`, shown by its path.
+    pub fn located(
+        &self,
+        file: FileId,
+        range: Range<usize>,
+        message: String,
+        label: &str,
+        notes: Vec<String>,
+        warning: bool,
+    ) -> Located {
+        Located {
+            path: self.files[file].shown.clone(),
+            text: self.prog.files[file].text.clone(),
+            range,
+            message,
+            label: label.to_string(),
+            notes,
+            warning,
+        }
+    }
+}
+
 /// Everything the planner reads.
 pub struct Inputs<'a> {
     pub prog: &'a Program,
@@ -177,16 +200,14 @@ impl Inputs<'_> {
         label: &str,
         notes: Vec<String>,
     ) -> Located {
-        let pf = &self.prog.files[site.file];
-        Located {
-            path: self.files[site.file].shown.clone(),
-            text: pf.text.clone(),
-            range: site.range.clone(),
-            message,
-            label: label.to_string(),
-            notes,
+        self.diag_at(
+            site.file,
+            site.range.clone(),
             warning,
-        }
+            message,
+            label,
+            notes,
+        )
     }
 
     fn diag_at(
@@ -198,14 +219,15 @@ impl Inputs<'_> {
         label: &str,
         notes: Vec<String>,
     ) -> Located {
-        Located {
-            path: self.files[file].shown.clone(),
-            text: self.prog.files[file].text.clone(),
-            range,
-            message,
-            label: label.to_string(),
-            notes,
-            warning,
+        self.sources()
+            .located(file, range, message, label, notes, warning)
+    }
+
+    /// The driver's files as emit sees them.
+    pub fn sources(&self) -> Sources<'_> {
+        Sources {
+            prog: self.prog,
+            files: self.files,
         }
     }
 
