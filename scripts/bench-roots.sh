@@ -71,7 +71,12 @@ python3 - "$root/fgft-cc/tables/slots.toml" "$tree" "$out" $queries <<'PY'
 import sys, tomllib, os
 table, tree, out, queries = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
 structs = tomllib.load(open(table, "rb"))["struct"]
-roots = set(l.strip() for l in open(os.path.join(out, "roots.txt")))
+def norm(l):
+    # roots prints paths as given (under the tree argument), spatch too.
+    fn, slot, at = l.split()
+    f, line = at.rsplit(":", 1)
+    return f"{fn} {slot} {os.path.normpath(f)}:{line}"
+roots = set(norm(l) for l in open(os.path.join(out, "roots.txt")) if len(l.split()) == 3)
 total = found = 0
 missed = []
 for q in queries:
@@ -84,8 +89,7 @@ for q in queries:
         f, line, fn, field = w
         if fn == "NULL" or field not in fns:
             continue
-        rel = os.path.relpath(f, tree)
-        key = f"{fn} {q}.{field} {rel}:{line}"
+        key = f"{fn} {q}.{field} {os.path.normpath(f)}:{line}"
         qt += 1
         if key in roots:
             qf += 1

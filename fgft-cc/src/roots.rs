@@ -3,8 +3,9 @@
 //!
 //! Directories are walked for `.c` files (sorted, deterministic); files are
 //! parsed in parallel (rayon), each one dropped once its roots are found, so
-//! memory stays bounded on a whole tree.  Paths are printed relative to the
-//! directory given, or as given for files.
+//! memory stays bounded on a whole tree.  Paths are printed as the user gave
+//! them (`fgft-cc roots drivers/net` prints `drivers/net/amt.c:369`), so
+//! they open from where the user stands, as grep's and gcc's do.
 
 use crate::diag::{CliError, Located};
 use fgft_facts::headers::HeaderCache;
@@ -26,10 +27,10 @@ pub struct Args {
     pub tables: Vec<PathBuf>,
 }
 
-/// One input file and the base its printed path is relative to.
+/// One input file, its path as the user gave it (a directory's files
+/// joined to the directory as given).
 struct Input {
     path: PathBuf,
-    base: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -93,10 +94,7 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
             }
             Ok(rs
                 .into_iter()
-                .map(|r| {
-                    let shown = shown_path(&r.file, inp.base.as_deref());
-                    (shown, r.line, r.display_line(inp.base.as_deref()))
-                })
+                .map(|r| (r.file.clone(), r.line, r.display_line(None)))
                 .collect())
         })
         .collect();
@@ -111,14 +109,6 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
     lines.sort();
     lines.dedup();
     (lines.into_iter().map(|(_, _, l)| l).collect(), diags)
-}
-
-/// The path printed for `file`: relative to the directory given, else as given.
-fn shown_path(file: &Path, base: Option<&Path>) -> PathBuf {
-    base.and_then(|b| file.strip_prefix(b).ok())
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(file)
-        .to_path_buf()
 }
 
 fn collect_inputs(sources: &[PathBuf], diags: &mut Vec<Located>) -> Vec<Input> {
@@ -143,15 +133,9 @@ fn collect_inputs(sources: &[PathBuf], diags: &mut Vec<Located>) -> Vec<Input> {
             if files.is_empty() {
                 diags.push(plain(s, format!("no .c files under {}", s.display())));
             }
-            inputs.extend(files.into_iter().map(|path| Input {
-                path,
-                base: Some(s.clone()),
-            }));
+            inputs.extend(files.into_iter().map(|path| Input { path }));
         } else if s.extension().is_some_and(|e| e == "c" || e == "h") {
-            inputs.push(Input {
-                path: s.clone(),
-                base: None,
-            });
+            inputs.push(Input { path: s.clone() });
         } else {
             diags.push(plain(
                 s,

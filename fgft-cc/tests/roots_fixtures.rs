@@ -78,9 +78,11 @@ fn directory_is_sorted_union() {
         "pm_macros.c",
         "positional.c",
     ] {
-        expected.push_str(&ok_stdout(&[f]));
+        // A directory's files are printed joined to it as given.
+        expected.push_str(&ok_stdout(&[&format!("./{f}")]));
     }
     assert_eq!(dir, expected);
+    assert!(dir.lines().all(|l| l.contains(" ./")), "{dir}");
     assert_eq!(dir, ok_stdout(&["."]));
 }
 
