@@ -37,6 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../../vm/guest/fgft-word.h"
+
 #define SERIO_DEVICES	"/sys/bus/serio/devices"
 #define PSMOUSE_DRIVER	"/sys/bus/serio/drivers/psmouse"
 #define TIME_LIMIT_S	10
@@ -139,20 +141,6 @@ static int attr_write(const char *port, const char *attr, const char *val,
 	return n < 0 ? -1 : 0;
 }
 
-/* s with blanks and '=' replaced, so it stays one marker field. */
-static const char *word(char *out, size_t len, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len && s[i]; i++)
-		out[i] = (s[i] <= ' ' || s[i] == '=') ? '_' : s[i];
-	out[i] = '\0';
-	if (!i && len > 1) {
-		out[0] = '-';
-		out[1] = '\0';
-	}
-	return out;
-}
 
 static void mark(const char *op, const char *attr, const struct result *r,
 		 const char *value, const char *port)

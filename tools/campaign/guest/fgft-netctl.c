@@ -118,23 +118,6 @@ static void op_link_set(struct ctx *c, const char *op)
 	     ls.req.autoneg);
 }
 
-/* ETHTOOL_GSSET_INFO for one string set: its count (0 if absent). */
-static int sset_count(struct ctx *c, int set, struct result *r,
-		      uint32_t *count)
-{
-	struct {
-		struct ethtool_sset_info hdr;
-		uint32_t buf[1];
-	} si;
-
-	memset(&si, 0, sizeof(si));
-	si.hdr.cmd = ETHTOOL_GSSET_INFO;
-	si.hdr.sset_mask = 1ULL << set;
-	if (ethtool_ioctl(c, &si, r, "sset-info") < 0)
-		return -1;
-	*count = (si.hdr.sset_mask & (1ULL << set)) ? si.buf[0] : 0;
-	return 0;
-}
 
 /* Index of feature name in ETH_SS_FEATURES, -1 if absent. */
 static int feature_index(struct ctx *c, const char *name, uint32_t n,

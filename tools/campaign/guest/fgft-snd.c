@@ -47,6 +47,8 @@
 #include <sys/ioctl.h>
 #include <sound/asound.h>
 
+#include "../../vm/guest/fgft-word.h"
+
 #define RATE		22050
 #define CHANNELS	2
 #define PERIOD_FRAMES	1024
@@ -80,20 +82,6 @@ static long long now_ms(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* s with blanks and '=' replaced, so it stays one marker field. */
-static const char *word(char *out, size_t len, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len && s[i]; i++)
-		out[i] = (s[i] <= ' ' || s[i] == '=') ? '_' : s[i];
-	out[i] = '\0';
-	if (!i && len > 1) {
-		out[0] = '-';
-		out[1] = '\0';
-	}
-	return out;
-}
 
 static int xioctl(int fd, unsigned long req, void *arg, struct result *r,
 		  const char *step)

@@ -38,20 +38,6 @@
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 
-/* Copy s into out with blanks and '=' replaced, so it stays one field. */
-static const char *word(char *out, size_t len, const char *s)
-{
-	size_t i;
-
-	for (i = 0; i + 1 < len && s[i]; i++)
-		out[i] = (s[i] <= ' ' || s[i] == '=') ? '_' : s[i];
-	out[i] = '\0';
-	if (!i && len > 1) {
-		out[0] = '-';
-		out[1] = '\0';
-	}
-	return out;
-}
 
 static void mark(struct ctx *c, const char *op, const struct result *r,
 		 const char *value, const char *fmt, ...)
@@ -286,22 +272,6 @@ static void op_gset(struct ctx *c, const char *op)
 	     ecmd.autoneg, ecmd.port);
 }
 
-/* ETHTOOL_GSSET_INFO for ETH_SS_STATS: the number of statistics. */
-static int stats_count(struct ctx *c, struct result *r, uint32_t *count)
-{
-	struct {
-		struct ethtool_sset_info hdr;
-		uint32_t buf[1];
-	} si;
-
-	memset(&si, 0, sizeof(si));
-	si.hdr.cmd = ETHTOOL_GSSET_INFO;
-	si.hdr.sset_mask = 1ULL << ETH_SS_STATS;
-	if (ethtool_ioctl(c, &si, r, "sset-info") < 0)
-		return -1;
-	*count = (si.hdr.sset_mask & (1ULL << ETH_SS_STATS)) ? si.buf[0] : 0;
-	return 0;
-}
 
 static void op_sset_info(struct ctx *c, const char *op)
 {
@@ -309,7 +279,7 @@ static void op_sset_info(struct ctx *c, const char *op)
 	uint32_t n = 0;
 	char v[32];
 
-	stats_count(c, &r, &n);
+	sset_count(c, ETH_SS_STATS, &r, &n);
 	snprintf(v, sizeof(v), "%u", n);
 	mark(c, op, &r, v, NULL);
 }
@@ -322,7 +292,7 @@ static void op_strings(struct ctx *c, const char *op)
 	uint32_t n = 0;
 	char v[32];
 
-	if (stats_count(c, &r, &n) < 0) {
+	if (sset_count(c, ETH_SS_STATS, &r, &n) < 0) {
 		mark(c, op, &r, "-", NULL);
 		return;
 	}
@@ -353,7 +323,7 @@ static void op_stats(struct ctx *c, const char *op)
 	uint32_t n = 0, i;
 	char v[32];
 
-	if (stats_count(c, &r, &n) < 0) {
+	if (sset_count(c, ETH_SS_STATS, &r, &n) < 0) {
 		mark(c, op, &r, "-", NULL);
 		return;
 	}

@@ -10,13 +10,17 @@
 #define FGFT_NETDEV_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <net/if.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
+#include <linux/ethtool.h>
 #include <linux/sockios.h>
+
+#include "fgft-word.h"
 
 struct ctx {
 	int fd;
@@ -54,6 +58,24 @@ static inline int ethtool_ioctl(struct ctx *c, void *data, struct result *r,
 	memset(&ifr, 0, sizeof(ifr));
 	ifr.ifr_data = data;
 	return do_ioctl(c, SIOCETHTOOL, &ifr, r, step);
+}
+
+/* ETHTOOL_GSSET_INFO for one string set: its count (0 if absent). */
+static inline int sset_count(struct ctx *c, int set, struct result *r,
+			     uint32_t *count)
+{
+	struct {
+		struct ethtool_sset_info hdr;
+		uint32_t buf[1];
+	} si;
+
+	memset(&si, 0, sizeof(si));
+	si.hdr.cmd = ETHTOOL_GSSET_INFO;
+	si.hdr.sset_mask = 1ULL << set;
+	if (ethtool_ioctl(c, &si, r, "sset-info") < 0)
+		return -1;
+	*count = (si.hdr.sset_mask & (1ULL << set)) ? si.buf[0] : 0;
+	return 0;
 }
 
 /*

@@ -39,7 +39,8 @@ pub fn guest_tool(env: &Env, name: &str) -> Result<PathBuf, VmError> {
 /// Compiles any C file with `gcc -static -O2 -Wall -Wextra` into
 /// `<target>/vm-guest/<stem>-<hash>` and returns that path. The hash covers
 /// the file, the `.h` files beside it, the files it `#include "..."`s from
-/// elsewhere and the flags, so an unchanged program is not rebuilt. A
+/// elsewhere (and what those include) and the flags, so an unchanged
+/// program is not rebuilt. A
 /// compiler warning is an error ([`VmError::Build`]).
 pub fn guest_program(env: &Env, src: &Path) -> Result<PathBuf, VmError> {
     let text = fs::read(src).map_err(|e| VmError::io(src, e))?;
@@ -57,18 +58,25 @@ pub fn guest_program(env: &Env, src: &Path) -> Result<PathBuf, VmError> {
             h = fnv1a(&fs::read(&hdr).map_err(|e| VmError::io(&hdr, e))?, h);
         }
     }
-    // Quoted includes from other directories (the shared fgft-netdev.h).
-    let text_str = String::from_utf8_lossy(&text);
-    for line in text_str.lines() {
-        let Some(rest) = line.trim_start().strip_prefix("#include \"") else {
-            continue;
-        };
-        let Some(name) = rest.split('"').next().filter(|n| n.contains('/')) else {
-            continue;
-        };
-        let inc = src.parent().unwrap_or(Path::new(".")).join(name);
-        h = fnv1a(name.as_bytes(), h);
-        h = fnv1a(&fs::read(&inc).map_err(|e| VmError::io(&inc, e))?, h);
+    // Quoted includes from other directories (the shared fgft-netdev.h),
+    // and what they include in turn.
+    let mut seen: Vec<PathBuf> = Vec::new();
+    let mut queue: Vec<(PathBuf, String)> = vec![(
+        src.to_path_buf(),
+        String::from_utf8_lossy(&text).into_owned(),
+    )];
+    while let Some((file, body)) = queue.pop() {
+        for inc in fgft_base::includes::local_includes(&file, &body, &[]) {
+            let canon = inc.canonicalize().unwrap_or_else(|_| inc.clone());
+            if seen.contains(&canon) || inc.parent() == src.parent() {
+                continue;
+            }
+            seen.push(canon);
+            let bytes = fs::read(&inc).map_err(|e| VmError::io(&inc, e))?;
+            h = fnv1a(inc.to_string_lossy().as_bytes(), h);
+            h = fnv1a(&bytes, h);
+            queue.push((inc, String::from_utf8_lossy(&bytes).into_owned()));
+        }
     }
     let stem = src
         .file_stem()
