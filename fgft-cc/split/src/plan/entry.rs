@@ -316,13 +316,8 @@ fn container_hints(inp: &Inputs<'_>, d: &FnDef, uses: &mut Uses) {
     for p in &d.params {
         for h in inp.ann.param_hints(name, &p.name) {
             if let (HintKind::Container { outer, member }, CType::Ptr(inner)) = (&h.kind, &p.ty) {
-                let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
-                    outer.clone()
-                } else {
-                    format!("struct {outer}")
-                };
                 uses.aliases.insert(
-                    CType::FieldOf(Box::new(CType::Record(o)), member.clone()),
+                    CType::FieldOf(Box::new(super::hint_record(outer)), member.clone()),
                     (**inner).clone(),
                 );
             }

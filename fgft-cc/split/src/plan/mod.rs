@@ -246,6 +246,16 @@ fn bare_tag(t: &CType) -> Option<String> {
     })
 }
 
+/// The record type a container hint names (`outer` as written, with
+/// `struct ` added when it has no keyword): the inverse of [`bare_tag`].
+fn hint_record(outer: &str) -> CType {
+    if outer.starts_with("struct ") || outer.starts_with("union ") {
+        CType::Record(outer.to_string())
+    } else {
+        CType::Record(format!("struct {outer}"))
+    }
+}
+
 /// Builds the plan.
 pub fn build(inp: &Inputs<'_>) -> Plan {
     let prog = inp.prog;

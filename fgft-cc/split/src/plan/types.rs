@@ -192,12 +192,7 @@ impl TypeBuilder<'_, '_> {
                 rights: shared_rights(*rights),
             },
             HintKind::Container { outer, member } => {
-                let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
-                    outer.clone()
-                } else {
-                    format!("struct {outer}")
-                };
-                let ot = CType::Record(o);
+                let ot = super::hint_record(outer);
                 let ty = self.ty(&ot, format!("container of parameter `{name}`"));
                 ParamHow::Container {
                     outer: ty,
@@ -491,12 +486,7 @@ impl TypeBuilder<'_, '_> {
                 rights: shared_rights(*rights),
             },
             HintKind::Container { outer, member } => {
-                let o = if outer.starts_with("struct ") || outer.starts_with("union ") {
-                    outer.clone()
-                } else {
-                    format!("struct {outer}")
-                };
-                let ot = CType::Record(o);
+                let ot = super::hint_record(outer);
                 let i = self.ty(
                     &ot,
                     format!("container of member {m} of {}", t.c_spelling()),
