@@ -25,7 +25,8 @@ use tree_sitter::Node;
 
 use crate::validate;
 use crate::{
-    Access, AnnotError, Annotations, FnRef, Hint, HintKind, HintTarget, KeyToDev, Loc, Pattern,
+    Access, AnnotError, Annotations, FnRef, Hint, HintKind, HintSource, HintTarget, KeyToDev, Loc,
+    Pattern,
 };
 
 /// Byte classes found by the lexer.
@@ -166,6 +167,7 @@ pub fn scan(path: &Path, text: &str) -> Result<Annotations, AnnotError> {
                             target,
                             kind: kind.clone(),
                             loc: loc.clone(),
+                            source: HintSource::Annotation,
                         },
                     )?;
                 }

@@ -157,7 +157,35 @@ pub struct FnRef {
 pub struct Hint {
     pub target: HintTarget,
     pub kind: HintKind,
+    /// Where the hint is written: the sidecar or inline annotation, the
+    /// contract's line in its table, or the evidence an inferred hint
+    /// rests on (the allocation site in the driver).
     pub loc: Loc,
+    pub source: HintSource,
+}
+
+/// Who stated a hint.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub enum HintSource {
+    /// The driver's annotations (sidecar or inline `FGFT_*` macros).
+    #[default]
+    Annotation,
+    /// A kernel interface contract of the slot named (`contracts.toml`).
+    Contract { slot: String },
+    /// Inferred from the driver: `how` names the evidence (`kcalloc`).
+    Inferred { how: String },
+}
+
+impl HintSource {
+    /// How plan reports name the source (`sidecar`, `contract
+    /// ethtool_ops.get_regs`, `inferred from kcalloc`).
+    pub fn describe(&self) -> String {
+        match self {
+            HintSource::Annotation => "annotation".into(),
+            HintSource::Contract { slot } => format!("contract {slot}"),
+            HintSource::Inferred { how } => format!("inferred from {how}"),
+        }
+    }
 }
 
 /// What a hint is about.

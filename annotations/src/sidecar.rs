@@ -10,8 +10,8 @@ use toml::Spanned;
 
 use crate::validate::{self, KINDS};
 use crate::{
-    Access, AnnotError, Annotations, DriverInfo, FnRef, Hint, HintKind, HintTarget, KeyToDev, Loc,
-    Pattern, SourceBase, SourceFile, VersionFiles,
+    Access, AnnotError, Annotations, DriverInfo, FnRef, Hint, HintKind, HintSource, HintTarget,
+    KeyToDev, Loc, Pattern, SourceBase, SourceFile, VersionFiles,
 };
 
 type S = Spanned<String>;
@@ -518,5 +518,6 @@ fn hint(cx: &Ctx<'_>, h: Spanned<RawHint>) -> Result<Hint, AnnotError> {
         target,
         kind,
         loc: hloc,
+        source: HintSource::Annotation,
     })
 }

@@ -12,6 +12,7 @@
 //! located diagnostic first.  The CLI (`fgft-cc split`) and the campaign
 //! runner both call [`compute`] and [`write`].
 
+pub mod derive;
 pub mod diag;
 mod driver;
 pub mod emit;
@@ -93,6 +94,15 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     let roots = roots(&prog, &fl, &popts, tables);
     let mut graph = CallGraph::new(&facts);
     graph.add_const_table_edges(&facts, &prog);
+    let ann = derive::extend(
+        ann,
+        &prog,
+        &facts,
+        &roots,
+        &fl.files,
+        &tables.contracts,
+        &tables.api,
+    );
     let inputs = Inputs {
         prog: &prog,
         files: &fl.files,

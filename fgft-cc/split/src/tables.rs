@@ -28,6 +28,8 @@ pub struct Tables {
     pub module_macros: ModuleMacros,
     /// `pm-rules.toml`: how device checkpoints are derived from PM code.
     pub pm_rules: fgft_pm::Rules,
+    /// `contracts.toml`: how the kernel sizes what it hands to slots.
+    pub contracts: crate::derive::contracts::Contracts,
 }
 
 impl Tables {
@@ -49,6 +51,7 @@ impl Tables {
             hints: Arc::new(HintTable::load(dirs)?),
             module_macros: ModuleMacros::load(dirs)?,
             pm_rules: pm_rules(dirs)?,
+            contracts: crate::derive::contracts::Contracts::load(dirs)?,
             dirs: dirs.clone(),
         })
     }

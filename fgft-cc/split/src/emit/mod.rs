@@ -230,6 +230,9 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
             };
             let _ = writeln!(s, "  param {}: {how}", p.name);
         }
+        for h in &e.hints {
+            let _ = writeln!(s, "  hint {h}");
+        }
         for t in &sp.types {
             let _ = writeln!(s, "  type {} [{:?}] ({})", t.c_type, t.rights, t.why);
             for f in &t.fields {

@@ -789,6 +789,7 @@ mod tests {
             unlock: None,
             lock_arg: None,
             raw: false,
+            shared_memory: false,
             note: None,
             source: "t".into(),
         }

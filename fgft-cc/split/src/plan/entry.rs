@@ -57,7 +57,7 @@ pub(super) fn plan_entry(
             how,
         });
     }
-    let (types, mut tdiags) = b.finish();
+    let (types, mut tdiags, hints) = b.finish();
     diags.append(&mut tdiags);
 
     let (globals, kernel_globals) = globals(inp, &closure, &ptr.global_writes);
@@ -86,6 +86,7 @@ pub(super) fn plan_entry(
         apis,
         refs: value_refs,
         pasted: pasted_slots(inp, &name),
+        hints,
     }
 }
 

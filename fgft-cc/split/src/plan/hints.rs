@@ -2,16 +2,42 @@
 
 use super::{shown_origin, Inputs};
 use crate::diag::Located;
-use fgft_annotations::HintTarget;
+use fgft_annotations::{Hint, HintKind, HintSource, HintTarget};
 use fgft_base::ident;
 use fgft_facts::program::Program;
+
+/// One line of `plan.txt` for an applied hint: target, kind, and where it
+/// comes from (`sidecar.toml:12`, the contract's table line, or the
+/// allocation site an inferred hint rests on).
+pub(super) fn describe(h: &Hint) -> String {
+    let how = match &h.kind {
+        HintKind::Blob { len } => format!("blob of {len} bytes"),
+        HintKind::Opaque { ty } => format!("opaque {ty}"),
+        HintKind::Shared { len, rights } => format!("shared, {len} bytes, {}", rights.name()),
+        HintKind::Container { outer, member } => format!("container {outer}.{member}"),
+        k => k.name().to_string(),
+    };
+    format!(
+        "{}: {how} ({}, {}:{})",
+        h.target,
+        h.source.describe(),
+        h.loc.file.display(),
+        h.loc.line
+    )
+}
 
 /// Every hint names a member of a struct the driver defines (or at least
 /// names: kernel structs, whose members fgft does not read) or a parameter
 /// of a function it defines; anything else is a located error at the hint.
 pub(super) fn check_hint_targets(inp: &Inputs<'_>, diags: &mut Vec<Located>) {
     let prog = inp.prog;
-    for h in &inp.ann.hints {
+    // Derived hints (contracts, inference) are checked where they are made.
+    for h in inp
+        .ann
+        .hints
+        .iter()
+        .filter(|h| h.source == HintSource::Annotation)
+    {
         let problem = match &h.target {
             HintTarget::Field { strukt, field } => {
                 let rec = ["struct", "union"]

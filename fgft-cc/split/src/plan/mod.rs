@@ -80,6 +80,9 @@ pub struct EntryPlan {
     /// pastes together (`DEVICE_ATTR_RO(x)` stores `x_show`): emit brackets
     /// each with a `#define` of the name to the stub.
     pub pasted: Vec<(FileId, Range<usize>)>,
+    /// The hints this entry's marshaling applied, each with its source and
+    /// where it is stated (`plan.txt` lists them).
+    pub hints: std::collections::BTreeSet<String>,
 }
 
 /// A slot of the SFI module's table of main-module addresses.

@@ -73,6 +73,7 @@ struct EntryRaw {
     lock_arg: Option<String>,
     #[serde(default)]
     raw: bool,
+    memory: Option<String>,
     note: Option<String>,
 }
 
@@ -183,6 +184,9 @@ pub struct ApiEntry {
     pub lock_arg: Option<String>,
     /// A raw_spinlock_t: tracked as the spinlock_t it is laid out like.
     pub raw: bool,
+    /// `memory = "shared"`: what the call returns is device-visible memory
+    /// (DMA-coherent), so a member it is stored in is inferred `shared`.
+    pub shared_memory: bool,
     pub note: Option<String>,
     /// Which table file it came from (for messages).
     pub source: PathBuf,
@@ -314,6 +318,17 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         grants: grant.is_some(),
     };
     check_combination(src, name, &raw, &shape)?;
+    let shared_memory = match raw.memory.as_deref() {
+        None => false,
+        Some("shared") if grant.is_some() => true,
+        Some(m) => {
+            return Err(located(
+                src,
+                &format!("[api.{name}]"),
+                format!("api `{name}`: `memory = \"{m}\"`: the only value is \"shared\", on an entry with `grant`"),
+            ))
+        }
+    };
     Ok(ApiEntry {
         name: name.to_string(),
         effect: raw.effect,
@@ -335,6 +350,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         unlock,
         lock_arg: raw.lock_arg,
         raw: raw.raw,
+        shared_memory,
         note: raw.note,
         source: src.display(TABLE_NAME),
     })

@@ -20,6 +20,8 @@ pub(super) struct TypeBuilder<'a, 'b> {
     index: BTreeMap<CType, usize>,
     diags: Vec<Located>,
     entry: String,
+    /// The hints applied so far ([`super::hints::describe`]).
+    pub(super) used: std::collections::BTreeSet<String>,
 }
 
 impl<'a, 'b> TypeBuilder<'a, 'b> {
@@ -31,12 +33,19 @@ impl<'a, 'b> TypeBuilder<'a, 'b> {
             index: BTreeMap::new(),
             diags: Vec::new(),
             entry: entry.to_string(),
+            used: Default::default(),
         }
     }
 
     /// The marshaled types built so far, and the problems found.
-    pub(super) fn finish(self) -> (Vec<TypeSpec>, Vec<Located>) {
-        (self.types, self.diags)
+    pub(super) fn finish(
+        self,
+    ) -> (
+        Vec<TypeSpec>,
+        Vec<Located>,
+        std::collections::BTreeSet<String>,
+    ) {
+        (self.types, self.diags, self.used)
     }
 }
 
@@ -51,6 +60,7 @@ impl TypeBuilder<'_, '_> {
         let p = &d.params[k];
         let name = &p.name;
         if let Some(h) = hints.first() {
+            self.used.insert(super::hints::describe(h));
             return self.param_hinted(p, h, pu);
         }
         let CType::Ptr(pointee) = &p.ty else {
@@ -410,6 +420,7 @@ impl TypeBuilder<'_, '_> {
             let hint =
                 bare_tag(t).and_then(|tag| self.inp.ann.field_hints(&tag, m).next().cloned());
             let how = if let Some(h) = &hint {
+                self.used.insert(super::hints::describe(h));
                 self.field_hinted(h, t, m, &fty, prefix, u)
             } else if prog.field(t, m).is_some_and(|f| f.iomem) {
                 // An MMIO cookie (`void __iomem *`): C code never dereferences
@@ -530,10 +541,10 @@ impl TypeBuilder<'_, '_> {
     /// Shared memory is granted with every object of the struct that
     /// crosses, even when the closure reaches it only through other
     /// pointers (bounce buffers pointing into a DMA region).
-    fn shared_fields(&self, t: &CType, prefix: &str, out: &mut Vec<FieldSpec>) {
+    fn shared_fields(&mut self, t: &CType, prefix: &str, out: &mut Vec<FieldSpec>) {
         let prog = self.inp.prog;
         if let Some(tag) = bare_tag(t) {
-            let shared: Vec<(String, String, Access)> = self
+            let shared: Vec<(String, String, Access, String)> = self
                 .inp
                 .ann
                 .hints
@@ -542,16 +553,22 @@ impl TypeBuilder<'_, '_> {
                     (HintTarget::Field { strukt, field }, HintKind::Shared { len, rights })
                         if *strukt == tag =>
                     {
-                        Some((field.clone(), len.clone(), *rights))
+                        Some((
+                            field.clone(),
+                            len.clone(),
+                            *rights,
+                            super::hints::describe(h),
+                        ))
                     }
                     _ => None,
                 })
                 .collect();
-            for (field, len, rights) in shared {
+            for (field, len, rights, desc) in shared {
                 let path = format!("{prefix}{field}");
                 if out.iter().any(|f| f.path == path) {
                     continue;
                 }
+                self.used.insert(desc);
                 out.push(FieldSpec {
                     path,
                     copy_in: true,

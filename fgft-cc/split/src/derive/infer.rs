@@ -1,0 +1,562 @@
+//! Hints inferred from the driver: the size of an array or ring member from
+//! the place the driver allocates it.
+//!
+//! Job: for every `x->m = ALLOC(args)` in the driver (any function: probe
+//! and open allocate what management entry points later walk), where ALLOC
+//! is a kernel allocator whose compensation-table entry states what it
+//! grants (`kcalloc`: `n * size`), turn the granted length into a length
+//! over the other members of `x`'s struct (`count * sizeof(struct
+//! e1000_tx_buffer)`) and hint member `m` of that struct with it: a blob,
+//! or `shared` when the allocator returns device-visible memory (`memory =
+//! "shared"`: `dma_alloc_coherent`).
+//!
+//! Invariants: a hint is inferred only when every allocation site of the
+//! member gives the same length, and that length names nothing but members
+//! of the struct, constants, macros and `sizeof` (a local assigned once in
+//! the same function is replaced by its value); the driver's own hints are
+//! never overridden; each inferred hint is located at its evidence (the
+//! first allocation site).
+
+use crate::plan::table::Table;
+use crate::plan::DriverFile;
+use fgft_annotations::{Access, Annotations, Hint, HintKind, HintSource, HintTarget, Loc};
+use fgft_base::{ident, lex};
+use fgft_facts::model::DriverFacts;
+use fgft_facts::program::{FnDef, Program};
+use std::collections::BTreeMap;
+use tree_sitter::Node;
+
+/// One allocation site of a member.
+struct Site {
+    file: usize,
+    range: std::ops::Range<usize>,
+    api: String,
+    len: Option<String>,
+    shared: bool,
+}
+
+/// The hints the driver's allocation sites give, in (struct, member) order.
+pub fn hints(
+    prog: &Program,
+    facts: &DriverFacts,
+    table: &Table,
+    files: &[DriverFile],
+    ann: &Annotations,
+) -> Vec<Hint> {
+    let mut by: BTreeMap<(String, String), Vec<Site>> = BTreeMap::new();
+    for d in &prog.fns {
+        scan_fn(prog, facts, table, d, &mut by);
+    }
+    let mut out = Vec::new();
+    for ((strukt, field), mut sites) in by {
+        if ann.field_hints(&strukt, &field).next().is_some() {
+            continue;
+        }
+        sites.sort_by(|a, b| (a.file, a.range.start).cmp(&(b.file, b.range.start)));
+        let first = &sites[0];
+        let Some(len) = &first.len else { continue };
+        if sites
+            .iter()
+            .any(|s| s.len.as_deref() != Some(len) || s.shared != first.shared)
+        {
+            continue;
+        }
+        let kind = if first.shared {
+            HintKind::Shared {
+                len: len.clone(),
+                rights: Access::ReadWrite,
+            }
+        } else {
+            HintKind::Blob { len: len.clone() }
+        };
+        let pf = &prog.files[first.file];
+        let shown = files
+            .get(first.file)
+            .map(|f| f.shown.clone())
+            .unwrap_or_else(|| pf.path.clone());
+        out.push(Hint {
+            target: HintTarget::Field { strukt, field },
+            kind,
+            loc: Loc::from_span(&shown, &pf.text, first.range.start, first.range.end),
+            source: HintSource::Inferred {
+                how: first.api.clone(),
+            },
+        });
+    }
+    out
+}
+
+/// Every `x->m = ALLOC(...)` in `d`.
+fn scan_fn(
+    prog: &Program,
+    facts: &DriverFacts,
+    table: &Table,
+    d: &FnDef,
+    by: &mut BTreeMap<(String, String), Vec<Site>>,
+) {
+    let pf = &prog.files[d.file];
+    let Some(body) = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(d.body.start, d.body.end)
+    else {
+        return;
+    };
+    let text = pf.text.as_str();
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        let mut c = n.walk();
+        for ch in n.named_children(&mut c) {
+            stack.push(ch);
+        }
+        if n.kind() != "assignment_expression"
+            || n.child_by_field_name("operator")
+                .map(|o| &text[o.byte_range()])
+                != Some("=")
+        {
+            continue;
+        }
+        let (Some(left), Some(right)) = (
+            n.child_by_field_name("left"),
+            n.child_by_field_name("right"),
+        ) else {
+            continue;
+        };
+        if left.kind() != "field_expression" {
+            continue;
+        }
+        let Some((api, args)) = alloc_call(right, text) else {
+            continue;
+        };
+        let Some(e) = table.apis.get(&api) else {
+            continue;
+        };
+        let Some((grant, _)) = &e.grant else { continue };
+        let (Some(base), Some(field), Some(op)) = (
+            left.child_by_field_name("argument"),
+            left.child_by_field_name("field"),
+            left.child_by_field_name("operator"),
+        ) else {
+            continue;
+        };
+        let m = &text[field.byte_range()];
+        let Some(tag) = member_struct(prog, facts, d, left, m) else {
+            continue;
+        };
+        let rec = ["struct", "union"]
+            .iter()
+            .find_map(|k| prog.records.get(&format!("{k} {tag}")));
+        let Some(rec) = rec else { continue };
+        if !rec
+            .fields
+            .iter()
+            .any(|f| f.name == m && matches!(f.ty, fgft_facts::ctype::CType::Ptr(_)))
+        {
+            continue;
+        }
+        // The granted length over the call's arguments.
+        let names: Vec<&str> = e.params.iter().map(|p| p.name.as_str()).collect();
+        if names.len() != args.len() {
+            continue;
+        }
+        let granted = lex_subst(grant, |id| {
+            names.iter().position(|n| *n == id).map(|i| atom(&args[i]))
+        });
+        let prefix = format!("{}{}", &text[base.byte_range()], &text[op.byte_range()]);
+        let members: Vec<&str> = rec.fields.iter().map(|f| f.name.as_str()).collect();
+        let len = over_members(prog, table, pf, d, &granted, &prefix, &members);
+        by.entry((tag, m.to_string())).or_default().push(Site {
+            file: d.file,
+            range: n.byte_range(),
+            api,
+            len,
+            shared: e.shared_memory,
+        });
+    }
+}
+
+/// `ALLOC(args)`, through casts and parentheses: the callee and the
+/// argument texts.
+fn alloc_call(mut n: Node<'_>, text: &str) -> Option<(String, Vec<String>)> {
+    loop {
+        match n.kind() {
+            "cast_expression" => n = n.child_by_field_name("value")?,
+            "parenthesized_expression" => n = n.named_child(0)?,
+            _ => break,
+        }
+    }
+    if n.kind() != "call_expression" {
+        return None;
+    }
+    let f = n.child_by_field_name("function")?;
+    if f.kind() != "identifier" {
+        return None;
+    }
+    let a = n.child_by_field_name("arguments")?;
+    let mut c = a.walk();
+    let args = a
+        .named_children(&mut c)
+        .filter(|x| x.kind() != "comment")
+        .map(|x| text[x.byte_range()].to_string())
+        .collect();
+    Some((text[f.byte_range()].to_string(), args))
+}
+
+/// The struct (tag without keyword) whose member `m` the field expression
+/// `left` writes, from the function's field-access facts.
+fn member_struct(
+    prog: &Program,
+    facts: &DriverFacts,
+    d: &FnDef,
+    left: Node<'_>,
+    m: &str,
+) -> Option<String> {
+    let r = left.byte_range();
+    let ff = facts.per_fn.get(&d.name)?;
+    let a = ff.accesses.iter().find(|a| {
+        a.field == m
+            && a.at.file == d.file
+            && a.at.range.start >= r.start
+            && a.at.range.end <= r.end
+            && a.kind.writes()
+    })?;
+    let t = prog.resolve(&a.base);
+    t.record().map(|s| {
+        s.trim_start_matches("struct ")
+            .trim_start_matches("union ")
+            .to_string()
+    })
+}
+
+/// An argument as an operand: parenthesized when an operator stands
+/// outside its parentheses (`a + b`), kept as is otherwise (`ring->count`,
+/// `sizeof(struct x)`, `f(a, b)`).
+fn atom(a: &str) -> String {
+    let a = a.trim();
+    let b = a.as_bytes();
+    let mut depth = 0i32;
+    let mut bare_op = false;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'-' if depth == 0 && b.get(i + 1) == Some(&b'>') => {}
+            b'>' if depth == 0 && i > 0 && b[i - 1] == b'-' => {}
+            b'+' | b'-' | b'*' | b'/' | b'%' | b'<' | b'>' | b'&' | b'|' | b'^' | b'?' | b':'
+            | b',' | b'=' | b' ' | b'\t'
+                if depth == 0 =>
+            {
+                bare_op = true
+            }
+            _ => {}
+        }
+    }
+    if bare_op {
+        format!("({a})")
+    } else {
+        a.to_string()
+    }
+}
+
+/// Replaces identifier tokens of `s` (outside literals) by `f(token)`.
+fn lex_subst(s: &str, f: impl Fn(&str) -> Option<String>) -> String {
+    let mut out = String::new();
+    let mut pos = 0;
+    for t in lex::ident_tokens(s) {
+        if let Some(r) = f(&s[t.start..t.end]) {
+            out.push_str(&s[pos..t.start]);
+            out.push_str(&r);
+            pos = t.end;
+        }
+    }
+    out.push_str(&s[pos..]);
+    out
+}
+
+/// `len` with the allocating object's prefix (`ring->`) removed, and
+/// locals replaced by their one value in `d`, when what is left names only
+/// members, constants, macros and types; None otherwise.
+fn over_members(
+    prog: &Program,
+    table: &Table,
+    pf: &fgft_parse::ParsedFile,
+    d: &FnDef,
+    len: &str,
+    prefix: &str,
+    members: &[&str],
+) -> Option<String> {
+    let mut cur = len.to_string();
+    let compact: String = prefix.split_whitespace().collect();
+    for _ in 0..4 {
+        // Bare identifiers other than the allocating object are locals (a
+        // member is only ever reached through the object).
+        let local = idents(&cur).into_iter().find_map(|(id, in_sizeof, at)| {
+            let ok =
+                in_sizeof || constant_like(prog, table, &id) || cur[at..].starts_with(&compact);
+            (!ok).then_some(id)
+        });
+        let Some(local) = local else {
+            let stripped = strip_prefix_all(&cur, prefix);
+            let only_members = idents(&stripped).into_iter().all(|(id, in_sizeof, _)| {
+                in_sizeof || members.contains(&id.as_str()) || constant_like(prog, table, &id)
+            });
+            return only_members.then(|| canon(&stripped));
+        };
+        let v = local_value(pf, d, &local)?;
+        cur = lex_subst(&cur, |id| (id == local).then(|| format!("({v})")));
+    }
+    None
+}
+
+/// `e` in one spelling for equal products: outer parentheses dropped,
+/// whitespace collapsed, the factors of a top-level product sorted
+/// (`(sizeof(struct b) * count)` and `count * sizeof(struct b)` agree).
+fn canon(e: &str) -> String {
+    let mut t: String = e.split_whitespace().collect::<Vec<_>>().join(" ");
+    while let Some(inner) = t.strip_prefix('(').and_then(|x| x.strip_suffix(')')) {
+        if !balanced(inner) {
+            break;
+        }
+        t = inner.trim().to_string();
+    }
+    let b = t.as_bytes();
+    let mut depth = 0i32;
+    let mut cuts = Vec::new();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b'*' if depth == 0 => cuts.push(i),
+            b'+' | b'/' | b'%' | b'<' | b'&' | b'|' | b'^' | b'?' | b',' if depth == 0 => {
+                return t;
+            }
+            b'-' if depth == 0 && b.get(i + 1) != Some(&b'>') => return t,
+            b'>' if depth == 0 && (i == 0 || b[i - 1] != b'-') => return t,
+            _ => {}
+        }
+    }
+    if cuts.is_empty() {
+        return t;
+    }
+    let mut factors = Vec::new();
+    let mut from = 0;
+    for c in cuts.into_iter().chain([t.len()]) {
+        let f = t[from..c].trim();
+        if f.is_empty() {
+            return t;
+        }
+        factors.push(canon(f));
+        from = c + 1;
+    }
+    factors.sort();
+    factors.join(" * ")
+}
+
+/// Whether `s` has balanced parentheses that never close below zero.
+fn balanced(s: &str) -> bool {
+    let mut d = 0i32;
+    for c in s.bytes() {
+        match c {
+            b'(' => d += 1,
+            b')' => {
+                d -= 1;
+                if d < 0 {
+                    return false;
+                }
+            }
+            _ => {}
+        }
+    }
+    d == 0
+}
+
+/// `s` with every `prefix` (`ring->`, `adapter->tx.`) that starts an
+/// operand removed.
+fn strip_prefix_all(s: &str, prefix: &str) -> String {
+    let p: String = prefix.split_whitespace().collect();
+    let compact_ok = !p.is_empty();
+    let mut out = String::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < s.len() {
+        if compact_ok
+            && s[i..].starts_with(&p)
+            && (i == 0 || !(ident::is_byte(b[i - 1]) || b[i - 1] == b'.' || b[i - 1] == b'>'))
+        {
+            i += p.len();
+            continue;
+        }
+        let ch = s[i..].chars().next().unwrap_or(' ');
+        out.push(ch);
+        i += ch.len_utf8();
+    }
+    out
+}
+
+/// The identifier tokens of `s` that are not members selected by `.` or
+/// `->`, each with whether it is inside a `sizeof` and where it starts.
+fn idents(s: &str) -> Vec<(String, bool, usize)> {
+    let b = s.as_bytes();
+    let toks = lex::ident_tokens(s);
+    let mut out = Vec::new();
+    let mut sizeof_until = 0usize;
+    for t in &toks {
+        let id = &s[t.start..t.end];
+        if t.start < sizeof_until {
+            out.push((id.to_string(), true, t.start));
+            continue;
+        }
+        if id.as_bytes()[0].is_ascii_digit() {
+            continue;
+        }
+        if id == "sizeof" {
+            // The operand: a parenthesized group, or the next token.
+            let mut j = t.end;
+            while j < b.len() && b[j] == b' ' {
+                j += 1;
+            }
+            if j < b.len() && b[j] == b'(' {
+                let mut depth = 0;
+                let mut k = j;
+                while k < b.len() {
+                    match b[k] {
+                        b'(' => depth += 1,
+                        b')' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                    k += 1;
+                }
+                sizeof_until = k + 1;
+            } else {
+                let mut k = j;
+                while k < b.len()
+                    && (ident::is_byte(b[k]) || matches!(b[k], b'-' | b'>' | b'.' | b'*'))
+                {
+                    k += 1;
+                }
+                sizeof_until = k;
+            }
+            continue;
+        }
+        let before = s[..t.start].trim_end();
+        if before.ends_with('.') || before.ends_with("->") {
+            continue;
+        }
+        out.push((id.to_string(), false, t.start));
+    }
+    out
+}
+
+/// Constants, macros and type words a length may name besides members.
+fn constant_like(prog: &Program, table: &Table, id: &str) -> bool {
+    const WORDS: &[&str] = &[
+        "struct", "union", "unsigned", "signed", "int", "long", "short", "char", "u8", "u16",
+        "u32", "u64", "size_t",
+    ];
+    WORDS.contains(&id)
+        || prog.enumerators.contains(id)
+        || prog.macros.contains_key(id)
+        || table.inline_names.contains(id)
+        || id
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// The one value local `name` is given in `d` (`size_t size = expr;` or
+/// `size = expr;`), when every assignment gives the same text.
+fn local_value(pf: &fgft_parse::ParsedFile, d: &FnDef, name: &str) -> Option<String> {
+    let text = pf.text.as_str();
+    let body = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(d.body.start, d.body.end)?;
+    let mut vals: Vec<String> = Vec::new();
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        let mut c = n.walk();
+        for ch in n.named_children(&mut c) {
+            stack.push(ch);
+        }
+        let (target, value) = match n.kind() {
+            "init_declarator" => (
+                n.child_by_field_name("declarator"),
+                n.child_by_field_name("value"),
+            ),
+            "assignment_expression" => (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            ),
+            _ => continue,
+        };
+        let (Some(t), Some(v)) = (target, value) else {
+            continue;
+        };
+        if t.kind() == "identifier" && &text[t.byte_range()] == name {
+            let op = n
+                .child_by_field_name("operator")
+                .map(|o| &text[o.byte_range()]);
+            if n.kind() == "assignment_expression" && op != Some("=") {
+                return None;
+            }
+            vals.push(
+                text[v.byte_range()]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+        }
+    }
+    vals.dedup();
+    match vals.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prefixes_are_stripped_at_operands_only() {
+        assert_eq!(
+            strip_prefix_all("ring->count * sizeof(struct x)", "ring->"),
+            "count * sizeof(struct x)"
+        );
+        assert_eq!(strip_prefix_all("myring->count", "ring->"), "myring->count");
+        assert_eq!(
+            strip_prefix_all("adapter->tx.count + 1", "adapter->tx."),
+            "count + 1"
+        );
+    }
+
+    #[test]
+    fn idents_skip_sizeof_operands_and_selected_members() {
+        let v = idents("n * sizeof(struct foo) + a->b + sizeof x");
+        let free: Vec<&str> = v.iter().filter(|x| !x.1).map(|x| x.0.as_str()).collect();
+        assert_eq!(free, ["n", "a"]);
+    }
+
+    #[test]
+    fn equal_products_agree() {
+        assert_eq!(
+            canon("(sizeof(struct b) * count)"),
+            canon("count * sizeof(struct b)")
+        );
+        assert_eq!(canon("(a) + (b)"), "(a) + (b)");
+        assert_ne!(canon("a * b + c"), canon("c + a * b"));
+    }
+
+    #[test]
+    fn arguments_become_operands() {
+        assert_eq!(atom("ring->count"), "ring->count");
+        assert_eq!(atom("a + b"), "(a + b)");
+        assert_eq!(atom("sizeof(struct x)"), "sizeof(struct x)");
+        assert_eq!(atom("-n"), "(-n)");
+    }
+}
