@@ -97,6 +97,20 @@ impl Pattern {
         )
     }
 
+    /// A pattern of isolation profile `profile` (`profiles.toml`); its
+    /// location names the profile.
+    pub fn from_profile(text: &str, profile: &str) -> Result<Pattern, AnnotError> {
+        Pattern::new(
+            text,
+            Loc::file_start(std::path::Path::new(&format!("<profile {profile}>"))),
+        )
+    }
+
+    /// True for a pattern of an isolation profile.
+    pub fn is_profile(&self) -> bool {
+        self.loc.file.to_string_lossy().starts_with("<profile ")
+    }
+
     /// The pattern as written.
     pub fn text(&self) -> &str {
         &self.text

@@ -116,6 +116,25 @@ pub fn report(e: &CliError) {
             emit(d);
             eprintln!("fgft-cc: {e}");
         }
+        // A malformed table with a known place: shown at its line, like
+        // any located diagnostic.
+        CliError::Parse(fgft_parse::ParseError::Table {
+            path,
+            text,
+            range: Some(range),
+            message,
+        }) => {
+            emit(&[Located {
+                path: path.clone(),
+                text: text.clone(),
+                range: range.clone(),
+                message: format!("bad table: {message}"),
+                label: "here".into(),
+                notes: vec![],
+                warning: false,
+            }]);
+            eprintln!("fgft-cc: 1 error(s)");
+        }
         other => eprintln!("fgft-cc: error: {other}"),
     }
 }

@@ -28,6 +28,10 @@ pub struct Args {
     /// (`ethtool_ops.*`); repeatable.
     #[arg(long = "isolate")]
     pub isolate: Vec<String>,
+    /// Isolate the slots of a profile of profiles.toml (`management`:
+    /// ethtool_ops and the net_device_ops getters and setters).
+    #[arg(long)]
+    pub profile: Option<String>,
     /// Kernel build directory the output is meant for (recorded in OUT's
     /// Makefile as the default KDIR).
     #[arg(long)]
@@ -65,6 +69,7 @@ impl Args {
             tree: self.tree.clone(),
             annotations: self.annotations.clone(),
             isolate: self.isolate.clone(),
+            profile: self.profile.clone(),
             kdir: self.kdir.clone(),
             tables: self.tables.clone(),
             runtime_symvers: self.runtime_symvers.clone(),

@@ -147,6 +147,16 @@ fn corpus_splits_build_clean_on_612_and_61() {
             kernel: "6.1",
             out: t.path().join("constdemo-6.1"),
         },
+        Job {
+            driver: "ringdemo",
+            kernel: "6.12",
+            out: t.path().join("ringdemo-6.12"),
+        },
+        Job {
+            driver: "ringdemo",
+            kernel: "6.1",
+            out: t.path().join("ringdemo-6.1"),
+        },
     ];
     for d in drivers() {
         let kernels: &[&str] = if d.upstream {
@@ -176,7 +186,7 @@ fn corpus_splits_build_clean_on_612_and_61() {
             };
             let d = drivers()
                 .into_iter()
-                .chain([listdemo(), constdemo()])
+                .chain([listdemo(), constdemo(), ringdemo()])
                 .find(|d| d.name == job.driver)
                 .unwrap();
             let (tree, kdir, sym) = if job.kernel == "6.12" {

@@ -85,15 +85,9 @@ fn unknown_kernel_function_and_missing_hints_are_located() {
         err.contains("[kernel-api] pure = [\"mystery_kernel_call\"]"),
         "{err}"
     );
-    // The buffer parameter used as an array, naming the hint that fixes it.
-    assert!(
-        err.contains("parameter `buf` of isolated `demo_get_regs` is used as a buffer"),
-        "{err}"
-    );
-    assert!(
-        err.contains("[[hint]] function = \"demo_get_regs\", param = \"buf\", kind = \"blob\""),
-        "{err}"
-    );
+    // The get_regs buffer is sized by the kernel's contract
+    // (contracts.toml): no hint is asked for.
+    assert!(!err.contains("parameter `buf`"), "{err}");
     // The pointer member indexed through.
     assert!(
         err.contains("member `table` of `struct demo_priv` is a pointer used as an array"),
@@ -106,6 +100,58 @@ fn unknown_kernel_function_and_missing_hints_are_located() {
     assert!(
         !out.exists(),
         "nothing may be written when there are errors"
+    );
+}
+
+/// A buffer parameter of a slot that no contract describes: the error
+/// names the hint that fixes it.
+#[test]
+fn a_buffer_without_contract_names_the_hint() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("port.c");
+    std::fs::write(
+        &src,
+        r#"// SPDX-License-Identifier: GPL-2.0
+#include <linux/module.h>
+#include <linux/netdevice.h>
+
+static int port_name(struct net_device *dev, char *buf, size_t len)
+{
+	buf[1] = 'p';
+	return 0;
+}
+
+static const struct net_device_ops port_ops = {
+	.ndo_get_phys_port_name = port_name,
+};
+
+static int __init port_init(void)
+{
+	return port_ops.ndo_get_phys_port_name ? 0 : -EINVAL;
+}
+module_init(port_init);
+MODULE_LICENSE("GPL");
+"#,
+    )
+    .unwrap();
+    let out = t.path().join("out");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--isolate",
+        "port_name",
+        "--no-checkpoint",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("parameter `buf` of isolated `port_name` is used as a buffer"),
+        "{err}"
+    );
+    assert!(err.contains("port.c:7:"), "{err}");
+    assert!(
+        err.contains("[[hint]] function = \"port_name\", param = \"buf\", kind = \"blob\""),
+        "{err}"
     );
 }
 
@@ -652,4 +698,43 @@ fn isolate_by_slot() {
     let (code, err, _) = plan_of("ethtool_ops.get.regs");
     assert_eq!(code, 1);
     assert!(err.contains("struct.field"), "{err}");
+}
+
+/// A malformed contracts table is a located error at its line; an unknown
+/// profile lists the known ones.
+#[test]
+fn bad_contract_and_unknown_profile_are_errors() {
+    let t = tempfile::tempdir().unwrap();
+    let src = write_driver(t.path());
+    let tables = t.path().join("tables");
+    std::fs::create_dir_all(&tables).unwrap();
+    std::fs::write(
+        tables.join("contracts.toml"),
+        "[[param]]\nslot = \"ethtool_ops.get_regs\"\nparam = 3\nkind = \"bolb\"\nlen = \"1\"\n",
+    )
+    .unwrap();
+    let out = t.path().join("out");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--isolate",
+        "demo_get_regs",
+        "--tables",
+        tables.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unknown kind `bolb`"), "{err}");
+    assert!(err.contains("contracts.toml:2:"), "{err}");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--profile",
+        "mgmt",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("unknown isolation profile `mgmt`"), "{err}");
+    assert!(err.contains("management"), "{err}");
+    assert!(!out.exists());
 }

@@ -17,6 +17,7 @@ pub mod diag;
 mod driver;
 pub mod emit;
 pub mod plan;
+pub mod profiles;
 pub mod tables;
 
 pub use diag::{Error, Located};
@@ -43,6 +44,9 @@ pub struct Options {
     pub annotations: Vec<PathBuf>,
     /// Entry points to isolate: function names or globs.
     pub isolate: Vec<String>,
+    /// An isolation profile of `profiles.toml`: its slot patterns are
+    /// isolated as if given with `isolate`.
+    pub profile: Option<String>,
     /// Kernel build directory recorded in OUT's Makefile as the default KDIR.
     pub kdir: Option<PathBuf>,
     /// Extra table directories (FGFT_TABLES is read too).
@@ -76,7 +80,7 @@ pub fn compute(opts: &Options) -> Result<Split, Error> {
 /// Runs the pipeline with tables already loaded (a caller that splits many
 /// drivers loads them once).
 pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
-    let ann = annotations(opts)?;
+    let ann = annotations(opts, tables)?;
     let fl = driver::gather(opts, &ann)?;
     let ann = with_inline_annotations(ann, &fl)?;
     let popts = fgft_parse::Options {
@@ -162,7 +166,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
 }
 
 /// The sidecars, merged in order, and the `--isolate` patterns.
-fn annotations(opts: &Options) -> Result<Annotations, Error> {
+fn annotations(opts: &Options, tables: &Tables) -> Result<Annotations, Error> {
     let mut ann = Annotations::default();
     for p in &opts.annotations {
         let a = Annotations::from_sidecar(p)?;
@@ -171,6 +175,11 @@ fn annotations(opts: &Options) -> Result<Annotations, Error> {
     let mut cli = Annotations::default();
     for i in &opts.isolate {
         cli.isolate.push(Pattern::from_cli(i)?);
+    }
+    if let Some(p) = &opts.profile {
+        for i in tables.profiles.get(p)? {
+            cli.isolate.push(Pattern::from_profile(i, p)?);
+        }
     }
     Ok(ann.merge(cli)?)
 }

@@ -30,6 +30,8 @@ pub struct Tables {
     pub pm_rules: fgft_pm::Rules,
     /// `contracts.toml`: how the kernel sizes what it hands to slots.
     pub contracts: crate::derive::contracts::Contracts,
+    /// `profiles.toml`: named sets of slots to isolate.
+    pub profiles: crate::profiles::Profiles,
 }
 
 impl Tables {
@@ -52,6 +54,7 @@ impl Tables {
             module_macros: ModuleMacros::load(dirs)?,
             pm_rules: pm_rules(dirs)?,
             contracts: crate::derive::contracts::Contracts::load(dirs)?,
+            profiles: crate::profiles::Profiles::load(dirs)?,
             dirs: dirs.clone(),
         })
     }

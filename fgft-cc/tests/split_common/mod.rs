@@ -145,6 +145,14 @@ pub fn constdemo() -> Driver {
     }
 }
 
+pub fn ringdemo() -> Driver {
+    Driver {
+        name: "ringdemo",
+        annotations: vec!["fgft-cc/tests/split_fixtures/ringdemo/ringdemo.toml"],
+        upstream: false,
+    }
+}
+
 /// Splits `d` into `out` (for a tree when upstream).  Panics with the
 /// diagnostics on failure.
 pub fn split_driver(d: &Driver, tree: Option<&Path>, out: &Path, extra: &[&str]) {

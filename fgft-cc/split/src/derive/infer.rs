@@ -52,7 +52,7 @@ pub fn hints(
         if ann.field_hints(&strukt, &field).next().is_some() {
             continue;
         }
-        sites.sort_by(|a, b| (a.file, a.range.start).cmp(&(b.file, b.range.start)));
+        sites.sort_by_key(|s| (s.file, s.range.start));
         let first = &sites[0];
         let Some(len) = &first.len else { continue };
         if sites

@@ -358,6 +358,10 @@ fn entry_names(inp: &Inputs<'_>, diags: &mut Vec<Located>) -> Vec<String> {
     )];
     for p in inp.ann.unmatched_entries(&defined) {
         let profile = p.is_slot() && p.matches_entry("", &known[0].1);
+        if profile && p.is_profile() {
+            // A profile names slots many drivers do not fill.
+            continue;
+        }
         let (what, notes) = match (p.is_slot(), profile) {
             (true, true) => (
                 "no slot a function of the driver's sources is stored in",
