@@ -1128,7 +1128,7 @@ impl Walker<'_, '_> {
                     .map(|a| format!("({})", pf.node_text(*a)))
                     .collect();
                 let text = macros::expand(&params, model_text, &args);
-                model_info = self.walk_expansion(pf, n, &name, &text, false);
+                model_info = self.walk_expansion(pf, n, &name, &text, m.header);
             }
         }
         match m.returns {

@@ -238,6 +238,10 @@ pub struct ApiModel {
     /// Runs inside the SFI module (an inline helper or macro compiled with
     /// the sanitizer) rather than through a wrapper.
     pub inline: bool,
+    /// Defined by the kernel's headers (a macro or static inline read from
+    /// the preprocessed unit): its model is walked like a driver macro's
+    /// expansion, so the calls inside it name it (`via_macro`).
+    pub header: bool,
 }
 
 /// Models of kernel functions, by name.

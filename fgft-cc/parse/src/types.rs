@@ -113,6 +113,13 @@ pub fn unit_types(kdir: &Path, file: &Path) -> Result<(Types, Option<TypesWarnin
 /// `make -C kdir M=SCRATCH stem.i` in a scratch copy of `file`'s directory;
 /// returns the preprocessed text.
 pub fn preprocess(kdir: &Path, file: &Path) -> Result<String, ParseError> {
+    preprocess_with(kdir, file, false)
+}
+
+/// [`preprocess`], and with `defines` the unit keeps every macro definition
+/// in place (`-dD`): what the kernel's headers define, as they define it
+/// for this unit and this configuration.
+pub fn preprocess_with(kdir: &Path, file: &Path, defines: bool) -> Result<String, ParseError> {
     let err = |message: String| ParseError::Kbuild {
         path: file.to_path_buf(),
         message,
@@ -142,7 +149,10 @@ pub fn preprocess(kdir: &Path, file: &Path) -> Result<String, ParseError> {
     }
     std::fs::write(
         scratch.path().join("Kbuild"),
-        format!("obj-m := {stem}.o\n"),
+        format!(
+            "obj-m := {stem}.o\n{}",
+            if defines { "ccflags-y += -dD\n" } else { "" }
+        ),
     )
     .map_err(|e| err(format!("write Kbuild: {e}")))?;
     let out = Make::new(kdir, scratch.path())

@@ -16,6 +16,7 @@ pub mod derive;
 pub mod diag;
 mod driver;
 pub mod emit;
+pub mod kernel;
 pub mod plan;
 pub mod profiles;
 pub mod tables;
@@ -92,7 +93,21 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         parsed.push(fgft_parse::parse_file_with(p, &popts)?);
     }
     let prog = Program::new(parsed);
-    let models = tables.api.models(&ann.pure_apis);
+    let mut models = tables.api.models(&ann.pure_apis);
+    // With a kernel build directory: what the kernel's headers define.
+    let kernel = opts.kdir.as_ref().map(|kdir| {
+        let units: Vec<PathBuf> = fl
+            .paths
+            .iter()
+            .zip(&fl.files)
+            .filter(|(_, f)| f.role == FileRole::Tu)
+            .map(|(p, _)| p.clone())
+            .collect();
+        kernel::Kernel::load(kdir, &units)
+    });
+    if let Some(k) = &kernel {
+        k.add_models(&mut models);
+    }
     let kglobals: KernelGlobals = tables.api.globals.keys().cloned().collect();
     let facts = access::analyze(&prog, &models, &kglobals);
     let roots = roots(&prog, &fl, &popts, tables);
@@ -119,6 +134,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         roots: &roots,
         pm_rules: &tables.pm_rules,
         no_checkpoint: opts.no_checkpoint,
+        kernel: kernel.as_ref(),
     };
     let plan = plan::build(&inputs);
     if plan.has_errors() {

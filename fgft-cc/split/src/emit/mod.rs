@@ -277,6 +277,9 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
                     v.join(", ")
                 }
                 None if table.inline_names.contains(a) => "inline (value)".into(),
+                None if plan.header_calls.contains_key(a) => {
+                    format!("compiled into SFI code ({})", plan.header_calls[a])
+                }
                 None => "declared pure".into(),
             };
             let _ = writeln!(s, "  kernel call {a}: {how}");

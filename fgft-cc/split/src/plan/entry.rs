@@ -8,6 +8,7 @@ use super::{
     Uses, ValueRefs,
 };
 use crate::diag::Located;
+use crate::kernel::Class;
 use crate::plan::table::ApiEntry;
 use fgft_annotations::HintKind;
 use fgft_facts::apicalls::{self, ApiUse};
@@ -239,7 +240,9 @@ fn closure_warnings(
 }
 
 /// The kernel functions the closure calls, and an error for each that the
-/// compensation table does not know.
+/// compensation table does not know.  With the kernel's view (`--kdir`), a
+/// macro or static inline of the kernel's headers is no kernel call: it is
+/// compiled into SFI code, and what it reaches is checked instead.
 fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>, Vec<Located>) {
     let mut diags = Vec::new();
     let uses = apicalls::kernel_calls(inp.facts, closure);
@@ -255,11 +258,55 @@ fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>
             continue;
         }
         let site = &u.sites[0];
+        let mut notes = Vec::new();
+        if let Some(k) = inp.kernel {
+            // Inside a kernel macro or inline: the classification of the
+            // outer name covers it.
+            if !u.via_macro.is_empty() && u.via_macro.iter().all(|m| k.def(m).is_some()) {
+                continue;
+            }
+            match k.classify(&u.name, inp.table, &inp.ann.pure_apis) {
+                Class::Header(_) => continue,
+                Class::Blocked(problems) => {
+                    for (what, fix) in problems {
+                        diags.push(inp.diag(
+                            site,
+                            false,
+                            format!("`{}`, called from the closure of isolated `{name}`: {what}", u.name),
+                            "kernel helper reaches an unwrapped call",
+                            vec![fix],
+                        ));
+                    }
+                    continue;
+                }
+                Class::Exported => notes.push(format!(
+                    "`{}` is exported by the kernel (Module.symvers of --kdir)",
+                    u.name
+                )),
+                Class::Unknown => notes.push(format!(
+                    "`{}` is neither exported by the kernel nor defined by the headers of the driver's units",
+                    u.name
+                )),
+            }
+        }
         let via = if u.via_macro.is_empty() {
             String::new()
         } else {
             format!(" (inside macro `{}`)", u.via_macro.join("`, `"))
         };
+        let mut all_notes = vec![
+            format!(
+                "add [api.{}] to a compensations.toml in FGFT_TABLES or --tables, or declare it side-effect free: [kernel-api] pure = [\"{}\"] (or FGFT_PURE({});)",
+                u.name, u.name, u.name
+            ),
+            format!("called {} time(s) in this closure", u.sites.len()),
+        ];
+        all_notes.extend(notes);
+        if inp.kernel.is_none() {
+            all_notes.push(
+                "with --kdir, fgft reads the kernel's headers and tells macros and static inline helpers (no entry needed) from exported functions".into(),
+            );
+        }
         diags.push(inp.diag(
             site,
             false,
@@ -268,13 +315,7 @@ fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>
                 u.name
             ),
             "unknown kernel function",
-            vec![
-                format!(
-                    "add [api.{}] to a compensations.toml in FGFT_TABLES or --tables, or declare it side-effect free: [kernel-api] pure = [\"{}\"] (or FGFT_PURE({});)",
-                    u.name, u.name, u.name
-                ),
-                format!("called {} time(s) in this closure", u.sites.len()),
-            ],
+            all_notes,
         ));
     }
     (apis, diags)

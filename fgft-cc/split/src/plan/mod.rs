@@ -128,6 +128,10 @@ pub struct Plan {
     /// Globals marshaled through the object tracker: name -> written.
     pub marshaled_globals: BTreeMap<String, bool>,
     pub kernel_globals: BTreeSet<String>,
+    /// Calls the table does not know that the kernel's headers define as
+    /// macros or static inlines (compiled into SFI code): name -> what and
+    /// where (`static inline of the kernel headers, include/...:N`).
+    pub header_calls: BTreeMap<String, String>,
     /// Device checkpoint and restore.
     pub device: device::DevicePlan,
     pub diags: Vec<Located>,
@@ -187,6 +191,8 @@ pub struct Inputs<'a> {
     pub pm_rules: &'a fgft_pm::Rules,
     /// `--no-checkpoint`: no device checkpoint, no diagnostic about it.
     pub no_checkpoint: bool,
+    /// What the kernel says the names the driver calls are (with --kdir).
+    pub kernel: Option<&'a crate::kernel::Kernel>,
 }
 
 /// `file:line` as messages show it.
@@ -309,9 +315,28 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
         plan.entries.push(e);
     }
 
+    header_calls(inp, &mut plan);
     sfi_wide(inp, &mut plan);
     device::plan(inp, &mut plan);
     plan
+}
+
+/// What the kernel's headers make of the calls the table does not know
+/// (for `plan.txt`).
+fn header_calls(inp: &Inputs<'_>, plan: &mut Plan) {
+    let Some(k) = inp.kernel else { return };
+    for e in &plan.entries {
+        for a in &e.apis {
+            if inp.table.knows(a) || inp.ann.is_pure(a) || plan.header_calls.contains_key(a) {
+                continue;
+            }
+            let d = match k.classify(a, inp.table, &inp.ann.pure_apis) {
+                crate::kernel::Class::Header(d) => d,
+                _ => "inside a kernel macro or static inline, checked with it".into(),
+            };
+            plan.header_calls.insert(a.clone(), d);
+        }
+    }
 }
 
 /// The functions to isolate, in the order the annotations give them; an

@@ -284,6 +284,7 @@ impl Table {
                     model: e.model.clone(),
                     returns: e.returns.clone(),
                     inline: e.inline,
+                    header: false,
                 },
             );
         }
@@ -294,6 +295,7 @@ impl Table {
                 model: None,
                 returns: Returns::Plain,
                 inline: true,
+                header: false,
             });
         }
         m

@@ -1,0 +1,648 @@
+//! What the kernel itself says a name is: an exported function (the
+//! kernel build directory's Module.symvers), a macro or a static inline
+//! function of its headers (the driver's units preprocessed by Kbuild with
+//! every definition kept, `-dD`).
+//!
+//! Job: tell the planner which calls of the driver are not kernel calls at
+//! all.  A macro expands at the call site in SFI code and a static inline
+//! is compiled into the SFI module, so both are checked like driver code
+//! and need no compensation; what they call in turn is classified by the
+//! same rules.  Only exported functions need a table entry.  The bodies
+//! also serve as the field-access models of these names, so the copy-in
+//! brings what they read.
+//!
+//! Invariants: a name is classified from the units of this driver only
+//! (the configuration and headers it is compiled with); a static inline's
+//! own calls run unwrapped inside the SFI module, so one that reaches an
+//! exported function with effects is refused, naming the table entry that
+//! would wrap the inline itself; nothing here guesses: a unit that cannot
+//! be preprocessed leaves its names unclassified (today's diagnostics).
+
+use crate::plan::table::Table;
+use fgft_base::{ident, lex};
+use fgft_facts::model::{ApiModel, ApiModels, ArgKind, Returns};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// A definition of the kernel's headers.
+#[derive(Debug, Clone)]
+pub struct Def {
+    pub kind: DefKind,
+    pub params: Vec<String>,
+    /// The macro's replacement text, or the function's body with braces.
+    pub body: String,
+    /// Where it is defined (`include/linux/netdevice.h:2550`).
+    pub at: String,
+    /// The names it calls.
+    pub callees: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefKind {
+    Macro,
+    Inline,
+}
+
+impl DefKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            DefKind::Macro => "macro",
+            DefKind::Inline => "static inline",
+        }
+    }
+}
+
+/// The kernel's view of the names a driver uses.
+#[derive(Debug, Default)]
+pub struct Kernel {
+    exported: BTreeSet<String>,
+    defs: BTreeMap<String, Def>,
+    /// Units that could not be preprocessed, with why.
+    pub unavailable: Vec<(PathBuf, String)>,
+}
+
+/// How a name the table does not know fares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Class {
+    /// A macro or static inline that reaches nothing needing a wrapper:
+    /// compiled into SFI code. The description names it and its place.
+    Header(String),
+    /// A macro or static inline that reaches what it must not: each
+    /// problem is a sentence, then the fix.
+    Blocked(Vec<(String, String)>),
+    /// An exported function.
+    Exported,
+    /// Neither exported nor defined by the headers of the units read.
+    Unknown,
+}
+
+/// Table effects a static inline may reach directly (the call runs
+/// unwrapped, from SFI code): value computations, logging and delays.
+const HEADER_SAFE_EFFECTS: &[&str] = &["pure", "log", "delay"];
+
+/// Functions a static inline may call directly: the memory intrinsics,
+/// which the sanitizer turns into its checked call-backs, and the reports
+/// of the kernel's own checks (fortify, BUG, WARN).
+const HEADER_SAFE_CALLS: &[&str] = &[
+    "memcpy",
+    "memset",
+    "memmove",
+    "__memcpy",
+    "__memset",
+    "__memmove",
+    "fortify_panic",
+    "__fortify_panic",
+    "__fortify_report",
+    "__warn_printk",
+    "__stack_chk_fail",
+];
+
+const KEYWORDS: &[&str] = &[
+    "if",
+    "while",
+    "for",
+    "switch",
+    "return",
+    "sizeof",
+    "typeof",
+    "__typeof__",
+    "__typeof",
+    "_Generic",
+    "__attribute__",
+    "__attribute",
+    "asm",
+    "__asm__",
+    "__asm",
+    "volatile",
+    "__volatile__",
+    "_Static_assert",
+    "__builtin_choose_expr",
+    "do",
+    "else",
+    "case",
+    "_Alignof",
+    "__alignof__",
+    "alignof",
+    "offsetof",
+    "__builtin_offsetof",
+];
+
+impl Kernel {
+    /// Reads `kdir`'s Module.symvers and preprocesses each unit.
+    pub fn load(kdir: &Path, units: &[PathBuf]) -> Kernel {
+        let mut k = Kernel::default();
+        if let Ok(t) = std::fs::read_to_string(kdir.join("Module.symvers")) {
+            for l in t.lines() {
+                if let Some(name) = l.split('\t').nth(1) {
+                    k.exported.insert(name.to_string());
+                }
+            }
+        }
+        for u in units {
+            match fgft_parse::types::preprocess_with(kdir, u, true) {
+                Ok(text) => k.read_unit(&text, u),
+                Err(e) => k.unavailable.push((u.clone(), e.to_string())),
+            }
+        }
+        k
+    }
+
+    /// Whether any unit was read.
+    pub fn is_empty(&self) -> bool {
+        self.defs.is_empty()
+    }
+
+    pub fn def(&self, name: &str) -> Option<&Def> {
+        self.defs.get(name)
+    }
+
+    pub fn is_exported(&self, name: &str) -> bool {
+        self.exported.contains(name)
+    }
+
+    /// Reads the macro definitions and static inline functions of one
+    /// preprocessed unit; definitions of the driver's own files are not
+    /// the kernel's and are skipped.
+    fn read_unit(&mut self, text: &str, unit: &Path) {
+        let own_dir = unit
+            .parent()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let mut file = String::new();
+        let mut line = 0usize;
+        let b = text.as_bytes();
+        let mut i = 0;
+        let mut depth = 0i32;
+        let mut head_start = 0usize;
+        while i < b.len() {
+            let at_line_start = i == 0 || b[i - 1] == b'\n';
+            if at_line_start && b[i] == b'#' {
+                let end = text[i..].find('\n').map_or(text.len(), |k| i + k);
+                let l = &text[i..end];
+                if let Some(rest) = l.strip_prefix("# ") {
+                    // A line marker: `# 123 "file" flags`.
+                    let mut parts = rest.splitn(2, ' ');
+                    if let (Some(n), Some(f)) = (parts.next(), parts.next()) {
+                        if let Ok(n) = n.parse::<usize>() {
+                            line = n.saturating_sub(1);
+                            file = f.split('"').nth(1).unwrap_or("").to_string();
+                        }
+                    }
+                } else if let Some(d) = l.strip_prefix("#define ") {
+                    if depth == 0 && !file.starts_with(&own_dir) {
+                        self.read_define(d, &file, line + 1);
+                    }
+                }
+                line += 1;
+                i = end + 1;
+                if depth == 0 {
+                    head_start = i;
+                }
+                continue;
+            }
+            match b[i] {
+                b'\n' => line += 1,
+                b'"' | b'\'' => {
+                    let e = lex::skip_literal(b, i);
+                    line += text[i..e].matches('\n').count();
+                    i = e;
+                    continue;
+                }
+                b'{' => {
+                    if depth == 0 {
+                        let head = &text[head_start..i];
+                        let head_line = (
+                            file.clone(),
+                            line + 1 - head.trim_start().matches('\n').count(),
+                        );
+                        if let Some(end) = matching_brace(b, i) {
+                            if head.contains("inline") && !file.starts_with(&own_dir) {
+                                if let Some((name, params)) = function_head(head) {
+                                    let body = &text[i..end];
+                                    self.defs.insert(
+                                        name,
+                                        Def {
+                                            kind: DefKind::Inline,
+                                            callees: callees(body, &params),
+                                            params,
+                                            body: body.to_string(),
+                                            at: format!("{}:{}", shown(&head_line.0), head_line.1),
+                                        },
+                                    );
+                                }
+                            }
+                        }
+                    }
+                    depth += 1;
+                }
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        head_start = i + 1;
+                    }
+                }
+                b';' if depth == 0 => head_start = i + 1,
+                _ => {}
+            }
+            i += 1;
+        }
+    }
+
+    fn read_define(&mut self, d: &str, file: &str, line: usize) {
+        let nb = d.bytes().take_while(|&c| ident::is_byte(c)).count();
+        let name = &d[..nb];
+        if name.is_empty() {
+            return;
+        }
+        let rest = &d[nb..];
+        let (params, body) = if let Some(r) = rest.strip_prefix('(') {
+            let close = r.find(')').unwrap_or(r.len());
+            let ps: Vec<String> = r[..close]
+                .split(',')
+                .map(|p| p.trim().trim_end_matches("...").to_string())
+                .map(|p| {
+                    if p.is_empty() {
+                        "__VA_ARGS__".into()
+                    } else {
+                        p
+                    }
+                })
+                .collect();
+            (ps, r.get(close + 1..).unwrap_or("").trim().to_string())
+        } else {
+            // Object-like macros are constants or aliases: not calls.
+            return;
+        };
+        self.defs.insert(
+            name.to_string(),
+            Def {
+                kind: DefKind::Macro,
+                callees: callees(&body, &params),
+                params,
+                body,
+                at: format!("{}:{line}", shown(file)),
+            },
+        );
+    }
+
+    /// Field-access models for every definition the table does not know
+    /// (the table's own come first).
+    pub fn add_models(&self, models: &mut ApiModels) {
+        for (name, d) in &self.defs {
+            if models.map.contains_key(name) {
+                continue;
+            }
+            let model = match d.kind {
+                DefKind::Macro if !d.body.is_empty() => Some(d.body.clone()),
+                DefKind::Inline => Some(d.body.clone()),
+                DefKind::Macro => None,
+            };
+            models.map.insert(
+                name.clone(),
+                ApiModel {
+                    name: name.clone(),
+                    params: d
+                        .params
+                        .iter()
+                        .filter(|p| *p != "__VA_ARGS__")
+                        .map(|p| (p.clone(), ArgKind::Val))
+                        .collect(),
+                    model,
+                    returns: Returns::Plain,
+                    inline: true,
+                    header: true,
+                },
+            );
+        }
+    }
+
+    /// How `name` (a call of the driver the table does not know) fares.
+    pub fn classify(&self, name: &str, table: &Table, pure: &[String]) -> Class {
+        let Some(d) = self.defs.get(name) else {
+            return if self.exported.contains(name) {
+                Class::Exported
+            } else {
+                Class::Unknown
+            };
+        };
+        let mut problems: Vec<(String, String)> = Vec::new();
+        let mut seen: BTreeSet<String> = BTreeSet::new();
+        // (name, the static inline whose body the call is in, if any)
+        let mut stack: Vec<(String, Option<String>)> = vec![(name.to_string(), None)];
+        seen.insert(name.to_string());
+        while let Some((n, inline)) = stack.pop() {
+            let Some(d) = self.defs.get(&n) else { continue };
+            let inline = if d.kind == DefKind::Inline {
+                Some(n.clone())
+            } else {
+                inline
+            };
+            for c in &d.callees {
+                if c.starts_with("__builtin_") || d.params.contains(c) {
+                    continue;
+                }
+                let known = table.apis.get(c);
+                let header_code = inline.as_deref();
+                if known.is_some() || table.inline_names.contains(c) || pure.contains(c) {
+                    let safe = known.is_none_or(|e| {
+                        e.inline || HEADER_SAFE_EFFECTS.contains(&e.effect.as_str())
+                    }) || HEADER_SAFE_CALLS.contains(&c.as_str());
+                    if let (Some(h), false) = (header_code, safe) {
+                        problems.push((
+                            format!(
+                                "`{h}` ({} {}) calls `{c}` from its own body, which is compiled into the SFI module: the call would bypass `{c}`'s wrapper",
+                                self.defs[h].kind.label(),
+                                self.defs[h].at
+                            ),
+                            format!("add [api.{h}] to a compensations.toml, so that `{h}` itself is wrapped"),
+                        ));
+                    }
+                    continue;
+                }
+                if self.defs.contains_key(c) {
+                    if seen.insert(c.clone()) {
+                        stack.push((c.clone(), inline.clone()));
+                    }
+                    continue;
+                }
+                if HEADER_SAFE_CALLS.contains(&c.as_str()) {
+                    continue;
+                }
+                if self.exported.contains(c) {
+                    let (what, fix) = match header_code {
+                        Some(h) => (
+                            format!(
+                                "`{h}` ({} {}) calls exported `{c}`, which has no entry in the compensation table",
+                                self.defs[h].kind.label(),
+                                self.defs[h].at
+                            ),
+                            format!("add [api.{h}] (or [api.{c}] if `{c}` is side-effect free) to a compensations.toml"),
+                        ),
+                        None => (
+                            format!(
+                                "`{n}` ({} {}) expands to a call of exported `{c}`, which has no entry in the compensation table",
+                                self.defs[&n].kind.label(),
+                                self.defs[&n].at
+                            ),
+                            format!("add [api.{c}] to a compensations.toml"),
+                        ),
+                    };
+                    problems.push((what, fix));
+                }
+            }
+        }
+        if problems.is_empty() {
+            Class::Header(format!(
+                "{} of the kernel headers, {}",
+                d.kind.label(),
+                d.at
+            ))
+        } else {
+            problems.sort();
+            problems.dedup();
+            Class::Blocked(problems)
+        }
+    }
+}
+
+/// A header path as reports show it: relative to the kernel tree or build
+/// directory (`include/linux/netdevice.h`, `arch/x86/include/...`).
+fn shown(file: &str) -> String {
+    for k in ["/include/", "/arch/"] {
+        if let Some(i) = file.find(k) {
+            return file[i + 1..].to_string();
+        }
+    }
+    file.to_string()
+}
+
+/// The byte after the `}` closing the `{` at `open`.
+fn matching_brace(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    let mut i = open;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => {
+                i = lex::skip_literal(b, i);
+                continue;
+            }
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(i + 1);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The name and parameter names of a function definition's head (the text
+/// before its body), skipping attributes.
+fn function_head(head: &str) -> Option<(String, Vec<String>)> {
+    let b = head.as_bytes();
+    let mut depth = 0i32;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'(' => {
+                if depth == 0 {
+                    let before = head[..i].trim_end();
+                    let nb = before
+                        .bytes()
+                        .rev()
+                        .take_while(|&c| ident::is_byte(c))
+                        .count();
+                    let name = &before[before.len() - nb..];
+                    let skip = matches!(
+                        name,
+                        "__attribute__" | "__attribute" | "__typeof__" | "typeof" | "__typeof" | ""
+                    );
+                    if !skip && !name.as_bytes()[0].is_ascii_digit() {
+                        let close = paren_end(b, i)?;
+                        let params = param_names(&head[i + 1..close - 1]);
+                        return Some((name.to_string(), params));
+                    }
+                }
+                depth += 1;
+            }
+            b')' => depth -= 1,
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The byte after the `)` closing the `(` at `open`.
+fn paren_end(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parameter names of a parameter list (`const struct x *a, int (*cb)(int)`).
+fn param_names(list: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let b = list.as_bytes();
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            b',' if depth == 0 => {
+                parts.push(&list[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&list[start..]);
+    for p in parts {
+        let p = p.trim();
+        if p.is_empty() || p == "void" || p == "..." {
+            continue;
+        }
+        // A function pointer names itself after `(*`.
+        let name = if let Some(k) = p.find("(*") {
+            p[k + 2..]
+                .trim_start()
+                .bytes()
+                .take_while(|&c| ident::is_byte(c))
+                .map(char::from)
+                .collect::<String>()
+        } else {
+            let cut = p.find('[').unwrap_or(p.len());
+            let s = p[..cut].trim_end();
+            let nb = s.bytes().rev().take_while(|&c| ident::is_byte(c)).count();
+            s[s.len() - nb..].to_string()
+        };
+        if !name.is_empty() {
+            out.push(name);
+        }
+    }
+    out
+}
+
+/// The names called in `body` (identifiers followed by `(`), in order,
+/// without keywords and `params`.
+fn callees(body: &str, params: &[String]) -> Vec<String> {
+    let b = body.as_bytes();
+    let mut out: Vec<String> = Vec::new();
+    for t in lex::ident_tokens(body) {
+        let id = &body[t.start..t.end];
+        let mut j = t.end;
+        while j < b.len() && (b[j] == b' ' || b[j] == b'\t' || b[j] == b'\n') {
+            j += 1;
+        }
+        if j >= b.len() || b[j] != b'(' {
+            continue;
+        }
+        // `x.f(` and `x->f(` call through members.
+        let before = body[..t.start].trim_end();
+        if before.ends_with('.') || before.ends_with("->") {
+            continue;
+        }
+        if KEYWORDS.contains(&id)
+            || params.iter().any(|p| p == id)
+            || id.as_bytes()[0].is_ascii_digit()
+        {
+            continue;
+        }
+        if !out.iter().any(|o| o == id) {
+            out.push(id.to_string());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const UNIT: &str = r#"# 1 "/k/include/linux/x.h" 1
+#define X_FIELD(p) ((p)->field)
+#define X_CALL(p,...) x_exported(p, ##__VA_ARGS__)
+#define X_CONST 3
+static inline __attribute__((__unused__)) int x_inline(const struct x *a, int (*cb)(int))
+{
+	return a->n + x_pure(a->m);
+}
+static inline void x_bad(struct x *a)
+{
+	x_exported(a);
+}
+struct x { int n; };
+extern void x_exported(struct x *);
+# 1 "/drv/d.c"
+static inline int drv_own(int a) { return a; }
+"#;
+
+    fn kernel() -> Kernel {
+        let mut k = Kernel::default();
+        k.exported.insert("x_exported".into());
+        k.read_unit(UNIT, Path::new("/drv/d.c"));
+        k
+    }
+
+    #[test]
+    fn macros_and_inlines_are_read_with_their_place() {
+        let k = kernel();
+        let m = k.def("X_FIELD").unwrap();
+        assert_eq!(m.kind, DefKind::Macro);
+        assert_eq!(m.params, ["p"]);
+        assert_eq!(m.at, "include/linux/x.h:2");
+        assert!(
+            k.def("X_CONST").is_none(),
+            "object-like macros are not calls"
+        );
+        let f = k.def("x_inline").unwrap();
+        assert_eq!(f.kind, DefKind::Inline);
+        assert_eq!(f.params, ["a", "cb"]);
+        assert_eq!(f.callees, ["x_pure"]);
+        assert_eq!(f.at, "include/linux/x.h:5");
+        assert!(
+            k.def("drv_own").is_none(),
+            "the driver's own files are not the kernel's"
+        );
+        assert_eq!(k.def("X_CALL").unwrap().callees, ["x_exported"]);
+    }
+
+    #[test]
+    fn classes_follow_what_definitions_reach() {
+        let k = kernel();
+        let t = Table::default();
+        assert!(matches!(k.classify("X_FIELD", &t, &[]), Class::Header(_)));
+        assert!(matches!(k.classify("x_inline", &t, &[]), Class::Header(_)));
+        let Class::Blocked(p) = k.classify("X_CALL", &t, &[]) else {
+            panic!("a macro reaching an unknown export is blocked");
+        };
+        assert!(p[0].1.contains("[api.x_exported]"), "{p:?}");
+        let Class::Blocked(p) = k.classify("x_bad", &t, &[]) else {
+            panic!("an inline reaching an unknown export is blocked");
+        };
+        assert!(p[0].1.contains("[api.x_bad]"), "{p:?}");
+        assert_eq!(k.classify("x_exported", &t, &[]), Class::Exported);
+        assert_eq!(k.classify("nothing", &t, &[]), Class::Unknown);
+        assert!(matches!(
+            k.classify("X_CALL", &t, &["x_exported".to_string()]),
+            Class::Header(_)
+        ));
+    }
+}
