@@ -28,6 +28,12 @@ pub struct Args {
     /// (`ethtool_ops.*`); repeatable.
     #[arg(long = "isolate")]
     pub isolate: Vec<String>,
+    /// Build OUT against --kdir after writing it: any gcc or modpost error
+    /// or warning, and any kernel call of the SFI module without a wrapper,
+    /// is reported at its generated line (with the driver line it comes
+    /// from) and the command fails.
+    #[arg(long)]
+    pub check: bool,
     /// Isolate the slots of a profile of profiles.toml (`management`:
     /// ethtool_ops and the net_device_ops getters and setters).
     #[arg(long)]
@@ -82,7 +88,14 @@ impl Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
-    let split = fgft_split::compute(&args.options())?;
+    if args.check && args.kdir.is_none() {
+        return Err(CliError::Msg(
+            "--check builds the output: give the kernel build directory with --kdir".into(),
+        ));
+    }
+    let opts = args.options();
+    let tables = fgft_split::Tables::load(&opts.tables)?;
+    let split = fgft_split::compute_with(&opts, &tables)?;
     if !split.warnings.is_empty() {
         crate::diag::emit(&split.warnings);
     }
@@ -94,5 +107,23 @@ pub fn run(args: Args) -> Result<(), CliError> {
     fgft_base::outdir::prepare(&args.out, &inputs, args.force)?;
     fgft_split::write(&args.out, &split.out)?;
     println!("{} -> {}", split.summary, args.out.display());
+    if let Some(kdir) = args.kdir.as_deref().filter(|_| args.check) {
+        let pure = split.pure_apis.clone();
+        let co = fgft_split::check::CheckOpts {
+            kdir,
+            table: &tables.api,
+            pure: &pure,
+            have_runtime_symvers: args.runtime_symvers.is_some(),
+        };
+        let diags = fgft_split::check::check(&args.out, &co)?;
+        if !diags.is_empty() {
+            return Err(CliError::Located(diags));
+        }
+        println!(
+            "checked: {} builds with no warning against {}",
+            args.out.display(),
+            kdir.display()
+        );
+    }
     Ok(())
 }

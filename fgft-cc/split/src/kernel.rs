@@ -57,6 +57,11 @@ impl DefKind {
 pub struct Kernel {
     exported: BTreeSet<String>,
     defs: BTreeMap<String, Def>,
+    /// Members of the kernel's structs and unions that are arrays, by tag
+    /// (`net_device` -> `name`, ...); anonymous members flattened.
+    arrays: BTreeMap<String, BTreeSet<String>>,
+    /// Every struct and union tag read (a member not in `arrays` is not one).
+    records: BTreeSet<String>,
     /// Units that could not be preprocessed, with why.
     pub unavailable: Vec<(PathBuf, String)>,
 }
@@ -160,6 +165,15 @@ impl Kernel {
         self.exported.contains(name)
     }
 
+    /// Whether member `member` of the kernel's struct or union `tag`
+    /// (without keyword) is an array; None when the struct was not read.
+    pub fn member_is_array(&self, tag: &str, member: &str) -> Option<bool> {
+        if !self.records.contains(tag) {
+            return None;
+        }
+        Some(self.arrays.get(tag).is_some_and(|m| m.contains(member)))
+    }
+
     /// Reads the macro definitions and static inline functions of one
     /// preprocessed unit; definitions of the driver's own files are not
     /// the kernel's and are skipped.
@@ -216,7 +230,14 @@ impl Kernel {
                             line + 1 - head.trim_start().matches('\n').count(),
                         );
                         if let Some(end) = matching_brace(b, i) {
-                            if head.contains("inline") && !file.starts_with(&own_dir) {
+                            if let Some(tag) = record_tag(head) {
+                                if !file.starts_with(&own_dir) {
+                                    let mut arrays = BTreeSet::new();
+                                    record_arrays(&text[i + 1..end - 1], &mut arrays);
+                                    self.records.insert(tag.clone());
+                                    self.arrays.insert(tag, arrays);
+                                }
+                            } else if head.contains("inline") && !file.starts_with(&own_dir) {
                                 if let Some((name, params)) = function_head(head) {
                                     let body = &text[i..end];
                                     self.defs.insert(
@@ -416,6 +437,100 @@ fn shown(file: &str) -> String {
     file.to_string()
 }
 
+/// `struct NAME` or `union NAME` ending a definition's head.
+fn record_tag(head: &str) -> Option<String> {
+    let words: Vec<&str> = head
+        .split(|c: char| c.is_whitespace())
+        .filter(|w| !w.is_empty() && !w.starts_with("__attribute__"))
+        .collect();
+    let n = words.len();
+    if n >= 2 && matches!(words[n - 2], "struct" | "union") && ident::is_ident(words[n - 1]) {
+        return Some(words[n - 1].to_string());
+    }
+    None
+}
+
+/// The array members of a struct body (`{` and `}` excluded), anonymous
+/// struct and union members flattened.
+fn record_arrays(body: &str, out: &mut BTreeSet<String>) {
+    let b = body.as_bytes();
+    let (mut depth, mut paren) = (0i32, 0i32);
+    let mut start = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => {
+                i = lex::skip_literal(b, i);
+                continue;
+            }
+            b'{' => depth += 1,
+            b'}' => depth -= 1,
+            b'(' => paren += 1,
+            b')' => paren -= 1,
+            b';' if depth == 0 && paren == 0 => {
+                member_decl(&body[start..i], out);
+                start = i + 1;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+}
+
+/// One member declaration: a nested record (named or anonymous) or a list
+/// of declarators.
+fn member_decl(d: &str, out: &mut BTreeSet<String>) {
+    let d = d.trim();
+    if let (Some(open), Some(close)) = (d.find('{'), d.rfind('}')) {
+        let after = d[close + 1..].trim();
+        if after.is_empty() || after.starts_with("__attribute__") {
+            record_arrays(&d[open + 1..close], out);
+        } else {
+            declarators(after, out);
+        }
+        return;
+    }
+    // The type is everything before the first declarator; declarators are
+    // separated by commas outside parentheses.
+    declarators(d, out);
+}
+
+fn declarators(d: &str, out: &mut BTreeSet<String>) {
+    let b = d.as_bytes();
+    let mut paren = 0i32;
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'(' | b'[' => paren += 1,
+            b')' | b']' => paren -= 1,
+            b',' if paren == 0 => {
+                parts.push(&d[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&d[start..]);
+    for p in parts {
+        let p = p.trim();
+        if p.contains("(*") {
+            continue;
+        }
+        let Some(br) = p.find('[') else { continue };
+        let before = p[..br].trim_end();
+        let nb = before
+            .bytes()
+            .rev()
+            .take_while(|&c| ident::is_byte(c))
+            .count();
+        let name = &before[before.len() - nb..];
+        if !name.is_empty() {
+            out.insert(name.to_string());
+        }
+    }
+}
+
 /// The byte after the `}` closing the `{` at `open`.
 fn matching_brace(b: &[u8], open: usize) -> Option<usize> {
     let mut depth = 0i32;
@@ -588,7 +703,7 @@ static inline void x_bad(struct x *a)
 {
 	x_exported(a);
 }
-struct x { int n; };
+struct x { int n; char name[16], *p; union { u8 addr[6]; u32 w; }; struct { int q[2]; } in; unsigned int f:1; };
 extern void x_exported(struct x *);
 # 1 "/drv/d.c"
 static inline int drv_own(int a) { return a; }
@@ -622,6 +737,16 @@ static inline int drv_own(int a) { return a; }
             "the driver's own files are not the kernel's"
         );
         assert_eq!(k.def("X_CALL").unwrap().callees, ["x_exported"]);
+        assert_eq!(k.member_is_array("x", "name"), Some(true));
+        assert_eq!(
+            k.member_is_array("x", "addr"),
+            Some(true),
+            "anonymous unions are flattened"
+        );
+        assert_eq!(k.member_is_array("x", "p"), Some(false));
+        assert_eq!(k.member_is_array("x", "in"), Some(false));
+        assert_eq!(k.member_is_array("x", "f"), Some(false));
+        assert_eq!(k.member_is_array("y", "name"), None);
     }
 
     #[test]

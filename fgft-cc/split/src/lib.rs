@@ -12,6 +12,7 @@
 //! located diagnostic first.  The CLI (`fgft-cc split`) and the campaign
 //! runner both call [`compute`] and [`write`].
 
+pub mod check;
 pub mod derive;
 pub mod diag;
 mod driver;
@@ -69,6 +70,9 @@ pub struct Split {
     pub out: emit::Output,
     pub warnings: Vec<Located>,
     pub summary: String,
+    /// Kernel functions the annotations declare side-effect free (SFI code
+    /// calls them directly).
+    pub pure_apis: Vec<String>,
 }
 
 /// Runs the pipeline without writing OUT: loads the tables, then
@@ -178,6 +182,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         out,
         warnings: plan.diags,
         summary,
+        pure_apis: ann.pure_apis.clone(),
     })
 }
 

@@ -8,6 +8,7 @@ use super::edit::{whole_lines, Edits};
 use super::gtab::Slots;
 use super::{stem, Ctx};
 use crate::plan::{EntryPlan, FileRole, GtabEntry, Plan};
+use fgft_base::ident;
 use fgft_facts::program::{FileId, Program, TopKind};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -38,6 +39,7 @@ pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
     }
     binds(cx, grefs, &mut mf);
     global_copies(cx, &mut mf);
+    header_statics(cx, &mut mf);
     for e in &cx.plan.entries {
         let f = cx.src.prog.fns[e.def].file;
         mf.needs_code.insert(f);
@@ -61,6 +63,37 @@ pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
     let d = cx.plan.driver.clone();
     let header = main_header(cx);
     cx.generated(format!("main/fgft_{d}_main.h"), &header);
+}
+
+/// Static variables a header defines are marked `__maybe_unused`: the SFI
+/// units include the main module's headers, and the SFI copy of a unit
+/// that used such a variable may not (a warning otherwise).
+fn header_statics(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
+    let prog = cx.src.prog;
+    for g in &prog.globals {
+        if cx.src.files[g.file].role != FileRole::Header || !g.is_static || g.is_extern {
+            continue;
+        }
+        let text = &prog.files[g.file].text[g.range.clone()];
+        if [
+            "__maybe_unused",
+            "__always_unused",
+            "__used",
+            "__attribute__",
+        ]
+        .iter()
+        .any(|a| text.contains(a))
+        {
+            continue;
+        }
+        let Some(k) = text.find("static ") else {
+            continue;
+        };
+        if !text[..k].trim().is_empty() {
+            continue;
+        }
+        mf.edits[g.file].insert(g.range.start + k + "static ".len(), "__maybe_unused ");
+    }
 }
 
 /// The forward declaration of an entry's stub (its own signature, so it can
@@ -426,13 +459,18 @@ fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
     }
 }
 
-/// `e1000_main.c` -> `fgft_stubs_e1000_main.c`.
+/// `e1000_main.c` -> `fgft_stubs_e1000_main.c`; a header's is named with
+/// its extension (`amd8111e.h` -> `fgft_stubs_amd8111e_h.c`), so that it
+/// never takes the name of the unit of the same stem.
 fn code_file_name(rel: &Path) -> String {
     let stem = rel
         .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .unwrap_or_default();
-    format!("fgft_stubs_{stem}.c")
+    match rel.extension().map(|e| e.to_string_lossy().to_string()) {
+        Some(e) if e != "c" => format!("fgft_stubs_{stem}_{}.c", ident::underscored(&e)),
+        _ => format!("fgft_stubs_{stem}.c"),
+    }
 }
 
 /// Declarations shared by main-module files.

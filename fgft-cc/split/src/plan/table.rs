@@ -26,7 +26,16 @@ struct TableFile {
     #[serde(default)]
     inline: InlineRaw,
     #[serde(default)]
+    direct: DirectRaw,
+    #[serde(default)]
     api: BTreeMap<String, EntryRaw>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DirectRaw {
+    #[serde(default)]
+    symbols: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -205,6 +214,8 @@ pub struct Table {
     /// Helpers and macros that compute on values only (no memory effect
     /// beyond what their arguments' evaluation does): compiled into SFI code.
     pub inline_names: BTreeSet<String>,
+    /// Kernel symbols an SFI object may call without a wrapper (`[direct]`).
+    pub direct: BTreeSet<String>,
     /// Kernel globals SFI code may read; value: header that declares it.
     pub globals: BTreeMap<String, String>,
 }
@@ -238,6 +249,7 @@ impl Table {
         for src in sources {
             let f: TableFile = tables::parse_toml(src, TABLE_NAME)?;
             t.inline_names.extend(f.inline.names.iter().cloned());
+            t.direct.extend(f.direct.symbols.iter().cloned());
             for g in f.globals.read {
                 let h = f
                     .globals

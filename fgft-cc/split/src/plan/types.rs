@@ -629,6 +629,10 @@ impl TypeBuilder<'_, '_> {
                         format!("target of member {m} of {}", base.c_spelling()),
                     );
                     FieldHow::Ptr { target: i }
+                } else if self.kernel_array(base, m) {
+                    // The kernel's headers declare it an array
+                    // (`net_device.name`): copied as bytes.
+                    FieldHow::Bytes
                 } else {
                     // Unknown type with no sign of an array: plain assignment
                     // (right for scalars, bit-fields, structs and pointers).
@@ -637,6 +641,17 @@ impl TypeBuilder<'_, '_> {
             }
             CType::Scalar(_) | CType::Void | CType::Func => FieldHow::Assign,
         }
+    }
+}
+
+impl TypeBuilder<'_, '_> {
+    /// Whether the kernel's headers (with --kdir) declare member `m` of the
+    /// record `base` an array.
+    fn kernel_array(&self, base: &CType, m: &str) -> bool {
+        let (Some(k), Some(tag)) = (self.inp.kernel, bare_tag(base)) else {
+            return false;
+        };
+        k.member_is_array(&tag, m).unwrap_or(false)
     }
 }
 

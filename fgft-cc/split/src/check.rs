@@ -1,0 +1,272 @@
+//! `fgft-cc split --check`: the output is compiled before anyone relies on
+//! it.
+//!
+//! Job: build OUT with Kbuild against the kernel build directory, turn
+//! every gcc error and warning into a located diagnostic at the generated
+//! line, with a note naming the driver line the generated code comes from,
+//! and refuse an SFI object that calls a kernel symbol without a wrapper.
+//!
+//! Invariants: a check that finds nothing returns no diagnostic; anything
+//! the compiler or modpost says, or an undefined symbol outside the
+//! runtime, the sanitizer call-backs, the table's `[direct]` symbols, its
+//! kernel globals and the driver's pure APIs, is an error; nothing in OUT
+//! is changed.
+
+use crate::diag::{Error, Located};
+use crate::plan::table::Table;
+use fgft_base::kbuild::Make;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// What the check needs besides OUT.
+pub struct CheckOpts<'a> {
+    pub kdir: &'a Path,
+    pub table: &'a Table,
+    /// Kernel functions the driver's annotations declare side-effect free.
+    pub pure: &'a [String],
+    /// Whether the runtime's Module.symvers is in OUT (else modpost's
+    /// unresolved runtime symbols are expected and not reported).
+    pub have_runtime_symvers: bool,
+}
+
+/// Builds `out` and returns the problems found.
+pub fn check(out: &Path, o: &CheckOpts<'_>) -> Result<Vec<Located>, Error> {
+    let mut make = Make::new(o.kdir, out).target("modules");
+    if !o.have_runtime_symvers {
+        make = make.var("KBUILD_MODPOST_WARN", "1");
+    }
+    let built = make.run().map_err(|e| Error::Msg(e.to_string()))?;
+    let text = built.combined();
+    let mut diags = Vec::new();
+    let prefix = format!("{}/", out.display());
+    for l in text.lines() {
+        if let Some(d) = compiler_line(l, out, &prefix) {
+            diags.push(d);
+        } else if let Some(m) = modpost_line(l, o.have_runtime_symvers) {
+            diags.push(plain(out, format!("modpost: {m}")));
+        }
+    }
+    if !built.success() && diags.is_empty() {
+        let tail: Vec<&str> = text.lines().rev().take(8).collect();
+        diags.push(plain(
+            out,
+            format!(
+                "the build failed: {}",
+                tail.into_iter().rev().collect::<Vec<_>>().join(" | ")
+            ),
+        ));
+    }
+    if built.success() {
+        diags.extend(unwrapped_calls(out, o)?);
+    }
+    Ok(diags)
+}
+
+/// A diagnostic about OUT as a whole.
+fn plain(out: &Path, message: String) -> Located {
+    Located {
+        path: out.to_path_buf(),
+        text: String::new(),
+        range: 0..0,
+        message,
+        label: String::new(),
+        notes: vec![],
+        warning: false,
+    }
+}
+
+/// `path:line:col: error|warning: message` of a file under OUT.
+fn compiler_line(l: &str, out: &Path, prefix: &str) -> Option<Located> {
+    let (kind, at) = [": error: ", ": warning: "]
+        .iter()
+        .find_map(|k| l.find(k).map(|i| (*k, i)))?;
+    let loc = &l[..at];
+    let message = &l[at + kind.len()..];
+    let mut parts = loc.rsplitn(3, ':');
+    let col: usize = parts.next()?.parse().ok()?;
+    let line: usize = parts.next()?.parse().ok()?;
+    let file = parts.next()?;
+    let rel = file.strip_prefix(prefix).unwrap_or(file);
+    let path: PathBuf = out.join(rel);
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    let start = line_start(&text, line) + col.saturating_sub(1);
+    let end = text[start.min(text.len())..]
+        .find('\n')
+        .map_or(text.len(), |k| start + k);
+    let mut notes = Vec::new();
+    if let Some(origin) = origin_above(&text, line) {
+        notes.push(format!("generated for {origin}"));
+    } else if rel.starts_with("main/") || rel.starts_with("sfi/") {
+        notes.push(format!(
+            "in fgft's copy of the driver's {}",
+            &rel[rel.find('/').map_or(0, |i| i + 1)..]
+        ));
+    }
+    notes.push("fgft-cc split wrote code that does not build cleanly: please report it".into());
+    Some(Located {
+        path,
+        range: start.min(text.len())..end.max(start).min(text.len()),
+        text,
+        message: format!("gcc {}: {message}", kind.trim_matches([':', ' '])),
+        label: "here".into(),
+        notes,
+        warning: false,
+    })
+}
+
+/// modpost's `ERROR:`/`WARNING:` lines worth reporting.
+fn modpost_line(l: &str, have_runtime: bool) -> Option<String> {
+    let m = l
+        .trim_start()
+        .strip_prefix("ERROR: modpost: ")
+        .or_else(|| l.trim_start().strip_prefix("WARNING: modpost: "))?;
+    // Without the runtime's Module.symvers its symbols are unresolved.
+    if !have_runtime && m.contains("\"fgft_") && m.contains("undefined") {
+        return None;
+    }
+    Some(m.to_string())
+}
+
+/// Byte offset of 1-based line `n`.
+fn line_start(text: &str, n: usize) -> usize {
+    if n <= 1 {
+        return 0;
+    }
+    text.match_indices('\n')
+        .nth(n - 2)
+        .map_or(text.len(), |(i, _)| i + 1)
+}
+
+/// The nearest `(file.c:N)` origin named by a comment at or above line `n`.
+fn origin_above(text: &str, n: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    for l in lines[..n.min(lines.len())].iter().rev() {
+        let mut rest = *l;
+        while let Some(open) = rest.find('(') {
+            let inner = &rest[open + 1..];
+            if let Some(close) = inner.find(')') {
+                let cand = &inner[..close];
+                if let Some((f, num)) = cand.rsplit_once(':') {
+                    if (f.ends_with(".c") || f.ends_with(".h"))
+                        && !f.contains(' ')
+                        && num.parse::<usize>().is_ok()
+                    {
+                        return Some(cand.to_string());
+                    }
+                }
+            }
+            rest = inner;
+        }
+    }
+    None
+}
+
+/// Undefined symbols of the SFI objects that are not reached through a
+/// wrapper.
+fn unwrapped_calls(out: &Path, o: &CheckOpts<'_>) -> Result<Vec<Located>, Error> {
+    let sfi = out.join("sfi");
+    let mut objs: Vec<PathBuf> = match std::fs::read_dir(&sfi) {
+        Ok(rd) => rd
+            .flatten()
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == "o"))
+            .filter(|p| {
+                let n = p
+                    .file_name()
+                    .map(|f| f.to_string_lossy().to_string())
+                    .unwrap_or_default();
+                !n.ends_with("_sfi_rt.o") && !n.ends_with(".mod.o")
+            })
+            .collect(),
+        Err(_) => return Ok(Vec::new()),
+    };
+    objs.sort();
+    let mut diags = Vec::new();
+    for obj in objs {
+        let nm = Command::new("nm")
+            .arg("-u")
+            .arg(&obj)
+            .output()
+            .map_err(|source| Error::Io {
+                path: obj.clone(),
+                source,
+            })?;
+        for l in String::from_utf8_lossy(&nm.stdout).lines() {
+            let Some(sym) = l.split_whitespace().last() else {
+                continue;
+            };
+            if allowed(sym, o) {
+                continue;
+            }
+            diags.push(plain(
+                &obj,
+                format!(
+                    "{}: the SFI code calls kernel symbol `{sym}` directly, without a wrapper: its effects would not be undone and its arguments not checked",
+                    obj.strip_prefix(out).unwrap_or(&obj).display()
+                ),
+            ));
+        }
+    }
+    Ok(diags)
+}
+
+fn allowed(sym: &str, o: &CheckOpts<'_>) -> bool {
+    sym.starts_with("__asan_")
+        || sym.starts_with("__hwasan_")
+        || sym.starts_with("__ubsan_")
+        || sym.starts_with("fgft_")
+        || sym.starts_with("__x86_")
+        || sym == "__fentry__"
+        || sym == "__stack_chk_fail"
+        || o.table.direct.contains(sym)
+        || o.table.globals.contains_key(sym)
+        || o.pure.iter().any(|p| p == sym)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn origins_are_found_above_the_line() {
+        let t = "/*\n * fgft: copy-in for f\n * (drv/a.c:12)\n */\nint x;\n\tc->n = o->n;\n";
+        assert_eq!(origin_above(t, 6).as_deref(), Some("drv/a.c:12"));
+        assert_eq!(origin_above("int x;\n", 1), None);
+    }
+
+    #[test]
+    fn compiler_lines_are_located() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("main")).unwrap();
+        std::fs::write(
+            dir.path().join("main/s.c"),
+            "/* for g (d/x.c:3) */\nint a;\n\tc->name = o->name;\n",
+        )
+        .unwrap();
+        let prefix = format!("{}/", dir.path().display());
+        let l = format!(
+            "{}main/s.c:3:17: error: assignment to expression with array type",
+            prefix
+        );
+        let d = compiler_line(&l, dir.path(), &prefix).unwrap();
+        assert!(d
+            .message
+            .contains("assignment to expression with array type"));
+        assert_eq!(&d.text[d.range.clone()], "= o->name;");
+        assert!(d.notes[0].contains("d/x.c:3"), "{:?}", d.notes);
+        assert!(compiler_line("make: Entering directory", dir.path(), &prefix).is_none());
+    }
+
+    #[test]
+    fn modpost_runtime_symbols_are_expected_without_symvers() {
+        assert_eq!(
+            modpost_line(
+                "ERROR: modpost: \"fgft_txn_call\" [OUT/x.ko] undefined!",
+                false
+            ),
+            None
+        );
+        assert!(modpost_line("ERROR: modpost: \"foo\" [x.ko] undefined!", false).is_some());
+        assert!(modpost_line("WARNING: modpost: section mismatch", true).is_some());
+    }
+}
