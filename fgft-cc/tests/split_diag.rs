@@ -738,3 +738,78 @@ fn bad_contract_and_unknown_profile_are_errors() {
     assert!(err.contains("management"), "{err}");
     assert!(!out.exists());
 }
+
+/// A struct that only another translation unit defines cannot be copied by
+/// a stub compiled in the entry's unit: a located error naming where the
+/// definition is, not output that does not build.
+#[test]
+fn a_record_of_another_unit_is_refused() {
+    let t = tempfile::tempdir().unwrap();
+    let core = t.path().join("two-core.c");
+    let eth = t.path().join("two-ethtool.c");
+    std::fs::write(
+        &core,
+        r#"// SPDX-License-Identifier: GPL-2.0
+#include <linux/module.h>
+#include <linux/netdevice.h>
+
+struct two_priv {
+	u32 flags;
+};
+
+u32 two_flags(struct net_device *dev)
+{
+	struct two_priv *p = netdev_priv(dev);
+
+	return p->flags;
+}
+
+static int __init two_init(void)
+{
+	return 0;
+}
+module_init(two_init);
+MODULE_LICENSE("GPL");
+"#,
+    )
+    .unwrap();
+    std::fs::write(
+        &eth,
+        r#"// SPDX-License-Identifier: GPL-2.0
+#include <linux/netdevice.h>
+#include <linux/ethtool.h>
+
+u32 two_flags(struct net_device *dev);
+
+static u32 two_get_priv_flags(struct net_device *dev)
+{
+	return two_flags(dev);
+}
+
+const struct ethtool_ops two_ethtool_ops = {
+	.get_priv_flags = two_get_priv_flags,
+};
+"#,
+    )
+    .unwrap();
+    let out = t.path().join("out");
+    let (code, err) = run(&[
+        core.to_str().unwrap(),
+        eth.to_str().unwrap(),
+        "--module",
+        "two",
+        "--isolate",
+        "ethtool_ops.*",
+        "--no-checkpoint",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("isolated `two_get_priv_flags` needs a copy of struct two_priv"),
+        "{err}"
+    );
+    assert!(err.contains("two-ethtool.c:7:"), "{err}");
+    assert!(err.contains("two-core.c:5"), "{err}");
+    assert!(!out.exists());
+}

@@ -192,6 +192,9 @@ pub struct EntrySpec {
     /// Kernel variables the closure names (all the table's are granted
     /// read-only by the SFI module's grant function; listed for the plan).
     pub kernel_globals: Vec<String>,
+    /// The entry is `static`: so is its stub (a non-static entry's slot
+    /// may be filled in another unit, which then names the stub).
+    pub is_static: bool,
 }
 
 impl EntrySpec {
@@ -455,6 +458,7 @@ mod tests {
             ],
             globals: vec![],
             kernel_globals: vec!["jiffies".into()],
+            is_static: true,
         }
     }
 

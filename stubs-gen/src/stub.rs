@@ -65,7 +65,8 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
         }
     }
     s.push_str(" */\n");
-    let sig = format!("static {}", signature(&e.ret, &e.stub_name(), &e.params));
+    let st = if e.is_static { "static " } else { "" };
+    let sig = format!("{st}{}", signature(&e.ret, &e.stub_name(), &e.params));
     let _ = writeln!(s, "{}", wrap_call(0, &sig, ""));
     s.push_str("{\n");
     let _ = writeln!(s, "\tstruct {} a = {{", args_struct(e));

@@ -76,6 +76,7 @@ fn analyze_fn(
         facts: FnFacts::default(),
         site: None,
         expanding: Vec::new(),
+        in_header: 0,
         cache,
         via_macro: None,
     };
@@ -169,6 +170,9 @@ struct Walker<'p, 'c> {
     /// Inside a macro expansion: the site of the macro use.
     site: Option<Site>,
     expanding: Vec<String>,
+    /// Inside the model of a kernel header helper: its function references
+    /// are the arguments', already recorded at their own sites.
+    in_header: usize,
     cache: &'c mut HashMap<String, Option<Rc<ParsedFile>>>,
     via_macro: Option<String>,
 }
@@ -890,8 +894,10 @@ impl Walker<'_, '_> {
             return info;
         }
         if self.prog.is_fn(&name) {
-            let at = self.site(pf, n);
-            self.facts.fn_refs.push((name, at));
+            if self.in_header == 0 {
+                let at = self.site(pf, n);
+                self.facts.fn_refs.push((name, at));
+            }
             return Info {
                 ty: CType::ptr(CType::Func),
                 ..Default::default()
@@ -1128,7 +1134,9 @@ impl Walker<'_, '_> {
                     .map(|a| format!("({})", pf.node_text(*a)))
                     .collect();
                 let text = macros::expand(&params, model_text, &args);
+                self.in_header += usize::from(m.header);
                 model_info = self.walk_expansion(pf, n, &name, &text, m.header);
+                self.in_header -= usize::from(m.header);
             }
         }
         match m.returns {

@@ -13,6 +13,9 @@ pub struct ApiUse {
     pub sites: Vec<Site>,
     /// The driver macros the call was found in, if any (for messages).
     pub via_macro: Vec<String>,
+    /// Some site is in the driver's own text, not inside a macro's or
+    /// helper's expansion.
+    pub direct: bool,
 }
 
 /// Every kernel function the closure calls, sorted by name.
@@ -28,8 +31,10 @@ pub fn kernel_calls(facts: &DriverFacts, closure: &Closure) -> Vec<ApiUse> {
                     name: name.clone(),
                     sites: Vec::new(),
                     via_macro: Vec::new(),
+                    direct: false,
                 });
                 e.sites.push(c.at.clone());
+                e.direct |= c.via_macro.is_none();
                 if let Some(m) = &c.via_macro {
                     if !e.via_macro.contains(m) {
                         e.via_macro.push(m.clone());

@@ -89,7 +89,8 @@ fn compiler_line(l: &str, out: &Path, prefix: &str) -> Option<Located> {
     let rel = file.strip_prefix(prefix).unwrap_or(file);
     let path: PathBuf = out.join(rel);
     let text = std::fs::read_to_string(&path).unwrap_or_default();
-    let start = line_start(&text, line) + col.saturating_sub(1);
+    let ls = line_start(&text, line);
+    let start = ls + byte_of_column(&text[ls..], col);
     let end = text[start.min(text.len())..]
         .find('\n')
         .map_or(text.len(), |k| start + k);
@@ -125,6 +126,23 @@ fn modpost_line(l: &str, have_runtime: bool) -> Option<String> {
         return None;
     }
     Some(m.to_string())
+}
+
+/// The byte offset in `line` of gcc's 1-based display column `col` (tabs
+/// advance to the next multiple of 8).
+fn byte_of_column(line: &str, col: usize) -> usize {
+    let mut disp = 1;
+    for (i, c) in line.char_indices() {
+        if disp >= col || c == '\n' {
+            return i;
+        }
+        disp = if c == '\t' {
+            (disp - 1) / 8 * 8 + 9
+        } else {
+            disp + 1
+        };
+    }
+    line.len()
 }
 
 /// Byte offset of 1-based line `n`.
@@ -219,6 +237,10 @@ fn allowed(sym: &str, o: &CheckOpts<'_>) -> bool {
         || sym == "__fentry__"
         || sym == "__stack_chk_fail"
         || o.table.direct.contains(sym)
+        // Table entries a kernel inline may call directly (kernel.rs).
+        || o.table.apis.get(sym).is_some_and(|e| {
+            crate::kernel::HEADER_SAFE_EFFECTS.contains(&e.effect.as_str())
+        })
         || o.table.globals.contains_key(sym)
         || o.pure.iter().any(|p| p == sym)
 }

@@ -62,6 +62,12 @@ pub struct Kernel {
     arrays: BTreeMap<String, BTreeSet<String>>,
     /// Every struct and union tag read (a member not in `arrays` is not one).
     records: BTreeSet<String>,
+    /// Object-like macros that only rename a function
+    /// (`#define cpu_to_be16s __cpu_to_be16s`).
+    aliases: BTreeMap<String, String>,
+    /// Every identifier the driver's own files keep after preprocessing
+    /// (what `#if` blocks of this configuration drop is not there).
+    own_idents: BTreeSet<String>,
     /// Units that could not be preprocessed, with why.
     pub unavailable: Vec<(PathBuf, String)>,
 }
@@ -83,7 +89,7 @@ pub enum Class {
 
 /// Table effects a static inline may reach directly (the call runs
 /// unwrapped, from SFI code): value computations, logging and delays.
-const HEADER_SAFE_EFFECTS: &[&str] = &["pure", "log", "delay"];
+pub const HEADER_SAFE_EFFECTS: &[&str] = &["pure", "log", "delay"];
 
 /// Functions a static inline may call directly: the memory intrinsics,
 /// which the sanitizer turns into its checked call-backs, and the reports
@@ -145,11 +151,59 @@ impl Kernel {
         }
         for u in units {
             match fgft_parse::types::preprocess_with(kdir, u, true) {
-                Ok(text) => k.read_unit(&text, u),
+                Ok(text) => {
+                    k.read_unit(&text, u);
+                    k.read_own(&text, u);
+                }
                 Err(e) => k.unavailable.push((u.clone(), e.to_string())),
             }
         }
         k
+    }
+
+    /// Whether the driver's own global or function `name` is compiled out
+    /// in this configuration (defined only in `#if` blocks it drops).
+    /// False when some unit could not be read.
+    pub fn compiled_out(&self, name: &str) -> bool {
+        self.unavailable.is_empty()
+            && !self.own_idents.is_empty()
+            && !self.own_idents.contains(name)
+    }
+
+    /// The identifiers of the driver's own files in a preprocessed unit.
+    fn read_own(&mut self, text: &str, unit: &Path) {
+        let own_dir = unit
+            .parent()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        let mut own = false;
+        let mut seg_start = 0;
+        let flush = |k: &mut Kernel, seg: &str| {
+            for t in lex::ident_tokens(seg) {
+                k.own_idents.insert(seg[t.start..t.end].to_string());
+            }
+        };
+        let mut pos = 0;
+        for line in text.split_inclusive('\n') {
+            if let Some(rest) = line.strip_prefix("# ") {
+                if rest.as_bytes().first().is_some_and(u8::is_ascii_digit) {
+                    if own {
+                        flush(self, &text[seg_start..pos]);
+                    }
+                    let f = rest.split('"').nth(1).unwrap_or("");
+                    own = f.starts_with(&own_dir);
+                    seg_start = pos + line.len();
+                }
+            } else if line.starts_with("#define ") && own {
+                // Definitions are not uses.
+                flush(self, &text[seg_start..pos]);
+                seg_start = pos + line.len();
+            }
+            pos += line.len();
+        }
+        if own {
+            flush(self, &text[seg_start..]);
+        }
     }
 
     /// Whether any unit was read.
@@ -158,7 +212,18 @@ impl Kernel {
     }
 
     pub fn def(&self, name: &str) -> Option<&Def> {
-        self.defs.get(name)
+        self.defs.get(self.resolve(name))
+    }
+
+    /// `name` through object-like aliases (at most a few hops).
+    pub fn resolve<'a>(&'a self, mut name: &'a str) -> &'a str {
+        for _ in 0..4 {
+            match self.aliases.get(name) {
+                Some(t) => name = t,
+                None => break,
+            }
+        }
+        name
     }
 
     pub fn is_exported(&self, name: &str) -> bool {
@@ -291,7 +356,12 @@ impl Kernel {
                 .collect();
             (ps, r.get(close + 1..).unwrap_or("").trim().to_string())
         } else {
-            // Object-like macros are constants or aliases: not calls.
+            // Object-like macros are constants (not calls) or aliases of a
+            // function name.
+            let body = rest.trim();
+            if ident::is_ident(body) && body != name {
+                self.aliases.insert(name.to_string(), body.to_string());
+            }
             return;
         };
         self.defs.insert(
@@ -306,10 +376,29 @@ impl Kernel {
         );
     }
 
+    /// Every name `name`'s definition reaches, through other definitions.
+    pub fn reach(&self, name: &str) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
+        let mut stack = vec![name.to_string()];
+        while let Some(n) = stack.pop() {
+            let Some(d) = self.defs.get(&n) else { continue };
+            for c in &d.callees {
+                if seen.insert(c.clone()) {
+                    stack.push(c.clone());
+                }
+            }
+        }
+        seen
+    }
+
     /// Field-access models for every definition the table does not know
     /// (the table's own come first).
     pub fn add_models(&self, models: &mut ApiModels) {
-        for (name, d) in &self.defs {
+        let aliased = self
+            .aliases
+            .keys()
+            .filter_map(|a| self.def(a).map(|d| (a, d)));
+        for (name, d) in self.defs.iter().chain(aliased) {
             if models.map.contains_key(name) {
                 continue;
             }
@@ -339,6 +428,10 @@ impl Kernel {
 
     /// How `name` (a call of the driver the table does not know) fares.
     pub fn classify(&self, name: &str, table: &Table, pure: &[String]) -> Class {
+        let name = self.resolve(name);
+        if table.knows(name) || pure.iter().any(|p| p == name) {
+            return Class::Header(format!("another name of `{name}`"));
+        }
         let Some(d) = self.defs.get(name) else {
             return if self.exported.contains(name) {
                 Class::Exported

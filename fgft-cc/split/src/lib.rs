@@ -182,7 +182,18 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         out,
         warnings: plan.diags,
         summary,
-        pure_apis: ann.pure_apis.clone(),
+        pure_apis: {
+            // What a pure macro or inline expands to is called as directly.
+            let mut v = ann.pure_apis.clone();
+            if let Some(k) = &kernel {
+                for p in &ann.pure_apis {
+                    v.extend(k.reach(p));
+                }
+            }
+            v.sort();
+            v.dedup();
+            v
+        },
     })
 }
 

@@ -168,9 +168,17 @@ pub fn candidates(
     Ok(out)
 }
 
-/// What a located split error asks for.
-fn need_of(message: &str) -> Need {
+/// What a located split error asks for: the table entry its fix names,
+/// else what its message names.
+fn need_of(message: &str, notes: &[String]) -> Need {
     let tick = |s: &str, n: usize| s.split('`').nth(n).unwrap_or("").to_string();
+    if let Some(api) = notes.iter().find_map(|n| {
+        let i = n.find("add [api.")?;
+        let rest = &n[i + "add [api.".len()..];
+        rest.find(']').map(|j| rest[..j].to_string())
+    }) {
+        return Need::Api(api);
+    }
     if message.starts_with("kernel function `") {
         Need::Api(tick(message, 1))
     } else if message.starts_with("member `") && message.contains("used as an array") {
@@ -220,7 +228,7 @@ pub fn run_one(c: &Candidate, cfg: &Config, tables: &fgft_split::Tables, work: &
                     if !d.notes.is_empty() {
                         r.errors_with_fix += 1;
                     }
-                    let n = need_of(&d.message);
+                    let n = need_of(&d.message, &d.notes);
                     if !r.needs.contains(&n) {
                         r.needs.push(n);
                     }
@@ -241,38 +249,33 @@ pub fn run_one(c: &Candidate, cfg: &Config, tables: &fgft_split::Tables, work: &
         r.build.push(e.to_string());
         return r;
     }
-    let built = Make::new(&cfg.kdir, &out).target("modules").run();
-    let text = match built {
-        Ok(o) => {
-            let ok = o.success();
-            let t = o.combined();
-            if !ok {
-                r.outcome = Outcome::AcceptedButFailing;
-            }
-            t
+    // Built as `fgft-cc split --check` builds it: compiler and modpost
+    // messages, and SFI calls of the kernel without a wrapper.
+    let co = fgft_split::check::CheckOpts {
+        kdir: &cfg.kdir,
+        table: &tables.api,
+        pure: &s.pure_apis,
+        have_runtime_symvers: true,
+    };
+    match fgft_split::check::check(&out, &co) {
+        Ok(diags) if diags.is_empty() => r.outcome = Outcome::Built,
+        Ok(diags) => {
+            let only_warnings = diags.iter().all(|d| d.message.starts_with("gcc warning"));
+            r.outcome = if only_warnings {
+                Outcome::BuiltWithWarnings
+            } else {
+                Outcome::AcceptedButFailing
+            };
+            r.build = diags
+                .iter()
+                .take(5)
+                .map(|d| d.message.replace(&out.display().to_string(), "OUT"))
+                .collect();
         }
         Err(e) => {
             r.outcome = Outcome::AcceptedButFailing;
-            e.to_string()
+            r.build.push(e.to_string());
         }
-    };
-    let msgs: Vec<String> = text
-        .lines()
-        .filter(|l| {
-            l.contains(": error:")
-                || l.contains(": warning:")
-                || l.starts_with("ERROR:")
-                || l.starts_with("WARNING:")
-        })
-        .map(|l| l.replace(&out.display().to_string(), "OUT"))
-        .collect();
-    r.build = msgs.iter().take(5).cloned().collect();
-    if r.outcome != Outcome::AcceptedButFailing {
-        r.outcome = if msgs.is_empty() {
-            Outcome::Built
-        } else {
-            Outcome::BuiltWithWarnings
-        };
     }
     let _ = std::fs::remove_dir_all(&out);
     r
@@ -486,15 +489,25 @@ mod tests {
     #[test]
     fn needs_are_read_from_messages() {
         assert_eq!(
-            need_of("kernel function `ether_crc_le` is called from the closure of isolated `x` but has no entry"),
+            need_of("kernel function `ether_crc_le` is called from the closure of isolated `x` but has no entry", &[]),
             Need::Api("ether_crc_le".into())
         );
         assert_eq!(
-            need_of("member `tx_buffer` of `struct atl1e_tx_ring` is a pointer used as an array in the closure of isolated `f`, and fgft cannot tell"),
+            need_of(
+                "`queue_work`, called from the closure of isolated `f`: `queue_work` (static inline ...) calls exported `queue_work_on`",
+                &["add [api.queue_work] (or [api.queue_work_on] if ...)".into()]
+            ),
+            Need::Api("queue_work".into())
+        );
+        assert_eq!(
+            need_of("member `tx_buffer` of `struct atl1e_tx_ring` is a pointer used as an array in the closure of isolated `f`, and fgft cannot tell", &[]),
             Need::Member("struct atl1e_tx_ring.tx_buffer".into())
         );
         assert_eq!(
-            need_of("parameter `p` of isolated `atl2_get_regs` is used as a buffer here"),
+            need_of(
+                "parameter `p` of isolated `atl2_get_regs` is used as a buffer here",
+                &[]
+            ),
             Need::Param("atl2_get_regs(p)".into())
         );
     }

@@ -417,6 +417,21 @@ fn dropped_calls(text: &str) -> String {
 /// #include of its `fgft_stubs_<unit>.c`.
 fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
     let d = cx.plan.driver.clone();
+    // A header's generated code goes with the first unit that includes it:
+    // the SFI units include the main module's headers, and must not see
+    // main-module code.
+    for fid in mf.needs_code.clone() {
+        if cx.src.files[fid].role != FileRole::Header {
+            continue;
+        }
+        let Some(tu) = including_unit(cx, fid) else {
+            continue;
+        };
+        let tail = std::mem::take(&mut mf.tails[fid]);
+        mf.tails[tu].push_str(&tail);
+        mf.needs_code.remove(&fid);
+        mf.needs_code.insert(tu);
+    }
     for (fid, df) in cx.src.files.iter().enumerate() {
         let pf = &cx.src.prog.files[fid];
         if mf.needs_code.contains(&fid) {
@@ -457,6 +472,27 @@ fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
             ),
         }
     }
+}
+
+/// The first translation unit (by file order) that includes `fid`,
+/// through other headers too.
+fn including_unit(cx: &Ctx<'_, '_>, fid: FileId) -> Option<FileId> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![fid];
+    let mut found = Vec::new();
+    while let Some(f) = stack.pop() {
+        for &by in &cx.src.files[f].included_by {
+            if !seen.insert(by) {
+                continue;
+            }
+            if cx.src.files[by].role == FileRole::Tu {
+                found.push(by);
+            } else {
+                stack.push(by);
+            }
+        }
+    }
+    found.into_iter().min()
 }
 
 /// `e1000_main.c` -> `fgft_stubs_e1000_main.c`; a header's is named with

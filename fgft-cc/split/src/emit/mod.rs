@@ -69,11 +69,19 @@ pub struct EmitOpts {
 /// The files of OUT, by relative path.
 pub type Output = BTreeMap<PathBuf, String>;
 
+/// A file's name as an identifier part: its stem, and for a file that is
+/// not a `.c` its extension too (`amd8111e.h` -> `amd8111e_h`), so that a
+/// header and the unit of the same stem never share a name.
 pub(crate) fn stem(p: &std::path::Path) -> String {
-    p.file_stem()
+    let s = p
+        .file_stem()
         .map(|s| s.to_string_lossy().to_string())
         .map(|s| fgft_base::ident::underscored(&s))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    match p.extension().map(|e| e.to_string_lossy().to_string()) {
+        Some(e) if e != "c" => format!("{s}_{}", fgft_base::ident::underscored(&e)),
+        _ => s,
+    }
 }
 
 /// What emitting accumulates: the files, the problems, the edit log.

@@ -60,6 +60,7 @@ pub(super) fn plan_entry(
     }
     let (types, mut tdiags, hints) = b.finish();
     diags.append(&mut tdiags);
+    diags.extend(unseen_types(inp, d, &types));
 
     let (globals, kernel_globals) = globals(inp, &closure, &ptr.global_writes);
     let slots = slots(inp, &name, refs);
@@ -79,6 +80,7 @@ pub(super) fn plan_entry(
         types,
         globals,
         kernel_globals,
+        is_static: d.is_static,
     };
     EntryPlan {
         spec,
@@ -262,7 +264,14 @@ fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>
         if let Some(k) = inp.kernel {
             // Inside a kernel macro or inline: the classification of the
             // outer name covers it.
-            if !u.via_macro.is_empty() && u.via_macro.iter().all(|m| k.def(m).is_some()) {
+            if !u.direct && u.via_macro.iter().all(|m| k.def(m).is_some()) {
+                continue;
+            }
+            // Another name of a function the table knows: that function's
+            // wrapper serves it (the alias expands in SFI code).
+            let target = k.resolve(&u.name);
+            if target != u.name && (inp.table.knows(target) || inp.ann.is_pure(target)) {
+                apis.push(target.to_string());
                 continue;
             }
             match k.classify(&u.name, inp.table, &inp.ann.pure_apis) {
@@ -319,6 +328,52 @@ fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>
         ));
     }
     (apis, diags)
+}
+
+/// Records the stub must copy that the entry's unit cannot see: defined in
+/// another translation unit (`struct slcan` of slcan-core.c, reached from
+/// slcan-ethtool.c through netdev_priv). The stub and its copy functions
+/// are compiled in the entry's unit, so such a copy would not build.
+fn unseen_types(inp: &Inputs<'_>, d: &FnDef, types: &[fgft_stubs::TypeSpec]) -> Vec<Located> {
+    let unit = d.file;
+    let mut out = Vec::new();
+    for t in types {
+        let Some(r) = inp.prog.records.get(&t.c_type) else {
+            continue;
+        };
+        let f = &inp.files[r.file];
+        let visible = r.file == unit
+            || f.role == FileRole::Header
+            || (f.role == FileRole::IncludedC && f.included_by.contains(&unit));
+        if visible {
+            continue;
+        }
+        let site = fgft_facts::model::Site {
+            file: unit,
+            range: d.name_range.clone(),
+            line: d.line,
+            func: d.name.clone(),
+        };
+        out.push(inp.diag(
+            &site,
+            false,
+            format!(
+                "isolated `{}` needs a copy of {} ({}), which another translation unit defines ({}): the stub, compiled in {}, cannot see it",
+                d.name,
+                t.c_type,
+                t.why,
+                inp.files[r.file].shown.display(),
+                inp.files[unit].shown.display()
+            ),
+            "the stub's unit cannot see the type",
+            vec![format!(
+                "move the definition of {} into a header both units include (it is at {})",
+                t.c_type,
+                super::shown_origin(inp, r.file, r.line)
+            )],
+        ));
+    }
+    out
 }
 
 /// The arity of every call of `u` against the table's prototype.
@@ -384,7 +439,10 @@ fn globals(
         };
         kglobals.extend(ff.kernel_globals.iter().cloned());
         for g in &ff.globals {
-            if sfi_dup_ok(prog, &g.name, &closure.fns) || prog.global_def(&g.name).is_none() {
+            if sfi_dup_ok(prog, &g.name, &closure.fns)
+                || prog.global_def(&g.name).is_none()
+                || inp.compiled_out(&g.name)
+            {
                 continue;
             }
             let e = gnames.entry(g.name.clone()).or_insert((false, false));

@@ -201,6 +201,12 @@ pub(crate) fn shown_origin(inp: &Inputs<'_>, file: FileId, line: usize) -> Strin
 }
 
 impl Inputs<'_> {
+    /// A name of the driver that this configuration compiles out (with
+    /// --kdir): nothing may refer to it.
+    fn compiled_out(&self, name: &str) -> bool {
+        self.kernel.is_some_and(|k| k.compiled_out(name))
+    }
+
     fn diag(
         &self,
         site: &Site,
@@ -431,6 +437,9 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
             continue;
         };
         for (r, _site) in &ff.fn_refs {
+            if inp.compiled_out(r) {
+                continue;
+            }
             if let Some(d) = prog.def(r) {
                 gtab.insert(GtabEntry {
                     name: r.clone(),
@@ -445,7 +454,7 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
             }
         }
         for g in &ff.globals {
-            if plan.dup_globals.contains(&g.name) {
+            if plan.dup_globals.contains(&g.name) || inp.compiled_out(&g.name) {
                 continue;
             }
             if let Some(gd) = prog.global_def(&g.name) {
