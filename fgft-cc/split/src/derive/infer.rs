@@ -33,6 +33,9 @@ struct Site {
     api: String,
     len: Option<String>,
     shared: bool,
+    /// `x->m = &x->n[K]`: a pointer into member `n`'s memory, `K` elements
+    /// in.
+    interior: Option<(String, String)>,
 }
 
 /// The hints the driver's allocation sites give, in (struct, member) order.
@@ -48,8 +51,13 @@ pub fn hints(
         scan_fn(prog, facts, table, d, &mut by);
     }
     let mut out = Vec::new();
+    let mut interior: Vec<((String, String), Vec<Site>)> = Vec::new();
     for ((strukt, field), mut sites) in by {
         if ann.field_hints(&strukt, &field).next().is_some() {
+            continue;
+        }
+        if sites.iter().any(|s| s.interior.is_some()) {
+            interior.push(((strukt, field), sites));
             continue;
         }
         sites.sort_by_key(|s| (s.file, s.range.start));
@@ -80,6 +88,50 @@ pub fn hints(
             loc: Loc::from_span(&shown, &pf.text, first.range.start, first.range.end),
             source: HintSource::Inferred {
                 how: first.api.clone(),
+            },
+        });
+    }
+    // Pointers into another member's memory: that memory's kind, from the
+    // pointer on.
+    for ((strukt, field), mut sites) in interior {
+        sites.sort_by_key(|s| (s.file, s.range.start));
+        let Some((n, k)) = sites[0].interior.clone() else {
+            continue;
+        };
+        if sites
+            .iter()
+            .any(|s| s.interior.as_ref() != Some(&(n.clone(), k.clone())))
+        {
+            continue;
+        }
+        let base = ann
+            .field_hints(&strukt, &n)
+            .chain(out.iter().filter(|h| {
+                matches!(&h.target, HintTarget::Field { strukt: s, field: f } if *s == strukt && *f == n)
+            }))
+            .next()
+            .map(|h| h.kind.clone());
+        let rest = |len: &str| format!("({len}) - ({k}) * sizeof(*{n})");
+        let kind = match base {
+            Some(HintKind::Shared { len, rights }) => HintKind::Shared {
+                len: rest(&len),
+                rights,
+            },
+            Some(HintKind::Blob { len }) => HintKind::Blob { len: rest(&len) },
+            _ => continue,
+        };
+        let first = &sites[0];
+        let pf = &prog.files[first.file];
+        let shown = files
+            .get(first.file)
+            .map(|f| f.shown.clone())
+            .unwrap_or_else(|| pf.path.clone());
+        out.push(Hint {
+            target: HintTarget::Field { strukt, field },
+            kind,
+            loc: Loc::from_span(&shown, &pf.text, first.range.start, first.range.end),
+            source: HintSource::Inferred {
+                how: format!("a pointer into {n}"),
             },
         });
     }
@@ -125,7 +177,18 @@ fn scan_fn(
         if left.kind() != "field_expression" {
             continue;
         }
-        let Some((api, args)) = alloc_call(right, text) else {
+        // `x->m = ALLOC(...)`, or `x->m = local` with `local = ALLOC(...)`
+        // the only value the function gives it.
+        if let Some(site) = interior_site(prog, facts, d, n, left, right, text) {
+            by.entry(site.0).or_default().push(site.1);
+            continue;
+        }
+        let call = alloc_call(right, text).or_else(|| {
+            (right.kind() == "identifier")
+                .then(|| local_alloc(body, text, &text[right.byte_range()]))
+                .flatten()
+        });
+        let Some((api, args)) = call else {
             continue;
         };
         let Some(e) = table.apis.get(&api) else {
@@ -171,6 +234,7 @@ fn scan_fn(
             api,
             len,
             shared: e.shared_memory,
+            interior: None,
         });
     }
 }
@@ -200,6 +264,99 @@ fn alloc_call(mut n: Node<'_>, text: &str) -> Option<(String, Vec<String>)> {
         .map(|x| text[x.byte_range()].to_string())
         .collect();
     Some((text[f.byte_range()].to_string(), args))
+}
+
+/// `x->m = &x->n[K]` (K constant-like): the site, keyed by (struct, m).
+fn interior_site(
+    prog: &Program,
+    facts: &DriverFacts,
+    d: &FnDef,
+    assign: Node<'_>,
+    left: Node<'_>,
+    right: Node<'_>,
+    text: &str,
+) -> Option<((String, String), Site)> {
+    if right.kind() != "pointer_expression" || !text[right.byte_range()].starts_with('&') {
+        return None;
+    }
+    let sub = right.child_by_field_name("argument")?;
+    if sub.kind() != "subscript_expression" {
+        return None;
+    }
+    let (arr, idx) = (
+        sub.child_by_field_name("argument")?,
+        sub.child_by_field_name("index")?,
+    );
+    if arr.kind() != "field_expression" {
+        return None;
+    }
+    let same_base = |f: Node<'_>| {
+        f.child_by_field_name("argument")
+            .map(|b| text[b.byte_range()].to_string())
+    };
+    if same_base(arr)? != same_base(left)? {
+        return None;
+    }
+    let m = &text[left.child_by_field_name("field")?.byte_range()];
+    let n = &text[arr.child_by_field_name("field")?.byte_range()];
+    let k = text[idx.byte_range()].trim().to_string();
+    if !k
+        .bytes()
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+    {
+        return None;
+    }
+    let tag = member_struct(prog, facts, d, left, m)?;
+    Some((
+        (tag, m.to_string()),
+        Site {
+            file: d.file,
+            range: assign.byte_range(),
+            api: String::new(),
+            len: None,
+            shared: false,
+            interior: Some((n.to_string(), k)),
+        },
+    ))
+}
+
+/// The one allocation call local `name` is given in the function `body`.
+fn local_alloc(body: Node<'_>, text: &str, name: &str) -> Option<(String, Vec<String>)> {
+    let mut vals: Vec<Node<'_>> = Vec::new();
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        let mut c = n.walk();
+        for ch in n.named_children(&mut c) {
+            stack.push(ch);
+        }
+        let (target, value) = match n.kind() {
+            "init_declarator" => (
+                n.child_by_field_name("declarator"),
+                n.child_by_field_name("value"),
+            ),
+            "assignment_expression" => (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+            ),
+            _ => continue,
+        };
+        let (Some(mut t), Some(v)) = (target, value) else {
+            continue;
+        };
+        while t.kind() == "pointer_declarator" {
+            match t.child_by_field_name("declarator") {
+                Some(x) => t = x,
+                None => break,
+            }
+        }
+        if t.kind() == "identifier" && &text[t.byte_range()] == name {
+            vals.push(v);
+        }
+    }
+    match vals.as_slice() {
+        [one] => alloc_call(*one, text),
+        _ => None,
+    }
 }
 
 /// The struct (tag without keyword) whose member `m` the field expression
