@@ -36,6 +36,15 @@ pub struct Args {
     /// No progress bar (it is only shown on a terminal anyway).
     #[arg(long)]
     pub no_progress: bool,
+    /// Also give each module's verdict for this isolation profile
+    /// (profiles.toml): ready exactly when `fgft-cc split --profile NAME`
+    /// with no sidecar accepts it (split's own analysis is run).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Kernel build directory for --profile (the kernel's headers tell
+    /// macros and static inlines from exported functions, as split --kdir).
+    #[arg(long, value_name = "KDIR")]
+    pub kdir: Option<PathBuf>,
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -46,10 +55,20 @@ pub fn run(args: Args) -> Result<(), CliError> {
         progress: !args.no_progress,
         api_table: args.api_table.clone(),
     };
-    let outcome = fgft_survey::survey(&args.tree, &opts).map_err(|e| match e {
+    let mut outcome = fgft_survey::survey(&args.tree, &opts).map_err(|e| match e {
         fgft_survey::SurveyError::Parse(p) => CliError::Parse(p),
         other => CliError::Msg(other.to_string()),
     })?;
+    if let Some(profile) = &args.profile {
+        let tables = fgft_split::Tables::load(&args.tables)?;
+        tables.profiles.get(profile)?;
+        let po = fgft_survey::profile::ProfileOptions {
+            profile,
+            kdir: args.kdir.clone(),
+            tables: &tables,
+        };
+        fgft_survey::profile::add_verdicts(&args.tree, &mut outcome.survey, &po);
+    }
     // Per-file problems: warnings with the source line.
     let warnings: Vec<Located> = outcome
         .diagnostics

@@ -272,3 +272,48 @@ fn survey_json_schema() {
         serde_json::to_string_pretty(&shape(&v)).unwrap()
     );
 }
+
+/// `--profile`: a module's verdict for an isolation profile is split's own
+/// answer for that profile with no sidecar (ready exactly when split
+/// accepts it), and an unknown profile is an error.
+#[test]
+fn survey_profile_verdicts_follow_split() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let dir = root.join("corpus/drivers");
+    let run = |args: &[&str]| {
+        Command::new(env!("CARGO_BIN_EXE_fgft-cc"))
+            .args(args)
+            .env("NO_COLOR", "1")
+            .env_remove("FGFT_TABLES")
+            .output()
+            .expect("fgft-cc runs")
+    };
+    let d = dir.to_str().unwrap();
+    let out = run(&["survey", d, "--profile", "ethtool", "--json", "-"]);
+    assert!(out.status.success(), "{out:?}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = v["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "fgft_ne2k/fgft_ne2k")
+        .unwrap_or_else(|| panic!("no fgft_ne2k module in {v}"));
+    let pv = &m["profiles"]["ethtool"];
+    // The same split, run directly.
+    let t = tempfile::tempdir().unwrap();
+    let o = t.path().join("out");
+    let ne2k = dir.join("fgft_ne2k");
+    let split = run(&[
+        "split",
+        ne2k.to_str().unwrap(),
+        "--profile",
+        "ethtool",
+        "-o",
+        o.to_str().unwrap(),
+    ]);
+    assert_eq!(pv["ready"], split.status.success(), "{pv} vs {split:?}");
+    let bad = run(&["survey", d, "--profile", "nosuch"]);
+    assert_eq!(bad.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("unknown isolation profile `nosuch`"), "{err}");
+}

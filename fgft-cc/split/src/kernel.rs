@@ -91,9 +91,9 @@ pub enum Class {
 /// unwrapped, from SFI code): value computations, logging and delays.
 pub const HEADER_SAFE_EFFECTS: &[&str] = &["pure", "log", "delay"];
 
-/// Functions a static inline may call directly: the memory intrinsics,
-/// which the sanitizer turns into its checked call-backs, and the reports
-/// of the kernel's own checks (fortify, BUG, WARN).
+/// Functions a static inline may call directly besides the table's
+/// `[direct]` symbols: the memory intrinsics, which the sanitizer turns
+/// into its checked call-backs.
 const HEADER_SAFE_CALLS: &[&str] = &[
     "memcpy",
     "memset",
@@ -101,11 +101,6 @@ const HEADER_SAFE_CALLS: &[&str] = &[
     "__memcpy",
     "__memset",
     "__memmove",
-    "fortify_panic",
-    "__fortify_panic",
-    "__fortify_report",
-    "__warn_printk",
-    "__stack_chk_fail",
 ];
 
 const KEYWORDS: &[&str] = &[
@@ -457,10 +452,19 @@ impl Kernel {
                 }
                 let known = table.apis.get(c);
                 let header_code = inline.as_deref();
+                // Inside a static inline's body a helper of the headers is
+                // inlined code, not a call: what matters is what it calls.
+                if header_code.is_some() && self.defs.contains_key(c) {
+                    if seen.insert(c.clone()) {
+                        stack.push((c.clone(), inline.clone()));
+                    }
+                    continue;
+                }
                 if known.is_some() || table.inline_names.contains(c) || pure.contains(c) {
                     let safe = known.is_none_or(|e| {
                         e.inline || HEADER_SAFE_EFFECTS.contains(&e.effect.as_str())
-                    }) || HEADER_SAFE_CALLS.contains(&c.as_str());
+                    }) || HEADER_SAFE_CALLS.contains(&c.as_str())
+                        || table.direct.contains(c);
                     if let (Some(h), false) = (header_code, safe) {
                         problems.push((
                             format!(
@@ -479,7 +483,7 @@ impl Kernel {
                     }
                     continue;
                 }
-                if HEADER_SAFE_CALLS.contains(&c.as_str()) {
+                if HEADER_SAFE_CALLS.contains(&c.as_str()) || table.direct.contains(c) {
                     continue;
                 }
                 if self.exported.contains(c) {

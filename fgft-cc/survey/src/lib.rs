@@ -16,6 +16,7 @@
 pub mod apis;
 pub mod csum;
 pub mod model;
+pub mod profile;
 pub mod report;
 pub mod rust;
 

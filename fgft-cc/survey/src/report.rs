@@ -153,6 +153,10 @@ pub struct ModuleReport {
     pub parse: ParseHealth,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
+    /// Per isolation profile (`--profile`): whether split with that
+    /// profile and no sidecar accepts the module (profile.rs).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub profiles: BTreeMap<String, crate::profile::ProfileVerdict>,
 }
 
 impl ModuleReport {
@@ -549,6 +553,7 @@ pub fn module_report(
         },
         verdict,
         reasons,
+        profiles: BTreeMap::new(),
     }
 }
 
@@ -616,6 +621,19 @@ pub fn totals(files: &[FileStat], modules: &[ModuleReport]) -> Totals {
 }
 
 /// The table for people: one row per module, then totals.
+/// The verdict, then each profile's (`needs annotations; management: ready`).
+fn verdict_cell(m: &ModuleReport) -> String {
+    let mut v = m.verdict.as_str().to_string();
+    for (p, pv) in &m.profiles {
+        if pv.ready {
+            v.push_str(&format!("; {p}: ready"));
+        } else {
+            v.push_str(&format!("; {p}: refused ({})", pv.errors));
+        }
+    }
+    v
+}
+
 pub fn render_table(s: &Survey) -> String {
     let headers = [
         "MODULE", "FILES", "ENTRY", "BY KIND", "PM", "APIS", "HINTS", "BROKEN", "VERDICT",
@@ -656,7 +674,7 @@ pub fn render_table(s: &Survey) -> String {
                 m.unknown_apis.len().to_string(),
                 m.hints.len().to_string(),
                 broken.to_string(),
-                m.verdict.as_str().to_string(),
+                verdict_cell(m),
             ]
         })
         .collect();

@@ -161,8 +161,10 @@ pub fn build_native(env: &Env, cfg: &Config, prep: &Prepared) -> Result<PathBuf,
         .collect();
     // The module keeps its upstream name, so module parameters and the
     // guest's view are those of the stock driver.
+    // The driver's own directory on the include path, as upstream Makefiles
+    // give it to units that name headers through it (tracepoints).
     let mut kbuild = format!(
-        "obj-m += {m}.o\n{m}-y := {}\n",
+        "obj-m += {m}.o\n{m}-y := {}\nccflags-y += -I$(src)\n",
         objs.join(" "),
         m = cfg.driver.module
     );

@@ -66,7 +66,8 @@ pub struct Candidate {
     pub module: String,
     /// Its sources, relative to `drivers/net`.
     pub files: Vec<String>,
-    /// Whether the survey calls it ready.
+    /// Whether the survey calls it ready for the profile (`fgft-cc survey
+    /// --profile`).
     pub survey_ready: bool,
     pub survey_verdict: String,
 }
@@ -152,7 +153,7 @@ pub fn candidates(
             name: r.name.clone(),
             module: r.name.rsplit('/').next().unwrap_or(&r.name).to_string(),
             files: r.files.clone(),
-            survey_ready: matches!(r.verdict, fgft_survey::report::Verdict::Ready),
+            survey_ready: false,
             survey_verdict: format!("{:?}", r.verdict),
         })
         .collect();
@@ -206,6 +207,20 @@ pub fn run_one(c: &Candidate, cfg: &Config, tables: &fgft_split::Tables, work: &
         build: Vec::new(),
     };
     let net = cfg.tree.join("drivers/net");
+    // The survey's verdict for the profile, from its own pass.
+    let po = fgft_survey::profile::ProfileOptions {
+        profile: &cfg.profile,
+        kdir: Some(cfg.kdir.clone()),
+        tables,
+    };
+    let pv = fgft_survey::profile::verdict(&net, &c.name, &c.files, &po);
+    r.candidate.survey_ready = pv.ready;
+    r.candidate.survey_verdict = format!(
+        "{}; {}: {}",
+        c.survey_verdict,
+        cfg.profile,
+        if pv.ready { "ready" } else { "refused" }
+    );
     let opts = fgft_split::Options {
         sources: c.files.iter().map(|f| net.join(f)).collect(),
         profile: Some(cfg.profile.clone()),
@@ -363,7 +378,7 @@ pub fn report(results: &[Result1], title: &str, command: &str) -> String {
         .count();
     let _ = writeln!(
         s,
-        "Survey verdict (\"ready\") agrees with the outcome (\"built\") for {agree} of {n} modules ({:.1}%).\n",
+        "The survey's verdict for the profile (`fgft-cc survey --profile`: \"ready\") agrees with the outcome (\"built\") for {agree} of {n} modules ({:.1}%).\n",
         pct(agree)
     );
     // What refusals ask for, by the number of modules asking.

@@ -69,6 +69,11 @@ pub fn hints(
         {
             continue;
         }
+        // One object (`kzalloc(sizeof(*p))`) is marshaled as the object it
+        // is; only arrays and device memory need the hint.
+        if !first.shared && is_one_object(len) {
+            continue;
+        }
         let kind = if first.shared {
             HintKind::Shared {
                 len: len.clone(),
@@ -195,6 +200,11 @@ fn scan_fn(
             continue;
         };
         let Some((grant, _)) = &e.grant else { continue };
+        // A length over what the call returns (`sizeof(*ret)` of an
+        // sk_buff) sizes a kernel object, not an array of the driver's.
+        if lex::has_token(grant, "ret") {
+            continue;
+        }
         let (Some(base), Some(field), Some(op)) = (
             left.child_by_field_name("argument"),
             left.child_by_field_name("field"),
@@ -509,6 +519,18 @@ fn canon(e: &str) -> String {
     factors.join(" * ")
 }
 
+/// A length that is one `sizeof(...)`: a single object.
+fn is_one_object(len: &str) -> bool {
+    let t = canon(len);
+    t.starts_with("sizeof") && !t.contains(" * ") && {
+        let rest = t.trim_start_matches("sizeof").trim_start();
+        rest.starts_with('(')
+            && balanced(rest)
+            && rest.ends_with(')')
+            && balanced(&rest[1..rest.len() - 1])
+    }
+}
+
 /// Whether `s` has balanced parentheses that never close below zero.
 fn balanced(s: &str) -> bool {
     let mut d = 0i32;
@@ -707,6 +729,14 @@ mod tests {
         );
         assert_eq!(canon("(a) + (b)"), "(a) + (b)");
         assert_ne!(canon("a * b + c"), canon("c + a * b"));
+    }
+
+    #[test]
+    fn one_object_is_not_an_array() {
+        assert!(is_one_object("sizeof(*rtl_fw)"));
+        assert!(is_one_object("(sizeof(struct x))"));
+        assert!(!is_one_object("count * sizeof(struct x)"));
+        assert!(!is_one_object("sizeof(a) + sizeof(b)"));
     }
 
     #[test]
