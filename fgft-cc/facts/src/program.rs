@@ -238,6 +238,27 @@ impl Program {
                 }
             }
         }
+        // Globals a statement of the driver's own macro declares at file
+        // scope: `INT_MODULE_PARM(if_port, 0);` is `static int if_port = 0;
+        // module_param(...)`.
+        for fid in 0..p.files.len() {
+            for k in 0..p.top[fid].len() {
+                let TopKind::MacroStmt(m) = &p.top[fid][k].kind else {
+                    continue;
+                };
+                let range = p.top[fid][k].range.clone();
+                for g in macro_stmt_globals(&p, fid, m, range) {
+                    if p.global_index.contains_key(&g.name) {
+                        continue;
+                    }
+                    p.global_index
+                        .entry(g.name.clone())
+                        .or_default()
+                        .push(p.globals.len());
+                    p.globals.push(g);
+                }
+            }
+        }
         // Resolve typedef'd records in field types and globals.
         let tds = p.typedefs.clone();
         for r in p.records.values_mut() {
@@ -361,6 +382,64 @@ impl Program {
     pub fn line(&self, file: FileId, byte: usize) -> usize {
         self.files[file].line_of(byte)
     }
+}
+
+/// The globals a file-scope statement `m(args);` of the driver's macro `m`
+/// declares (none for a kernel macro or one that declares nothing).
+fn macro_stmt_globals(p: &Program, fid: FileId, m: &str, range: Range<usize>) -> Vec<Global> {
+    let Some(def) = p.macros.get(m) else {
+        return Vec::new();
+    };
+    let Some(list) = def.params.as_ref() else {
+        return Vec::new();
+    };
+    let pf = &p.files[fid];
+    let Some(call) = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(range.start, range.end)
+        .and_then(|n| n.named_child(0))
+        .filter(|n| n.kind() == "call_expression")
+    else {
+        return Vec::new();
+    };
+    let Some(args) = call.child_by_field_name("arguments") else {
+        return Vec::new();
+    };
+    let mut c = args.walk();
+    let args: Vec<String> = args
+        .named_children(&mut c)
+        .map(|a| pf.node_text(a).to_string())
+        .collect();
+    let params = crate::macros::MacroParams::from_list(list, &def.params_raw);
+    let exp = crate::macros::expand(&params, &def.body, &args);
+    let Ok(sp) = fgft_parse::parse_text(std::path::Path::new("<macro>"), format!("{exp}\n")) else {
+        return Vec::new();
+    };
+    let root = sp.tree.root_node();
+    let mut out = Vec::new();
+    let mut w = root.walk();
+    for ch in root.named_children(&mut w) {
+        if ch.kind() != "declaration" {
+            continue;
+        }
+        let mut col = Collected::default();
+        declaration(&sp, fid, ch, &mut col);
+        for mut g in col.globals {
+            g.init_text = g.init.as_ref().map(|r| sp.text[r.clone()].to_string());
+            g.init = None;
+            let at = pf.text[range.clone()]
+                .find(g.name.as_str())
+                .map(|i| range.start + i..range.start + i + g.name.len())
+                .unwrap_or_else(|| range.clone());
+            g.range = range.clone();
+            g.name_range = at;
+            g.line = pf.line_of(range.start);
+            g.alone = false;
+            out.push(g);
+        }
+    }
+    out
 }
 
 /// A function whose head is a use of one of the driver's function-like

@@ -290,7 +290,24 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
                 }
                 ed.delete(item_deletion(pf, it.range.clone()));
             }
-            TopKind::MacroStmt(_) => ed.delete(item_deletion(pf, it.range.clone())),
+            TopKind::MacroStmt(_) => {
+                // A driver macro that declares globals the SFI code reaches
+                // through the address table (`INT_MODULE_PARM(if_port, 0);`)
+                // becomes their extern declarations: FGFT_MAIN_OBJ needs the
+                // type, and nothing else of the macro belongs in SFI code.
+                let decls: Vec<String> = prog
+                    .globals
+                    .iter()
+                    .filter(|g| g.file == fid && g.range == it.range)
+                    .filter(|g| shadows.contains(g.name.as_str()))
+                    .map(|g| format!("extern {} {};", g.ty.c_spelling(), g.name))
+                    .collect();
+                if decls.is_empty() {
+                    ed.delete(item_deletion(pf, it.range.clone()));
+                } else {
+                    ed.replace(it.range.clone(), decls.join(" "));
+                }
+            }
             _ => {}
         }
     }
