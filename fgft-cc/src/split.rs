@@ -108,7 +108,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     fgft_split::write(&args.out, &split.out)?;
     println!("{} -> {}", split.summary, args.out.display());
     if let Some(kdir) = args.kdir.as_deref().filter(|_| args.check) {
-        let pure = split.pure_apis.clone();
+        let pure = split.direct_symbols.clone();
         let co = fgft_split::check::CheckOpts {
             kdir,
             table: &tables.api,

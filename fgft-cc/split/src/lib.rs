@@ -70,9 +70,11 @@ pub struct Split {
     pub out: emit::Output,
     pub warnings: Vec<Located>,
     pub summary: String,
-    /// Kernel functions the annotations declare side-effect free (SFI code
-    /// calls them directly).
-    pub pure_apis: Vec<String>,
+    /// Kernel symbols this split's SFI code may name without a wrapper
+    /// (for `check`): the APIs the annotations declare side-effect free and
+    /// what their kernel definitions reach, and kernel functions the SFI
+    /// code uses as values only.
+    pub direct_symbols: Vec<String>,
 }
 
 /// Runs the pipeline without writing OUT: loads the tables, then
@@ -182,9 +184,10 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         out,
         warnings: plan.diags,
         summary,
-        pure_apis: {
+        direct_symbols: {
             // What a pure macro or inline expands to is called as directly.
             let mut v = ann.pure_apis.clone();
+            v.extend(plan.kernel_values.iter().cloned());
             if let Some(k) = &kernel {
                 for p in &ann.pure_apis {
                     v.extend(k.reach(p));

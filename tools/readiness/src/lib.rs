@@ -269,7 +269,7 @@ pub fn run_one(c: &Candidate, cfg: &Config, tables: &fgft_split::Tables, work: &
     let co = fgft_split::check::CheckOpts {
         kdir: &cfg.kdir,
         table: &tables.api,
-        pure: &s.pure_apis,
+        pure: &s.direct_symbols,
         have_runtime_symvers: true,
     };
     match fgft_split::check::check(&out, &co) {

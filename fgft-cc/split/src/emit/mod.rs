@@ -311,6 +311,14 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
         "wrapped kernel functions: {}",
         plan.wrapped.iter().cloned().collect::<Vec<_>>().join(" ")
     );
+    if !plan.kernel_values.is_empty() {
+        let v: Vec<&str> = plan.kernel_values.iter().map(String::as_str).collect();
+        let _ = writeln!(
+            s,
+            "kernel functions used as values (their own address; calls through them run outside isolation): {}",
+            v.join(" ")
+        );
+    }
     let dups: Vec<&str> = plan.dup_globals.iter().map(String::as_str).collect();
     let _ = writeln!(s, "const globals duplicated: {}", dups.join(" "));
     for (i, g) in plan.gtab.iter().enumerate() {

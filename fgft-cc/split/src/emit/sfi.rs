@@ -34,6 +34,7 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
     }
     redirect_main_refs(cx, grefs, &mut sedits);
     trampolines(cx, &mut sedits);
+    header_copies(cx, units);
     for (fid, ed) in &sedits {
         let pf = &src.prog.files[*fid];
         match ed.apply(&pf.text) {
@@ -316,6 +317,50 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
             at,
             format!("/* fgft: SFI copy; closure functions renamed, kernel calls wrapped */\n#include \"{header}\"\n\n"),
         );
+    }
+}
+
+/// SFI copies of the driver headers that declare the driver's static
+/// functions (jme.h declares `static int jme_set_link_ksettings(...)`): the
+/// SFI units include the main module's headers, and in SFI code such a
+/// function is either renamed (a closure function, declared by the unit's
+/// SFI header) or not there, so the prototype would be "declared but never
+/// defined".  The copy is the main module's header with those prototypes
+/// blanked (lines kept); an SFI unit's `#include "x.h"` finds it first, in
+/// its own directory.
+fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
+    let src = cx.src;
+    let prog = src.prog;
+    let in_units: BTreeSet<FileId> = units.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+    for (fid, df) in src.files.iter().enumerate() {
+        if df.role != FileRole::Header || in_units.contains(&fid) {
+            continue;
+        }
+        let dead: Vec<&fgft_facts::program::Proto> = prog
+            .protos
+            .iter()
+            .filter(|p| p.file == fid && p.is_static && p.alone)
+            // Closure functions are renamed in SFI code (and declared by
+            // the unit's SFI header); the others are not there at all.
+            .filter(|p| prog.def(&p.name).is_some())
+            .collect();
+        if dead.is_empty() {
+            continue;
+        }
+        let main = PathBuf::from("main").join(&df.rel);
+        let Some(mut text) = cx.out.get(&main).cloned() else {
+            continue;
+        };
+        let pf = &prog.files[fid];
+        for p in dead {
+            let decl = &pf.text[p.range.clone()];
+            if text.matches(decl).count() != 1 {
+                continue;
+            }
+            let blank: String = decl.chars().filter(|&c| c == '\n').collect();
+            text = text.replacen(decl, &blank, 1);
+        }
+        cx.out.insert(PathBuf::from("sfi").join(&df.rel), text);
     }
 }
 

@@ -132,6 +132,10 @@ pub struct Plan {
     /// macros or static inlines (compiled into SFI code): name -> what and
     /// where (`static inline of the kernel headers, include/...:N`).
     pub header_calls: BTreeMap<String, String>,
+    /// Exported kernel functions SFI code uses as values, not calls
+    /// (`jme->jme_rx = netif_receive_skb`): the SFI module references
+    /// their address, which is the kernel's own (with --kdir).
+    pub kernel_values: BTreeSet<String>,
     /// Device checkpoint and restore.
     pub device: device::DevicePlan,
     pub diags: Vec<Located>,
@@ -323,8 +327,52 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
 
     header_calls(inp, &mut plan);
     sfi_wide(inp, &mut plan);
+    plan.kernel_values = kernel_values(inp, &plan.sfi_fns);
     device::plan(inp, &mut plan);
     plan
+}
+
+/// Exported kernel functions the SFI functions name but do not call
+/// (their address is stored: a call through it runs outside isolation, an
+/// indirect call the planner warns about where it is made).
+fn kernel_values(inp: &Inputs<'_>, sfi_fns: &BTreeSet<String>) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let Some(k) = inp.kernel else { return out };
+    let prog = inp.prog;
+    for f in sfi_fns {
+        let Some(def) = prog.def(f) else { continue };
+        let pf = &prog.files[def.file];
+        let Some(body) = pf
+            .tree
+            .root_node()
+            .descendant_for_byte_range(def.body.start, def.body.end)
+        else {
+            continue;
+        };
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            let mut c = n.walk();
+            for ch in n.named_children(&mut c) {
+                stack.push(ch);
+            }
+            if n.kind() != "identifier" {
+                continue;
+            }
+            let id = pf.node_text(n);
+            if !k.is_exported(id) || prog.is_fn(id) || prog.global(id).is_some() {
+                continue;
+            }
+            let called = n.parent().is_some_and(|p| {
+                p.kind() == "call_expression"
+                    && p.child_by_field_name("function")
+                        .is_some_and(|x| x.id() == n.id())
+            });
+            if !called {
+                out.insert(id.to_string());
+            }
+        }
+    }
+    out
 }
 
 /// What the kernel's headers make of the calls the table does not know
