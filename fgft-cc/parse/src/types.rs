@@ -151,7 +151,13 @@ pub fn preprocess_with(kdir: &Path, file: &Path, defines: bool) -> Result<String
         scratch.path().join("Kbuild"),
         format!(
             "obj-m := {stem}.o\n{}",
-            if defines { "ccflags-y += -dD\n" } else { "" }
+            // The kernel's view is that of SFI code, which is compiled
+            // with tracepoints out (NOTRACE).
+            if defines {
+                "ccflags-y += -dD -DNOTRACE\n"
+            } else {
+                ""
+            }
         ),
     )
     .map_err(|e| err(format!("write Kbuild: {e}")))?;
