@@ -74,8 +74,58 @@ pub fn has_token(s: &str, name: &str) -> bool {
     ident_tokens(s).into_iter().any(|r| &s[r] == name)
 }
 
+/// The byte after the `)` that closes the `(` at `open` (nesting counted;
+/// literals are not looked into). None when it never closes.
+pub fn close_paren(b: &[u8], open: usize) -> Option<usize> {
+    let mut depth = 0i32;
+    for (k, &c) in b.iter().enumerate().skip(open) {
+        match c {
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return Some(k + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `s` cut at every `sep` outside parentheses and brackets (a parameter
+/// list, a declarator list).
+pub fn split_top(s: &str, sep: u8) -> Vec<&str> {
+    let mut depth = 0i32;
+    let mut start = 0;
+    let mut parts = Vec::new();
+    for (i, &c) in s.as_bytes().iter().enumerate() {
+        match c {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' => depth -= 1,
+            c if c == sep && depth == 0 => {
+                parts.push(&s[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&s[start..]);
+    parts
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn parens_and_top_level_cuts() {
+        assert_eq!(super::close_paren(b"f(a, (b)) + c", 1), Some(9));
+        assert_eq!(super::close_paren(b"(a", 0), None);
+        assert_eq!(
+            super::split_top("int a, int (*f)(int, int), u8 b[2]", b','),
+            ["int a", " int (*f)(int, int)", " u8 b[2]"]
+        );
+    }
+
     use super::*;
 
     #[test]

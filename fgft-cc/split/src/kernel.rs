@@ -593,22 +593,7 @@ fn member_decl(d: &str, out: &mut BTreeSet<String>) {
 }
 
 fn declarators(d: &str, out: &mut BTreeSet<String>) {
-    let b = d.as_bytes();
-    let mut paren = 0i32;
-    let mut start = 0;
-    let mut parts = Vec::new();
-    for (i, &c) in b.iter().enumerate() {
-        match c {
-            b'(' | b'[' => paren += 1,
-            b')' | b']' => paren -= 1,
-            b',' if paren == 0 => {
-                parts.push(&d[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&d[start..]);
+    let parts = lex::split_top(d, b',');
     for p in parts {
         let p = p.trim();
         if p.contains("(*") {
@@ -674,7 +659,7 @@ fn function_head(head: &str) -> Option<(String, Vec<String>)> {
                         "__attribute__" | "__attribute" | "__typeof__" | "typeof" | "__typeof" | ""
                     );
                     if !skip && !name.as_bytes()[0].is_ascii_digit() {
-                        let close = paren_end(b, i)?;
+                        let close = lex::close_paren(b, i)?;
                         let params = param_names(&head[i + 1..close - 1]);
                         return Some((name.to_string(), params));
                     }
@@ -689,43 +674,10 @@ fn function_head(head: &str) -> Option<(String, Vec<String>)> {
     None
 }
 
-/// The byte after the `)` closing the `(` at `open`.
-fn paren_end(b: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0i32;
-    for (k, &c) in b.iter().enumerate().skip(open) {
-        match c {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(k + 1);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
 /// Parameter names of a parameter list (`const struct x *a, int (*cb)(int)`).
 fn param_names(list: &str) -> Vec<String> {
     let mut out = Vec::new();
-    let b = list.as_bytes();
-    let mut depth = 0i32;
-    let mut start = 0;
-    let mut parts = Vec::new();
-    for (i, &c) in b.iter().enumerate() {
-        match c {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' => depth -= 1,
-            b',' if depth == 0 => {
-                parts.push(&list[start..i]);
-                start = i + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&list[start..]);
+    let parts = lex::split_top(list, b',');
     for p in parts {
         let p = p.trim();
         if p.is_empty() || p == "void" || p == "..." {

@@ -330,9 +330,10 @@ fn interior_site(
     ))
 }
 
-/// The one allocation call local `name` is given in the function `body`.
-fn local_alloc(body: Node<'_>, text: &str, name: &str) -> Option<(String, Vec<String>)> {
-    let mut vals: Vec<Node<'_>> = Vec::new();
+/// Every value local `name` is given in the function `body` (`T *name =
+/// v;`, `name = v;`); None when one is a compound assignment (`+=`).
+fn local_values<'t>(body: Node<'t>, text: &str, name: &str) -> Option<Vec<Node<'t>>> {
+    let mut vals: Vec<Node<'t>> = Vec::new();
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
         let mut c = n.walk();
@@ -359,11 +360,23 @@ fn local_alloc(body: Node<'_>, text: &str, name: &str) -> Option<(String, Vec<St
                 None => break,
             }
         }
-        if t.kind() == "identifier" && &text[t.byte_range()] == name {
-            vals.push(v);
+        if t.kind() != "identifier" || &text[t.byte_range()] != name {
+            continue;
         }
+        let op = n
+            .child_by_field_name("operator")
+            .map(|o| &text[o.byte_range()]);
+        if n.kind() == "assignment_expression" && op != Some("=") {
+            return None;
+        }
+        vals.push(v);
     }
-    match vals.as_slice() {
+    Some(vals)
+}
+
+/// The one allocation call local `name` is given in the function `body`.
+fn local_alloc(body: Node<'_>, text: &str, name: &str) -> Option<(String, Vec<String>)> {
+    match local_values(body, text, name)?.as_slice() {
         [one] => alloc_call(*one, text),
         _ => None,
     }
@@ -595,22 +608,7 @@ fn idents(s: &str) -> Vec<(String, bool, usize)> {
                 j += 1;
             }
             if j < b.len() && b[j] == b'(' {
-                let mut depth = 0;
-                let mut k = j;
-                while k < b.len() {
-                    match b[k] {
-                        b'(' => depth += 1,
-                        b')' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                break;
-                            }
-                        }
-                        _ => {}
-                    }
-                    k += 1;
-                }
-                sizeof_until = k + 1;
+                sizeof_until = lex::close_paren(b, j).unwrap_or(b.len());
             } else {
                 let mut k = j;
                 while k < b.len()
@@ -654,42 +652,15 @@ fn local_value(pf: &fgft_parse::ParsedFile, d: &FnDef, name: &str) -> Option<Str
         .tree
         .root_node()
         .descendant_for_byte_range(d.body.start, d.body.end)?;
-    let mut vals: Vec<String> = Vec::new();
-    let mut stack = vec![body];
-    while let Some(n) = stack.pop() {
-        let mut c = n.walk();
-        for ch in n.named_children(&mut c) {
-            stack.push(ch);
-        }
-        let (target, value) = match n.kind() {
-            "init_declarator" => (
-                n.child_by_field_name("declarator"),
-                n.child_by_field_name("value"),
-            ),
-            "assignment_expression" => (
-                n.child_by_field_name("left"),
-                n.child_by_field_name("right"),
-            ),
-            _ => continue,
-        };
-        let (Some(t), Some(v)) = (target, value) else {
-            continue;
-        };
-        if t.kind() == "identifier" && &text[t.byte_range()] == name {
-            let op = n
-                .child_by_field_name("operator")
-                .map(|o| &text[o.byte_range()]);
-            if n.kind() == "assignment_expression" && op != Some("=") {
-                return None;
-            }
-            vals.push(
-                text[v.byte_range()]
-                    .split_whitespace()
-                    .collect::<Vec<_>>()
-                    .join(" "),
-            );
-        }
-    }
+    let mut vals: Vec<String> = local_values(body, text, name)?
+        .iter()
+        .map(|v| {
+            text[v.byte_range()]
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
     vals.dedup();
     match vals.as_slice() {
         [one] => Some(one.clone()),
