@@ -164,6 +164,34 @@ fn collect_defs(file: &Path, defs: &mut Defs) -> Result<(), String> {
     Ok(())
 }
 
+/// The slots (`struct.field`) each function of `sources` is stored in.
+fn slots_of(sources: &[PathBuf]) -> BTreeMap<String, Vec<String>> {
+    let dirs = fgft_parse::tables::TableDirs::none();
+    let table = fgft_facts::slots::SlotTable::load(&dirs).expect("slot table");
+    let popts = fgft_parse::Options {
+        hints: Some(std::sync::Arc::new(
+            fgft_parse::HintTable::load(&dirs).expect("macro hints"),
+        )),
+        budget: Default::default(),
+    };
+    let cache = fgft_facts::headers::HeaderCache::new(&popts);
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for src in sources {
+        let Ok(pf) = fgft_parse::parse_file_with(src, &popts) else {
+            continue;
+        };
+        let facts = cache.facts_with_headers(&pf);
+        for r in fgft_facts::slots::roots(&pf, &facts, &table) {
+            let v = out.entry(r.function.clone()).or_default();
+            let sl = format!("{}.{}", r.struct_name, r.field);
+            if !v.contains(&sl) {
+                v.push(sl);
+            }
+        }
+    }
+    out
+}
+
 /// Checks one sidecar against one tree (None: sidecar-relative driver) for
 /// one kernel version. Returns the problems found and the isolated
 /// functions.
@@ -192,7 +220,14 @@ fn check_one(path: &Path, tree: Option<&Path>, version: &str) -> Result<Vec<Stri
         }
     }
     let names: Vec<&str> = defs.functions.keys().map(String::as_str).collect();
-    for p in annots.unmatched_patterns(&names) {
+    // Each function with the slots it is stored in (`ethtool_ops.get_regs`),
+    // for slot patterns, from fgft's own slot finder.
+    let slots = slots_of(&files.sources);
+    let defined: Vec<(&str, Vec<String>)> = names
+        .iter()
+        .map(|n| (*n, slots.get(*n).cloned().unwrap_or_default()))
+        .collect();
+    for p in annots.unmatched_entries(&defined) {
         problems.push(format!(
             "{}: pattern `{}` matches no function defined in the {version} sources of {}",
             p.loc,
@@ -234,7 +269,7 @@ fn check_one(path: &Path, tree: Option<&Path>, version: &str) -> Result<Vec<Stri
             ));
         }
     }
-    let isolated = annots.isolated_among(&names);
+    let isolated = annots.isolated_entries(&defined);
     if isolated.len() < MIN_ISOLATED {
         problems.push(format!(
             "{}: {} isolates {} functions on {version}, fewer than {MIN_ISOLATED}: {}",
