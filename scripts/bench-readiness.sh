@@ -8,6 +8,7 @@
 #
 # Usage: scripts/bench-readiness.sh [TREE]   (default: linux-source-6.12)
 #        FGFT_READINESS_SAMPLE=N   only N modules, evenly spaced
+#        FGFT_READINESS_SAMPLE_61=N   the same for the 6.1 run only
 #        FGFT_READINESS_JOBS=J     modules at once (default: nproc)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,8 +24,10 @@ tree612=${1:-$SRC612}
 	--title "drivers/net of Linux 6.12 (management profile, no sidecar)" \
 	--command "scripts/bench-readiness.sh" \
 	-o results/readiness.md --json results/readiness/6.12.json
+sample61=("${sample[@]}")
+[ -n "${FGFT_READINESS_SAMPLE_61:-}" ] && sample61=(--sample "$FGFT_READINESS_SAMPLE_61")
 if [ -z "${1:-}" ]; then
-	"$bin" --tree "$SRC61" --kdir "$KDIR61" --jobs "$jobs" "${sample[@]}" \
+	"$bin" --tree "$SRC61" --kdir "$KDIR61" --jobs "$jobs" "${sample61[@]}" \
 		--title "drivers/net of Linux 6.1 (management profile, no sidecar)" \
 		--command "scripts/bench-readiness.sh" \
 		-o results/readiness-6.1.md --json results/readiness/6.1.json
