@@ -993,6 +993,14 @@ impl Walker<'_, '_> {
             return Info::default();
         }
         let name = pf.node_text(func).to_string();
+        // `typeof(x)` (a kernel macro's body spells types with it) reads
+        // like a call to tree-sitter: it is no call, and nothing in it runs.
+        if matches!(
+            name.as_str(),
+            "typeof" | "__typeof__" | "__typeof" | "typeof_unqual"
+        ) {
+            return Info::default();
+        }
         // A local function pointer.
         if let Some(v) = self.lookup(&name) {
             let _ = v;
