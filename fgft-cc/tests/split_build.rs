@@ -24,33 +24,6 @@ struct Job {
     out: PathBuf,
 }
 
-/// `fgft-cc split --check` of `d` into `out`: (exit code, stderr).
-fn split_checked(d: &Driver, tree: &Path, out: &Path, symvers: &str, kdir: &str) -> (i32, String) {
-    let mut args: Vec<String> = Vec::new();
-    for a in &d.annotations {
-        args.push("--annotations".into());
-        args.push(a.to_string());
-    }
-    if d.upstream {
-        args.push("--tree".into());
-        args.push(tree.display().to_string());
-    }
-    for a in [
-        "--runtime-symvers",
-        symvers,
-        "--kdir",
-        kdir,
-        "--check",
-        "-o",
-    ] {
-        args.push(a.into());
-    }
-    args.push(out.display().to_string());
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let (code, _o, e) = split(&argv);
-    (code, e)
-}
-
 fn undefined(obj: &Path) -> Vec<String> {
     let out = Command::new("nm").arg("-u").arg(obj).output().expect("nm");
     String::from_utf8_lossy(&out.stdout)
@@ -155,7 +128,8 @@ fn corpus_splits_build_clean_on_612_and_61() {
             let tag = format!("{} ({})", job.driver, job.kernel);
             // fgft-cc split --check builds OUT: any gcc or modpost message,
             // or an SFI call of the kernel without a wrapper, fails it.
-            let (code, err) = split_checked(&d, tree, &job.out, &symarg, &kdirarg);
+            let extra = ["--runtime-symvers", &symarg, "--kdir", &kdirarg, "--check"];
+            let (code, err) = try_split_driver(&d, Some(tree), &job.out, &extra);
             if code != 0 {
                 failures
                     .lock()

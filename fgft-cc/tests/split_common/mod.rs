@@ -153,9 +153,14 @@ pub fn ringdemo() -> Driver {
     }
 }
 
-/// Splits `d` into `out` (for a tree when upstream).  Panics with the
-/// diagnostics on failure.
-pub fn split_driver(d: &Driver, tree: Option<&Path>, out: &Path, extra: &[&str]) {
+/// Splits `d` into `out` (for a tree when upstream), `extra` arguments
+/// added: (exit code, stderr).
+pub fn try_split_driver(
+    d: &Driver,
+    tree: Option<&Path>,
+    out: &Path,
+    extra: &[&str],
+) -> (i32, String) {
     let mut args: Vec<String> = Vec::new();
     for a in &d.annotations {
         args.push("--annotations".into());
@@ -174,6 +179,13 @@ pub fn split_driver(d: &Driver, tree: Option<&Path>, out: &Path, extra: &[&str])
     args.extend(extra.iter().map(|s| s.to_string()));
     let argv: Vec<&str> = args.iter().map(String::as_str).collect();
     let (code, _o, e) = split(&argv);
+    (code, e)
+}
+
+/// Splits `d` into `out` (for a tree when upstream).  Panics with the
+/// diagnostics on failure.
+pub fn split_driver(d: &Driver, tree: Option<&Path>, out: &Path, extra: &[&str]) {
+    let (code, e) = try_split_driver(d, tree, out, extra);
     assert_eq!(code, 0, "fgft-cc split {}: {e}", d.name);
 }
 

@@ -82,19 +82,8 @@ pub fn hints(
         } else {
             HintKind::Blob { len: len.clone() }
         };
-        let pf = &prog.files[first.file];
-        let shown = files
-            .get(first.file)
-            .map(|f| f.shown.clone())
-            .unwrap_or_else(|| pf.path.clone());
-        out.push(Hint {
-            target: HintTarget::Field { strukt, field },
-            kind,
-            loc: Loc::from_span(&shown, &pf.text, first.range.start, first.range.end),
-            source: HintSource::Inferred {
-                how: first.api.clone(),
-            },
-        });
+        let how = first.api.clone();
+        out.push(inferred(prog, files, first, strukt, field, kind, how));
     }
     // Pointers into another member's memory: that memory's kind, from the
     // pointer on.
@@ -125,22 +114,34 @@ pub fn hints(
             Some(HintKind::Blob { len }) => HintKind::Blob { len: rest(&len) },
             _ => continue,
         };
-        let first = &sites[0];
-        let pf = &prog.files[first.file];
-        let shown = files
-            .get(first.file)
-            .map(|f| f.shown.clone())
-            .unwrap_or_else(|| pf.path.clone());
-        out.push(Hint {
-            target: HintTarget::Field { strukt, field },
-            kind,
-            loc: Loc::from_span(&shown, &pf.text, first.range.start, first.range.end),
-            source: HintSource::Inferred {
-                how: format!("a pointer into {n}"),
-            },
-        });
+        let how = format!("a pointer into {n}");
+        out.push(inferred(prog, files, &sites[0], strukt, field, kind, how));
     }
     out
+}
+
+/// The inferred hint on `strukt.field`, located at its evidence `site`
+/// (shown by the driver file's path as the user gave it).
+fn inferred(
+    prog: &Program,
+    files: &[DriverFile],
+    site: &Site,
+    strukt: String,
+    field: String,
+    kind: HintKind,
+    how: String,
+) -> Hint {
+    let pf = &prog.files[site.file];
+    let shown = files
+        .get(site.file)
+        .map(|f| f.shown.clone())
+        .unwrap_or_else(|| pf.path.clone());
+    Hint {
+        target: HintTarget::Field { strukt, field },
+        kind,
+        loc: Loc::from_span(&shown, &pf.text, site.range.start, site.range.end),
+        source: HintSource::Inferred { how },
+    }
 }
 
 /// Every `x->m = ALLOC(...)` in `d`.
