@@ -1,5 +1,6 @@
 //! Every corpus driver, split by `fgft-cc split`, builds with Kbuild with no
-//! error and no warning: the six paper drivers (ens1370 and ens1371 both)
+//! error and no warning: every sidecar of corpus/upstream (the six paper
+//! drivers, ens1370 and ens1371 both, and the campaign's others)
 //! from linux-source-6.12 against the 6.12 headers and from linux-source-6.1
 //! against the 6.1 headers, and our own two drivers against 6.12.  Two
 //! builds run at a time.
@@ -87,7 +88,7 @@ fn corpus_splits_build_clean_on_612_and_61() {
             out: t.path().join("ringdemo-6.1"),
         },
     ];
-    for d in drivers() {
+    for d in all_drivers() {
         let kernels: &[&str] = if d.upstream {
             &["6.12", "6.1"]
         } else {
@@ -113,7 +114,7 @@ fn corpus_splits_build_clean_on_612_and_61() {
                 Some(j) => j,
                 None => break,
             };
-            let d = drivers()
+            let d = all_drivers()
                 .into_iter()
                 .chain([listdemo(), constdemo(), ringdemo()])
                 .find(|d| d.name == job.driver)

@@ -78,7 +78,7 @@ static struct dentry *st_dir;
 static int st_null_sink;
 
 static const char *const st_cause_names[FGFT_CAUSE_NR] = {
-	"none", "oops", "gpf", "trap", "range", "explicit", "lock",
+	"none", "oops", "gpf", "trap", "range", "explicit", "lock", "icall",
 };
 
 /* The tests assert lock state directly: lockdep is off in Debian kernels. */

@@ -26,6 +26,7 @@ static const char *const fgft_cause_names[FGFT_CAUSE_NR] = {
 	[FGFT_CAUSE_RANGE] = "range",
 	[FGFT_CAUSE_EXPLICIT] = "explicit",
 	[FGFT_CAUSE_LOCK] = "lock",
+	[FGFT_CAUSE_ICALL] = "icall",
 };
 
 static struct dentry *fgft_dir;

@@ -13,8 +13,8 @@
 use crate::ctype::{self, CType};
 use crate::macros::{self, MacroParams};
 use crate::model::{
-    AccessKind, ApiModels, ArgKind, CallSite, CallTarget, DriverFacts, FieldAccess, FnFacts,
-    GlobalRef, KernelGlobals, Origin, PtrUse, PtrUseKind, Relation, Returns, Site,
+    AccessKind, ApiModels, ArgKind, CallSite, CallTarget, Callee, DriverFacts, FieldAccess,
+    FnFacts, GlobalRef, KernelGlobals, Origin, PtrUse, PtrUseKind, Relation, Returns, Site,
 };
 use crate::program::{FnId, Program};
 use fgft_parse::ParsedFile;
@@ -940,6 +940,52 @@ impl Walker<'_, '_> {
         Info::default()
     }
 
+    /// Records a call through a pointer: its arguments walked, the
+    /// functions they name, where the pointer comes from.
+    fn indirect_call(
+        &mut self,
+        pf: &ParsedFile,
+        n: Node<'_>,
+        text: String,
+        callee: Callee,
+        arg_nodes: &[Node<'_>],
+    ) -> Info {
+        let mut args = Vec::new();
+        let mut names = Vec::new();
+        for a in arg_nodes {
+            args.push(self.expr(pf, *a, Ctx::Read).origins);
+            names.push(self.function_named(pf, *a));
+        }
+        let at = self.site(pf, n);
+        let mut c = CallSite::new(CallTarget::Indirect(text), at, args, self.via_macro.clone());
+        c.callee = Some(callee);
+        c.arg_names = names;
+        self.facts.calls.push(c);
+        Info::default()
+    }
+
+    /// The function an argument names (`f`, `&f`, `(void *)f`): a driver
+    /// function, or an identifier that is no variable of the driver (a
+    /// kernel function or macro; the resolver tells which).
+    fn function_named(&self, pf: &ParsedFile, mut a: Node<'_>) -> Option<String> {
+        loop {
+            match a.kind() {
+                "cast_expression" => a = a.child_by_field_name("value")?,
+                "parenthesized_expression" => a = a.named_child(0)?,
+                "pointer_expression" if pf.node_text(a).trim_start().starts_with('&') => {
+                    a = a.child_by_field_name("argument")?
+                }
+                _ => break,
+            }
+        }
+        if a.kind() != "identifier" {
+            return None;
+        }
+        let t = pf.node_text(a);
+        let var = self.lookup(t).is_some() || self.prog.global(t).is_some();
+        (!var && !self.prog.enumerators.contains(t)).then(|| t.to_string())
+    }
+
     fn call(&mut self, pf: &ParsedFile, n: Node<'_>) -> Info {
         let Some(func) = n.child_by_field_name("function") else {
             return Info::default();
@@ -975,22 +1021,29 @@ impl Walker<'_, '_> {
                 }
             }
         }
-        if func.kind() != "identifier" {
-            // Through a pointer (`ops->f(x)`, `(*fp)(x)`).
-            let text = pf.node_text(func).to_string();
-            self.expr(pf, func, Ctx::Read);
-            let mut args = Vec::new();
+        if func.kind() != "identifier" && func.has_error() {
+            // No callee tree-sitter could read (an expansion's `##args`
+            // and such): nothing to call through.
             for a in &arg_nodes {
-                args.push(self.expr(pf, *a, Ctx::Read).origins);
+                self.expr(pf, *a, Ctx::Read);
             }
-            let at = self.site(pf, n);
-            self.facts.calls.push(CallSite {
-                target: CallTarget::Indirect(text),
-                at,
-                args,
-                via_macro: self.via_macro.clone(),
-            });
             return Info::default();
+        }
+        if func.kind() != "identifier" {
+            // Through a pointer (`ops->f(x)`, `(*fp)(x)`): where the pointer
+            // comes from is the value of the expression under the `*`.
+            let text = pf.node_text(func).to_string();
+            let ptr = pointer_of_callee(pf, func);
+            let info = self.expr(pf, ptr, Ctx::Read);
+            let local = (ptr.kind() == "identifier")
+                .then(|| pf.node_text(ptr).to_string())
+                .filter(|l| self.lookup(l).is_some());
+            let callee = Callee {
+                origins: info.origins,
+                local,
+                expansion: self.expanding.last().cloned(),
+            };
+            return self.indirect_call(pf, n, text, callee, &arg_nodes);
         }
         let name = pf.node_text(func).to_string();
         // `typeof(x)` (a kernel macro's body spells types with it) reads
@@ -1001,36 +1054,35 @@ impl Walker<'_, '_> {
         ) {
             return Info::default();
         }
-        // A local function pointer.
-        if let Some(v) = self.lookup(&name) {
-            let _ = v;
-            let mut args = Vec::new();
-            for a in &arg_nodes {
-                args.push(self.expr(pf, *a, Ctx::Read).origins);
-            }
-            let at = self.site(pf, n);
-            self.facts.calls.push(CallSite {
-                target: CallTarget::Indirect(name),
-                at,
-                args,
-                via_macro: self.via_macro.clone(),
-            });
-            return Info::default();
+        // A local function pointer (a parameter too), or a global one.
+        let is_global_ptr = !self.prog.is_fn(&name) && self.prog.global(&name).is_some();
+        if self.lookup(&name).is_some() || is_global_ptr {
+            let info = self.expr(pf, func, Ctx::Read);
+            let callee = Callee {
+                origins: info.origins,
+                local: self.lookup(&name).is_some().then(|| name.clone()),
+                expansion: self.expanding.last().cloned(),
+            };
+            return self.indirect_call(pf, n, name, callee, &arg_nodes);
         }
         // A driver function.
         if self.prog.is_fn(&name) {
             let mut args = Vec::new();
+            let mut names = Vec::new();
             for a in &arg_nodes {
                 let i = self.expr(pf, *a, Ctx::Read);
                 args.push(i.origins);
+                names.push(self.function_named(pf, *a));
             }
             let at = self.site(pf, n);
-            self.facts.calls.push(CallSite {
-                target: CallTarget::Driver(name.clone()),
+            let mut c = CallSite::new(
+                CallTarget::Driver(name.clone()),
                 at,
                 args,
-                via_macro: self.via_macro.clone(),
-            });
+                self.via_macro.clone(),
+            );
+            c.arg_names = names;
+            self.facts.calls.push(c);
             let ret = self
                 .prog
                 .def(&name)
@@ -1070,12 +1122,12 @@ impl Walker<'_, '_> {
                     member,
                 });
                 let at = self.site(pf, n);
-                self.facts.calls.push(CallSite {
-                    target: CallTarget::Kernel(name.clone()),
+                self.facts.calls.push(CallSite::new(
+                    CallTarget::Kernel(name.clone()),
                     at,
-                    args: vec![inner.origins],
-                    via_macro: self.via_macro.clone(),
-                });
+                    vec![inner.origins],
+                    self.via_macro.clone(),
+                ));
                 return Info {
                     ty: CType::ptr(self.prog.resolve(&outer)),
                     ..Default::default()
@@ -1120,12 +1172,12 @@ impl Walker<'_, '_> {
             infos.push(info);
         }
         let at = self.site(pf, n);
-        self.facts.calls.push(CallSite {
-            target: CallTarget::Kernel(name.clone()),
+        self.facts.calls.push(CallSite::new(
+            CallTarget::Kernel(name.clone()),
             at,
             args,
-            via_macro: self.via_macro.clone(),
-        });
+            self.via_macro.clone(),
+        ));
         let Some(m) = model else {
             return Info::default();
         };
@@ -1231,4 +1283,24 @@ fn ctx_value(ctx: Ctx) -> Ctx {
 
 fn is_statement(kind: &str) -> bool {
     kind.ends_with("_statement") || kind == "declaration"
+}
+
+/// The pointer a callee expression calls through: `(*fp)` and `(fp)` are
+/// calls through `fp`.
+fn pointer_of_callee<'t>(pf: &ParsedFile, mut f: Node<'t>) -> Node<'t> {
+    loop {
+        match f.kind() {
+            "parenthesized_expression" => match f.named_child(0) {
+                Some(x) => f = x,
+                None => return f,
+            },
+            "pointer_expression" if pf.node_text(f).trim_start().starts_with('*') => {
+                match f.child_by_field_name("argument") {
+                    Some(x) => f = x,
+                    None => return f,
+                }
+            }
+            _ => return f,
+        }
+    }
 }

@@ -1,6 +1,8 @@
 //! The driver's call graph and the closure of an entry point: every driver
 //! function it can reach through direct calls (including calls hidden in the
-//! driver's macros), with the calls it makes through pointers, and where the
+//! driver's macros) and through calls via pointers whose targets are
+//! resolved (`CallSite::targets`), with the calls it makes through
+//! pointers, and where the
 //! pointers handed to each reached function come from, followed back to the
 //! entry point's parameters.
 
@@ -21,9 +23,7 @@ impl CallGraph {
         for (f, ff) in &facts.per_fn {
             let e = g.edges.entry(f.clone()).or_default();
             for c in &ff.calls {
-                if let CallTarget::Driver(callee) = &c.target {
-                    e.insert(callee.clone());
-                }
+                e.extend(c.driver_callees().cloned());
             }
         }
         g
@@ -99,6 +99,10 @@ pub struct Closure {
     pub fns: BTreeSet<String>,
     /// Calls through pointers made inside the closure.
     pub indirect: Vec<CallSite>,
+    /// For each call through a pointer that the caller passes (a
+    /// parameter): the driver functions the closure's callers pass for it,
+    /// by the call's (file, start).
+    pub passed: BTreeMap<(usize, usize), BTreeSet<String>>,
     /// Roots of each parameter of each function in the closure.
     pub param_roots: BTreeMap<String, Vec<BTreeSet<Root>>>,
 }
@@ -106,7 +110,23 @@ pub struct Closure {
 impl Closure {
     /// Computes the closure of `entry`.
     pub fn of(facts: &DriverFacts, graph: &CallGraph, entry: &str) -> Closure {
-        let fns = graph.reach(&[entry.to_string()]);
+        let mut fns = graph.reach(&[entry.to_string()]);
+        // Functions passed for a parameter that is called through: the
+        // closure's callers' arguments, until nothing new is reached.
+        let passed = loop {
+            let passed = passed_targets(facts, &fns);
+            let mut roots: Vec<String> = fns.iter().cloned().collect();
+            let before = roots.len();
+            for t in passed.values().flatten() {
+                if !fns.contains(t) {
+                    roots.push(t.clone());
+                }
+            }
+            if roots.len() == before {
+                break passed;
+            }
+            fns = graph.reach(&roots);
+        };
         let mut indirect = Vec::new();
         for f in &fns {
             if let Some(ff) = facts.per_fn.get(f) {
@@ -117,11 +137,12 @@ impl Closure {
                 }
             }
         }
-        let param_roots = param_roots(facts, &fns, entry);
+        let param_roots = param_roots(facts, &fns, entry, &passed);
         Closure {
             entry: entry.to_string(),
             fns,
             indirect,
+            passed,
             param_roots,
         }
     }
@@ -173,11 +194,76 @@ fn simple_root(o: &Origin) -> Root {
     }
 }
 
+/// For every call through a pointer in `fns` whose pointer is a parameter:
+/// the driver functions that callers in `fns` pass for it (through their
+/// own parameters too).
+fn passed_targets(
+    facts: &DriverFacts,
+    fns: &BTreeSet<String>,
+) -> BTreeMap<(usize, usize), BTreeSet<String>> {
+    let mut out = BTreeMap::new();
+    for f in fns {
+        let Some(ff) = facts.per_fn.get(f) else {
+            continue;
+        };
+        for c in &ff.calls {
+            let Some(callee) = &c.callee else { continue };
+            let mut got = BTreeSet::new();
+            for o in &callee.origins {
+                if let Origin::Param(i) = o {
+                    passed_for(facts, fns, f, *i, &mut BTreeSet::new(), &mut got);
+                }
+            }
+            if !got.is_empty() {
+                out.insert((c.at.file, c.at.range.start), got);
+            }
+        }
+    }
+    out
+}
+
+/// The driver functions callers in `fns` pass for parameter `i` of `f`.
+fn passed_for(
+    facts: &DriverFacts,
+    fns: &BTreeSet<String>,
+    f: &str,
+    i: usize,
+    seen: &mut BTreeSet<(String, usize)>,
+    out: &mut BTreeSet<String>,
+) {
+    if !seen.insert((f.to_string(), i)) {
+        return;
+    }
+    for h in fns {
+        let Some(hf) = facts.per_fn.get(h) else {
+            continue;
+        };
+        for d in &hf.calls {
+            if !d.driver_callees().any(|x| x == f) {
+                continue;
+            }
+            match d.arg_names.get(i) {
+                Some(Some(n)) if facts.per_fn.contains_key(n) => {
+                    out.insert(n.clone());
+                }
+                _ => {
+                    for o in d.args.get(i).into_iter().flatten() {
+                        if let Origin::Param(j) = o {
+                            passed_for(facts, fns, h, *j, seen, out);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Fixpoint over the closure: the roots of every function parameter.
 fn param_roots(
     facts: &DriverFacts,
     fns: &BTreeSet<String>,
     entry: &str,
+    passed: &BTreeMap<(usize, usize), BTreeSet<String>>,
 ) -> BTreeMap<String, Vec<BTreeSet<Root>>> {
     let mut roots: BTreeMap<String, Vec<BTreeSet<Root>>> = BTreeMap::new();
     for f in fns {
@@ -213,10 +299,11 @@ fn param_roots(
             let Some(ff) = facts.per_fn.get(g) else {
                 continue;
             };
-            for c in &ff.calls {
-                let CallTarget::Driver(callee) = &c.target else {
-                    continue;
-                };
+            let none = BTreeSet::new();
+            for (c, callee) in ff.calls.iter().flat_map(|c| {
+                let more = passed.get(&(c.at.file, c.at.range.start)).unwrap_or(&none);
+                c.driver_callees().chain(more.iter()).map(move |t| (c, t))
+            }) {
                 if !fns.contains(callee) {
                     continue;
                 }

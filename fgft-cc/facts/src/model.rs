@@ -139,6 +139,18 @@ pub enum CallTarget {
     Indirect(String),
 }
 
+/// What a call through a pointer reads the pointer from: the callee
+/// expression's origins (a member's value `ops->f`, a parameter, a global
+/// function pointer) and the local variable it is read from, if any.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Callee {
+    pub origins: Vec<Origin>,
+    pub local: Option<String>,
+    /// The macro or kernel helper whose expansion holds the call (its
+    /// text is the expansion's, not the driver's at the site).
+    pub expansion: Option<String>,
+}
+
 /// One call.
 #[derive(Debug, Clone, Serialize)]
 pub struct CallSite {
@@ -148,6 +160,40 @@ pub struct CallSite {
     pub args: Vec<Vec<Origin>>,
     /// The driver macro whose expansion holds the call, if any.
     pub via_macro: Option<String>,
+    /// For a call through a pointer: where the pointer comes from.
+    pub callee: Option<Callee>,
+    /// Each argument that names a function (through `&` and casts): a
+    /// driver function, or a name that is no variable (a kernel function).
+    pub arg_names: Vec<Option<String>>,
+    /// For a call through a pointer: the driver functions it may call, as
+    /// resolved after the facts (fgft-split's `icall`); the call graph and
+    /// the closures follow them like direct calls.
+    pub targets: Vec<String>,
+}
+
+impl CallSite {
+    /// A call with no pointer callee, no named argument and no target yet.
+    pub fn new(target: CallTarget, at: Site, args: Vec<Vec<Origin>>, via: Option<String>) -> Self {
+        CallSite {
+            target,
+            at,
+            args,
+            via_macro: via,
+            callee: None,
+            arg_names: Vec::new(),
+            targets: Vec::new(),
+        }
+    }
+
+    /// The driver functions the call reaches: its direct callee, or the
+    /// resolved targets of a call through a pointer.
+    pub fn driver_callees(&self) -> impl Iterator<Item = &String> {
+        let direct = match &self.target {
+            CallTarget::Driver(c) => Some(c),
+            _ => None,
+        };
+        direct.into_iter().chain(self.targets.iter())
+    }
 }
 
 /// A use of a driver global.

@@ -17,6 +17,7 @@ pub mod derive;
 pub mod diag;
 mod driver;
 pub mod emit;
+pub mod icall;
 pub mod kernel;
 pub mod plan;
 pub mod profiles;
@@ -115,8 +116,18 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         k.add_models(&mut models);
     }
     let kglobals: KernelGlobals = tables.api.globals.keys().cloned().collect();
-    let facts = access::analyze(&prog, &models, &kglobals);
-    let roots = roots(&prog, &fl, &popts, tables);
+    let mut facts = access::analyze(&prog, &models, &kglobals);
+    let roots = slot_roots(&prog, &fl, &popts, &tables.slots);
+    // Calls through pointers: their targets become call-graph edges.
+    let compiled_out = |n: &str| kernel.as_ref().is_some_and(|k| k.compiled_out(n));
+    let icalls = icall::resolve(
+        &prog,
+        &fl.files,
+        &mut facts,
+        |t| slot_roots(&prog, &fl, &popts, t),
+        &tables.slots,
+        &compiled_out,
+    );
     let mut graph = CallGraph::new(&facts);
     graph.add_const_table_edges(&facts, &prog);
     let ann = derive::extend(
@@ -141,6 +152,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         pm_rules: &tables.pm_rules,
         no_checkpoint: opts.no_checkpoint,
         kernel: kernel.as_ref(),
+        icalls: &icalls,
     };
     let plan = plan::build(&inputs);
     if plan.has_errors() {
@@ -232,11 +244,11 @@ fn with_inline_annotations(mut ann: Annotations, fl: &driver::Files) -> Result<A
 }
 
 /// The slots (fgft-facts' roots) of every driver file that is not a header.
-fn roots(
+fn slot_roots(
     prog: &Program,
     fl: &driver::Files,
     popts: &fgft_parse::Options,
-    tables: &Tables,
+    table: &fgft_facts::slots::SlotTable,
 ) -> Vec<(fgft_facts::program::FileId, fgft_facts::slots::Root)> {
     let cache = fgft_facts::headers::HeaderCache::new(popts);
     let mut roots = Vec::new();
@@ -245,7 +257,7 @@ fn roots(
             continue;
         }
         let sf = cache.facts_with_headers(pf);
-        for r in fgft_facts::slots::roots(pf, &sf, &tables.slots) {
+        for r in fgft_facts::slots::roots(pf, &sf, table) {
             roots.push((fid, r));
         }
     }

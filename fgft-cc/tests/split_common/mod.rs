@@ -126,6 +126,32 @@ pub fn drivers() -> Vec<Driver> {
     ]
 }
 
+/// Every corpus driver: `drivers()`, then each other sidecar of
+/// `corpus/upstream/` (the campaign's drivers, written with no marshaling
+/// hint, which need the kernel's view: split them with `--kdir`), by name.
+pub fn all_drivers() -> Vec<Driver> {
+    let mut v = drivers();
+    let mut more: Vec<String> = std::fs::read_dir(root().join("corpus/upstream"))
+        .expect("corpus/upstream")
+        .flatten()
+        .filter_map(|e| {
+            let n = e.file_name().to_string_lossy().to_string();
+            n.strip_suffix(".toml").map(str::to_string)
+        })
+        .filter(|n| !v.iter().any(|d| d.name == n))
+        .collect();
+    more.sort();
+    for n in more {
+        let path: &'static str = Box::leak(format!("corpus/upstream/{n}.toml").into_boxed_str());
+        v.push(Driver {
+            name: Box::leak(n.into_boxed_str()),
+            annotations: vec![path],
+            upstream: true,
+        });
+    }
+    v
+}
+
 /// The list_add() fixture (fgft-cc/tests/split_fixtures/listdemo).
 pub fn listdemo() -> Driver {
     Driver {

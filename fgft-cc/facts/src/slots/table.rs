@@ -208,6 +208,19 @@ impl SlotTable {
         Ok(t)
     }
 
+    /// A table of the given structures only (the driver's own function
+    /// pointer members, to find what it stores in them), stripping the
+    /// same wrapper macros as `like`.
+    pub fn of_structs(structs: Vec<(String, StructDef)>, like: &SlotTable) -> SlotTable {
+        let mut t = SlotTable {
+            structs: structs.into_iter().collect(),
+            wrappers: like.wrappers.clone(),
+            ..Default::default()
+        };
+        t.index();
+        t
+    }
+
     fn index(&mut self) {
         self.fn_field_owners.clear();
         self.ptr_field_targets.clear();

@@ -483,8 +483,14 @@ fn over_members(
             });
             return only_members.then(|| canon(&stripped));
         };
-        let v = local_value(pf, d, &local)?;
-        cur = lex_subst(&cur, |id| (id == local).then(|| format!("({v})")));
+        // A local the function also stores into a member of the same
+        // object (`lp->rx_ring_size = entries;` beside `lp->rx_ring =
+        // new_ring`, a resize) is that member's count.
+        let v = match member_holding(pf, d, &compact, &local) {
+            Some(m) => format!("{compact}{m}"),
+            None => format!("({})", local_value(pf, d, &local)?),
+        };
+        cur = lex_subst(&cur, |id| (id == local).then(|| v.clone()));
     }
     None
 }
@@ -643,6 +649,62 @@ fn constant_like(prog: &Program, table: &Table, id: &str) -> bool {
         || id
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
+/// The one member of the object `prefix` (`lp->`, written without spaces)
+/// that `d` stores local `name` into (`lp->rx_ring_size = name;`).
+fn member_holding(
+    pf: &fgft_parse::ParsedFile,
+    d: &FnDef,
+    prefix: &str,
+    name: &str,
+) -> Option<String> {
+    let text = pf.text.as_str();
+    let body = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(d.body.start, d.body.end)?;
+    let mut found: Vec<String> = Vec::new();
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+        if n.kind() != "assignment_expression"
+            || n.child_by_field_name("operator")
+                .map(|o| &text[o.byte_range()])
+                != Some("=")
+        {
+            continue;
+        }
+        let (Some(l), Some(r)) = (
+            n.child_by_field_name("left"),
+            n.child_by_field_name("right"),
+        ) else {
+            continue;
+        };
+        if r.kind() != "identifier" || &text[r.byte_range()] != name {
+            continue;
+        }
+        let (Some(b), Some(op), Some(f)) = (
+            l.child_by_field_name("argument"),
+            l.child_by_field_name("operator"),
+            l.child_by_field_name("field"),
+        ) else {
+            continue;
+        };
+        let p: String = format!("{}{}", &text[b.byte_range()], &text[op.byte_range()])
+            .split_whitespace()
+            .collect();
+        if p == prefix {
+            found.push(text[f.byte_range()].to_string());
+        }
+    }
+    found.sort();
+    found.dedup();
+    match found.as_slice() {
+        [one] => Some(one.clone()),
+        _ => None,
+    }
 }
 
 /// The one value local `name` is given in `d` (`size_t size = expr;` or

@@ -28,6 +28,7 @@
 mod build;
 pub mod edit;
 mod gtab;
+mod icall;
 mod main;
 mod sfi;
 pub mod wrappers;
@@ -296,13 +297,50 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
             .closure
             .indirect
             .iter()
-            .map(|c| match &c.target {
-                CallTarget::Indirect(x) => format!("{x} in {}", c.at.func),
-                _ => String::new(),
+            .map(|c| {
+                let x = match &c.target {
+                    CallTarget::Indirect(x) => x.as_str(),
+                    _ => "",
+                };
+                let u = plan
+                    .icall_uses
+                    .iter()
+                    .find(|u| u.file == c.at.file && u.call_start == c.at.range.start);
+                match u {
+                    Some(u) => format!("{x} in {}: dispatch set {}", c.at.func, u.set),
+                    None => format!(
+                        "{x} in {}: not rewritten, runs outside isolation",
+                        c.at.func
+                    ),
+                }
             })
             .collect();
         for i in ind {
             let _ = writeln!(s, "  indirect call: {i}");
+        }
+    }
+    for (k, set) in plan.icall_sets.iter().enumerate() {
+        let mut v: Vec<String> = set.targets.clone();
+        v.extend(set.kernel.iter().map(|k| format!("{k} (wrapper)")));
+        let what = if v.is_empty() {
+            "nothing known: every call aborts".to_string()
+        } else {
+            v.join(" ")
+        };
+        let _ = writeln!(s, "\ndispatch set {k}: {what}");
+        for u in plan.icall_uses.iter().filter(|u| u.set == k) {
+            let _ = writeln!(
+                s,
+                "  {}:{} in {} (read from {})",
+                src.files[u.file].shown.display(),
+                u.line,
+                u.func,
+                if u.from.is_empty() {
+                    "?".to_string()
+                } else {
+                    u.from.join(", ")
+                }
+            );
         }
     }
     let _ = writeln!(s, "\nSFI module: {} functions", plan.sfi_fns.len());

@@ -33,6 +33,7 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
         }
     }
     redirect_main_refs(cx, grefs, &mut sedits);
+    super::icall::sfi_edits(cx, &mut sedits);
     trampolines(cx, &mut sedits);
     header_copies(cx, units);
     for (fid, ed) in &sedits {

@@ -169,6 +169,7 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
         s,
         "#define FGFT_MAIN_FN(x) ((void *)fgft_sfi_{d}_gref(FGFT_GREF_##x))\n"
     );
+    s.push_str(&super::icall::header_part(plan));
     let _ = writeln!(s, "void *fgft_sfi_{d}_kobj(const void *p);");
     let _ = writeln!(
         s,
@@ -336,6 +337,7 @@ pub(crate) fn sfi_rt(plan: &Plan, table: &Table, grefs: &super::gtab::Slots) -> 
     s.push_str("#define FGFT_SFI_RT\n");
     let _ = writeln!(s, "#include \"fgft_{d}_sfi.h\"\n");
     address_table(&mut s, d, grefs);
+    super::icall::resolver(&mut s, plan, grefs);
     translation_helpers(&mut s, d, plan, table);
     grant_fn(&mut s, d, table);
     for w in &plan.wrapped {

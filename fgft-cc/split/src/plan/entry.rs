@@ -218,26 +218,7 @@ fn closure_warnings(
             }
         }
     }
-    for c in &closure.indirect {
-        let CallTarget::Indirect(expr) = &c.target else {
-            continue;
-        };
-        // One warning per call site, whatever the entries that reach it.
-        let key = (c.at.file, c.at.range.start);
-        if !reported.insert(key) {
-            continue;
-        }
-        diags.push(inp.diag(
-            &c.at,
-            true,
-            format!(
-                "call through a pointer (`{expr}`) in `{}`, which isolated entry points reach (first: `{name}`): the target runs outside isolation, unchecked",
-                c.at.func
-            ),
-            "indirect call",
-            vec!["if the target is a driver function, call it directly or isolate it separately".into()],
-        ));
-    }
+    diags.extend(super::icall::warnings(inp, reported, name, closure));
     diags
 }
 

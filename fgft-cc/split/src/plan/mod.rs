@@ -15,6 +15,7 @@ mod abort;
 pub mod device;
 mod entry;
 mod hints;
+pub mod icall;
 pub mod refs;
 pub mod table;
 mod types;
@@ -123,6 +124,11 @@ pub struct Plan {
     /// Every use of a `gtab` name in SFI code, by SFI function (sorted),
     /// globals before functions.
     pub gtab_refs: Vec<GtabRef>,
+    /// The dispatch sets of the calls through pointers in SFI code.
+    pub icall_sets: Vec<icall::IcallSet>,
+    /// Every call through a pointer in SFI code, with its set, by file and
+    /// position.
+    pub icall_uses: Vec<icall::IcallUse>,
     /// Const globals the SFI module keeps its own copy of.
     pub dup_globals: BTreeSet<String>,
     /// Globals marshaled through the object tracker: name -> written.
@@ -197,6 +203,8 @@ pub struct Inputs<'a> {
     pub no_checkpoint: bool,
     /// What the kernel says the names the driver calls are (with --kdir).
     pub kernel: Option<&'a crate::kernel::Kernel>,
+    /// The calls through pointers, resolved (`crate::icall`).
+    pub icalls: &'a crate::icall::Icalls,
 }
 
 /// `file:line` as messages show it.
@@ -207,11 +215,11 @@ pub(crate) fn shown_origin(inp: &Inputs<'_>, file: FileId, line: usize) -> Strin
 impl Inputs<'_> {
     /// A name of the driver that this configuration compiles out (with
     /// --kdir): nothing may refer to it.
-    fn compiled_out(&self, name: &str) -> bool {
+    pub(crate) fn compiled_out(&self, name: &str) -> bool {
         self.kernel.is_some_and(|k| k.compiled_out(name))
     }
 
-    fn diag(
+    pub(crate) fn diag(
         &self,
         site: &Site,
         warning: bool,
@@ -527,6 +535,7 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
             }
         }
     }
+    icall::dispatches(inp, plan, &mut gtab);
     plan.gtab = gtab.into_iter().collect();
     plan.gtab_refs = gtab_refs(inp, &plan.sfi_fns, &plan.gtab);
     for k in kapis {

@@ -686,7 +686,13 @@ fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String 
             i = ident::word_end(b, i);
             let id = &len[st..i];
             let rest = len[i..].trim_start();
-            let after_arrow = prev_sig.ends_with("->") || prev_sig.ends_with('.');
+            // A tag (`sizeof(struct mem)`) is no member, whatever its name.
+            let after_tag_word = ["struct", "union", "enum"].iter().any(|k| {
+                prev_sig
+                    .strip_suffix(k)
+                    .is_some_and(|p| !p.ends_with(|c: char| ident::is_char(c)))
+            });
+            let after_arrow = prev_sig.ends_with("->") || prev_sig.ends_with('.') || after_tag_word;
             if rest.starts_with("->") && !members.contains(id) {
                 let r2 = rest[2..].trim_start();
                 let next: String = r2.chars().take_while(|c| ident::is_char(*c)).collect();
@@ -742,5 +748,13 @@ mod tests {
         );
         assert_eq!(field_len_expr(&prog, &t, "n * 4", "in."), "o->in.n * 4");
         assert_eq!(field_len_expr(&prog, &t, "a->n", "in."), "o->in.n");
+        // A struct tag that is also a member's name stays a tag.
+        let src = "struct a { struct buf *buf; int n; };\n";
+        let pf = fgft_parse::parse_text(Path::new("a.h"), src.into()).unwrap();
+        let prog = Program::new(vec![pf]);
+        assert_eq!(
+            field_len_expr(&prog, &t, "n * sizeof(struct buf)", ""),
+            "o->n * sizeof(struct buf)"
+        );
     }
 }
