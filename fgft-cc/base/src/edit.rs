@@ -285,6 +285,13 @@ impl Edits {
                 for l in new.lines() {
                     out.push_str(&format!("+ {l}\n"));
                 }
+            } else if let Kind::Wrap { pre, post } = &e.kind {
+                // The range is kept: only what goes around it is new.
+                out.push_str(&format!(
+                    "@{a}-{b}: wrap in `{}` ... `{}`\n",
+                    pre.replace('\n', "\\n"),
+                    post.replace('\n', "\\n")
+                ));
             } else if new.is_empty() {
                 out.push_str(&format!("@{a}-{b}: delete\n"));
             } else {

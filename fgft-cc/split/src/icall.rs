@@ -96,6 +96,10 @@ struct Stores {
     /// Member name -> names stored into a member of that name
     /// (`x->f = n`, `.f = n`).
     fields: BTreeMap<String, BTreeSet<String>>,
+    /// Member name -> members whose value is copied into a member of that
+    /// name (`etd->saved = psmouse->set_rate`: a pointer saved to be
+    /// called later), as (record tag, member).
+    copies: BTreeMap<String, BTreeSet<(String, String)>>,
 }
 
 /// Resolves every call through a pointer in `facts` and records the driver
@@ -109,7 +113,7 @@ pub fn resolve(
     slots: &SlotTable,
     compiled_out: &dyn Fn(&str) -> bool,
 ) -> Icalls {
-    let stores = stores(prog);
+    let stores = stores(prog, facts);
     // The sources of every indirect call.
     let mut per_site: Vec<((FileId, usize), BTreeSet<Source>)> = Vec::new();
     for (f, ff) in &facts.per_fn {
@@ -130,6 +134,26 @@ pub fn resolve(
             }
             if src.is_empty() {
                 src.insert(Source::Unknown);
+            }
+            // A member the driver copies another member's value into can
+            // hold what that one holds.
+            let mut work: Vec<String> = src
+                .iter()
+                .filter_map(|s| match s {
+                    Source::Member(_, f) => Some(f.clone()),
+                    _ => None,
+                })
+                .collect();
+            let mut done = BTreeSet::new();
+            while let Some(f) = work.pop() {
+                if !done.insert(f.clone()) {
+                    continue;
+                }
+                for (t, n) in stores.copies.get(&f).into_iter().flatten() {
+                    if src.insert(Source::Member(t.clone(), n.clone())) {
+                        work.push(n.clone());
+                    }
+                }
             }
             per_site.push(((c.at.file, c.at.range.start), src));
         }
@@ -377,11 +401,11 @@ fn member_table(
     SlotTable::of_structs(structs, like)
 }
 
-/// The names the driver assigns to variables and stores into members.
-fn stores(prog: &Program) -> Stores {
+/// The names the driver assigns to variables and stores into members, and
+/// the members it copies into members.
+fn stores(prog: &Program, facts: &DriverFacts) -> Stores {
     let mut st = Stores::default();
     for (fid, pf) in prog.files.iter().enumerate() {
-        let _ = fid;
         let mut stack = vec![(pf.tree.root_node(), None::<String>)];
         while let Some((n, func)) = stack.pop() {
             let func = if n.kind() == "function_definition" {
@@ -413,6 +437,27 @@ fn stores(prog: &Program) -> Stores {
             let (Some(mut t), Some(v)) = (target, value) else {
                 continue;
             };
+            if t.kind() == "field_expression" && v.kind() == "field_expression" {
+                // `x->m = y->n`: the record of `y` from the read's facts.
+                let read = func
+                    .as_ref()
+                    .and_then(|f| facts.per_fn.get(f))
+                    .and_then(|ff| {
+                        ff.accesses
+                            .iter()
+                            .find(|a| a.at.file == fid && a.at.range == v.byte_range())
+                    });
+                let (Some(a), Some(m)) = (read, t.child_by_field_name("field")) else {
+                    continue;
+                };
+                if let Some(tag) = record_tag(prog, &a.base) {
+                    st.copies
+                        .entry(pf.node_text(m).to_string())
+                        .or_default()
+                        .insert((tag, a.field.clone()));
+                }
+                continue;
+            }
             let Some(name) = named(pf, v) else { continue };
             if prog.global(&name).is_some() || prog.enumerators.contains(&name) {
                 continue;

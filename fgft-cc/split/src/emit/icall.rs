@@ -14,7 +14,7 @@
 use super::edit::{whole_lines, Edit, Edits};
 use super::gtab::Slots;
 use super::Ctx;
-use crate::plan::Plan;
+use crate::plan::{Plan, Sources};
 use fgft_facts::program::FileId;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -65,12 +65,14 @@ pub(crate) fn sfi_edits(cx: &mut Ctx<'_, '_>, sedits: &mut BTreeMap<FileId, Edit
         let text = &src.prog.files[def.file].text;
         let at = whole_lines(text, def.range.end..def.range.end).end;
         let origin = format!("{}:{}", src.files[def.file].shown.display(), def.line);
+        let def_line = fgft_stubs::wrap_call(
+            0,
+            &format!("void *const {} = (void *){f}", copy_addr(d, f)),
+            ";",
+        );
         ed.insert(
             at,
-            format!(
-                "\n/* fgft: where the SFI copy of {f} ({origin}) is, for calls through pointers */\nvoid *const {} = (void *){f};\n",
-                copy_addr(d, f)
-            ),
+            format!("\n/*\n * fgft: where calls through pointers find the SFI copy of {f}\n * ({origin})\n */\n{def_line}\n"),
         );
     }
 }
@@ -103,7 +105,7 @@ pub(crate) fn header_part(plan: &Plan) -> String {
 }
 
 /// The resolver, in `sfi_rt.c`.
-pub(crate) fn resolver(s: &mut String, plan: &Plan, grefs: &Slots) {
+pub(crate) fn resolver(s: &mut String, src: &Sources<'_>, plan: &Plan, grefs: &Slots) {
     if plan.icall_uses.is_empty() {
         return;
     }
@@ -146,7 +148,18 @@ pub(crate) fn resolver(s: &mut String, plan: &Plan, grefs: &Slots) {
             }
             alts.push(format!("p == {}", copy_addr(d, f)));
             let cond = alts.join(" ||\n\t\t    ");
+            // A target in an object the configuration may leave out.
+            let config = src
+                .prog
+                .def(f)
+                .and_then(|def| src.files[def.file].config.clone());
+            if let Some(c) = &config {
+                let _ = writeln!(s, "#if IS_ENABLED({c})");
+            }
             let _ = writeln!(s, "\t\tif ({cond})\n\t\t\treturn {};", copy_addr(d, f));
+            if config.is_some() {
+                s.push_str("#endif\n");
+            }
         }
         for kf in &set.kernel {
             let _ = writeln!(

@@ -66,7 +66,7 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
     let d = &plan.driver;
     let text = wrappers::sfi_header(plan, cx.table);
     cx.generated(format!("sfi/fgft_{d}_sfi.h"), &text);
-    let text = wrappers::sfi_rt(plan, cx.table, grefs);
+    let text = wrappers::sfi_rt(src, plan, cx.table, grefs);
     cx.generated(format!("sfi/fgft_{d}_sfi_rt.c"), &text);
 }
 

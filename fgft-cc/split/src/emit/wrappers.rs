@@ -311,7 +311,12 @@ fn describe(e: &ApiEntry) -> String {
 
 /// The SFI module's unsanitized runtime file: address table, translation
 /// helpers, wrappers, init and exit.
-pub(crate) fn sfi_rt(plan: &Plan, table: &Table, grefs: &super::gtab::Slots) -> String {
+pub(crate) fn sfi_rt(
+    src: &crate::plan::Sources<'_>,
+    plan: &Plan,
+    table: &Table,
+    grefs: &super::gtab::Slots,
+) -> String {
     let d = &plan.driver;
     let mut s = String::new();
     let _ = writeln!(s, "// SPDX-License-Identifier: GPL-2.0");
@@ -337,7 +342,7 @@ pub(crate) fn sfi_rt(plan: &Plan, table: &Table, grefs: &super::gtab::Slots) -> 
     s.push_str("#define FGFT_SFI_RT\n");
     let _ = writeln!(s, "#include \"fgft_{d}_sfi.h\"\n");
     address_table(&mut s, d, grefs);
-    super::icall::resolver(&mut s, plan, grefs);
+    super::icall::resolver(&mut s, src, plan, grefs);
     translation_helpers(&mut s, d, plan, table);
     grant_fn(&mut s, d, table);
     for w in &plan.wrapped {

@@ -11,10 +11,10 @@
 //! (cause `icall`).
 //!
 //! Diagnostics (one per site, whatever the entries that reach it): a site
-//! inside a driver macro is not rewritten (its target runs outside
-//! isolation); a site where fgft finds nothing the driver stores, or where
-//! some of the pointer's sources are not followed, aborts on what it does
-//! not know.
+//! inside a driver macro or a kernel helper is not rewritten, nor is one
+//! where fgft finds nothing the driver stores (a dispatch would abort
+//! every call): their targets run outside isolation; a site where some of
+//! the pointer's sources are not followed aborts on what it does not know.
 
 use super::{FileRole, GtabEntry, Inputs, Plan};
 use crate::diag::Located;
@@ -129,7 +129,7 @@ pub(super) fn warnings(
                 &c.at,
                 true,
                 format!(
-                    "call through a pointer (`{expr}`) in `{func}`, which isolated entry points reach (first: `{name}`): fgft finds no function the driver stores where the call reads it{from}, so in SFI code every call through it aborts the transaction (bad indirect call)"
+                    "call through a pointer (`{expr}`) in `{func}`, which isolated entry points reach (first: `{name}`): fgft finds no function the driver stores where the call reads it{from}, so the call is left as written and its target runs outside isolation, unchecked"
                 ),
                 "no known target",
                 notes,
@@ -185,6 +185,12 @@ pub(super) fn dispatches(inp: &Inputs<'_>, plan: &mut Plan, gtab: &mut BTreeSet<
                 .cloned()
                 .collect();
             let (kernel, _) = callable_kernel(inp, &site.kernel);
+            // Nothing known: a dispatch would abort every call, which
+            // leaves the entry point nothing to do; the call stays as
+            // written (and is warned about).
+            if targets.is_empty() && kernel.is_empty() {
+                continue;
+            }
             let set = IcallSet { targets, kernel };
             let n = sets.len();
             let k = *sets.entry(set).or_insert(n);
