@@ -33,6 +33,22 @@ fn undefined(obj: &Path) -> Vec<String> {
         .collect()
 }
 
+/// The instructions of an object with a memory operand other than the
+/// stack (nops, which carry one for padding, aside).
+fn memory_accesses(obj: &Path) -> Vec<String> {
+    let out = Command::new("objdump")
+        .arg("-d")
+        .arg(obj)
+        .output()
+        .expect("objdump");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains("(%") && !l.contains("nop"))
+        .filter(|l| !l.contains("(%rsp") && !l.contains("(%rbp"))
+        .map(str::to_string)
+        .collect()
+}
+
 fn sfi_objects(out: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = std::fs::read_dir(out.join("sfi"))
         .expect("sfi dir")
@@ -165,10 +181,17 @@ fn corpus_splits_build_clean_on_612_and_61() {
     for (tag, out) in &built {
         for o in sfi_objects(out) {
             let und = undefined(&o);
+            if und.iter().any(|s| s.starts_with("__asan_")) {
+                continue;
+            }
+            // No check at all: then no instruction of it touches memory
+            // beyond its stack (focaltech's empty `set_rate` in 6.1).
+            let accesses = memory_accesses(&o);
             assert!(
-                und.iter().any(|s| s.starts_with("__asan_")),
-                "{tag}: {} has no sanitizer checks",
-                o.display()
+                accesses.is_empty(),
+                "{tag}: {} has no sanitizer checks, but accesses memory:\n{}",
+                o.display(),
+                accesses.join("\n")
             );
         }
     }

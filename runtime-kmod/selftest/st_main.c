@@ -79,6 +79,7 @@ static int st_null_sink;
 
 static const char *const st_cause_names[FGFT_CAUSE_NR] = {
 	"none", "oops", "gpf", "trap", "range", "explicit", "lock", "icall",
+	"stack",
 };
 
 /* The tests assert lock state directly: lockdep is off in Debian kernels. */

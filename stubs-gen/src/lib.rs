@@ -280,7 +280,22 @@ pub fn signature(ret: &str, name: &str, params: &[ParamSpec]) -> String {
 }
 
 pub(crate) fn normalize(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let t = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Kernel style binds `*` to the name: `u64 * data` -> `u64 *data`,
+    // `char * const p` -> `char *const p`.
+    let cs: Vec<char> = t.chars().collect();
+    let mut out = String::with_capacity(t.len());
+    for (i, &c) in cs.iter().enumerate() {
+        let after_star = i > 0 && cs[i - 1] == '*';
+        let before_name = cs
+            .get(i + 1)
+            .is_some_and(|&n| ident::is_char(n) || n == '*');
+        if c == ' ' && after_star && before_name {
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// The prototype of the SFI module's trampoline for `e` (declared in the

@@ -1021,6 +1021,24 @@ impl Walker<'_, '_> {
                 }
             }
         }
+        // `(typeof(x))(y)` (kernel helpers cast with it): a cast, no call.
+        let typeof_cast = func.kind() == "parenthesized_expression"
+            && func.named_child(0).is_some_and(|i| {
+                i.kind() == "call_expression"
+                    && i.child_by_field_name("function").is_some_and(|f| {
+                        matches!(
+                            pf.node_text(f),
+                            "typeof" | "__typeof__" | "__typeof" | "typeof_unqual"
+                        )
+                    })
+            });
+        if typeof_cast {
+            let mut last = Info::default();
+            for a in &arg_nodes {
+                last = self.expr(pf, *a, Ctx::Read);
+            }
+            return last;
+        }
         if func.kind() != "identifier" && func.has_error() {
             // No callee tree-sitter could read (an expansion's `##args`
             // and such): nothing to call through.

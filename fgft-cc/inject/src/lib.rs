@@ -57,10 +57,14 @@ pub enum FaultKind {
     ExtraLock,
     /// A loop that writes an array runs one element too far.
     OffByOne,
+    /// A local array is overrun by 24 bytes: the stack protector's canary
+    /// above it, and saved registers or the return address above that,
+    /// are clobbered.
+    StackOverrun,
 }
 
 impl FaultKind {
-    pub const ALL: [FaultKind; 9] = [
+    pub const ALL: [FaultKind; 10] = [
         FaultKind::NullDeref,
         FaultKind::CorruptPtr,
         FaultKind::WildWrite,
@@ -70,6 +74,7 @@ impl FaultKind {
         FaultKind::MissingUnlock,
         FaultKind::ExtraLock,
         FaultKind::OffByOne,
+        FaultKind::StackOverrun,
     ];
 
     pub fn name(self) -> &'static str {
@@ -83,6 +88,7 @@ impl FaultKind {
             FaultKind::MissingUnlock => "missing-unlock",
             FaultKind::ExtraLock => "extra-lock",
             FaultKind::OffByOne => "off-by-one",
+            FaultKind::StackOverrun => "stack-overrun",
         }
     }
 
@@ -206,6 +212,11 @@ impl Site {
 /// Both operands are volatile reads, so the compiler can neither fold the
 /// division nor reason the zero away as undefined behaviour.
 const DIV0: &str = "{ volatile int __fgft_n = 1, __fgft_z = 0; __fgft_z = __fgft_n / __fgft_z; }";
+/// A local array written 24 bytes past its end, through a bound the
+/// compiler cannot see (no -Warray-bounds, no folding): the bytes above
+/// it in the frame (the stack protector's canary, then saved registers or
+/// the return address) become 0x41.
+const OVERRUN: &str = "{ volatile char __fgft_b[8]; volatile int __fgft_i, __fgft_n = 32; for (__fgft_i = 0; __fgft_i < __fgft_n; __fgft_i++) __fgft_b[__fgft_i] = 0x41; (void)__fgft_b[0]; }";
 /// A zero the compiler cannot see (see DIV0).
 const ZERO: &str = "({ volatile int __fgft_z = 0; __fgft_z; })";
 const UNLOCKS: &[&str] = &[
@@ -299,6 +310,26 @@ impl Finder<'_> {
             "entry",
         );
         self.push(FaultKind::DivZero, at, Template::Insert(DIV0), "entry");
+        // The stack overrun after the body's declarations: the stack
+        // protector places arrays next to its canary, so the overrun
+        // clobbers the canary and what lies above it (saved registers,
+        // the return address), not the function's other locals, and the
+        // body runs on to its epilogue, which checks the canary.
+        let mut c = body.walk();
+        let first_stmt = body
+            .named_children(&mut c)
+            .find(|n| n.kind() != "declaration" && n.kind() != "comment")
+            .map(|n| n.start_byte())
+            .or_else(|| Some(body.end_byte().saturating_sub(1)))
+            .filter(|&at| at > open);
+        if let Some(at) = first_stmt {
+            self.push(
+                FaultKind::StackOverrun,
+                at..at,
+                Template::Insert(OVERRUN),
+                "locals",
+            );
+        }
         self.walk(body);
     }
 

@@ -477,21 +477,19 @@ fn stores(prog: &Program, facts: &DriverFacts) -> Stores {
                 }
                 _ => {
                     // Through the declarator to the variable's name.
-                    loop {
-                        match t.kind() {
-                            "pointer_declarator"
+                    while matches!(
+                        t.kind(),
+                        "pointer_declarator"
                             | "function_declarator"
                             | "parenthesized_declarator"
-                            | "array_declarator" => {
-                                match t
-                                    .child_by_field_name("declarator")
-                                    .or_else(|| t.named_child(0))
-                                {
-                                    Some(x) => t = x,
-                                    None => break,
-                                }
-                            }
-                            _ => break,
+                            | "array_declarator"
+                    ) {
+                        match t
+                            .child_by_field_name("declarator")
+                            .or_else(|| t.named_child(0))
+                        {
+                            Some(x) => t = x,
+                            None => break,
                         }
                     }
                     if t.kind() == "identifier" {

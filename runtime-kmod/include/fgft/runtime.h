@@ -50,6 +50,8 @@ enum fgft_cause {
 	FGFT_CAUSE_LOCK,	/* lock misuse: re-taking a held lock (added) */
 	FGFT_CAUSE_ICALL,	/* SFI code called through a pointer to an
 				 * address its dispatch does not know */
+	FGFT_CAUSE_STACK,	/* SFI code's stack protector: a frame's
+				 * canary was overwritten */
 	FGFT_CAUSE_NR,
 };
 

@@ -66,6 +66,10 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
     let d = &plan.driver;
     let text = wrappers::sfi_header(plan, cx.table);
     cx.generated(format!("sfi/fgft_{d}_sfi.h"), &text);
+    if !plan.icall_uses.is_empty() {
+        let text = super::icall::icall_header(plan);
+        cx.generated(format!("sfi/fgft_{d}_icall.h"), &text);
+    }
     let text = wrappers::sfi_rt(src, plan, cx.table, grefs);
     cx.generated(format!("sfi/fgft_{d}_sfi_rt.c"), &text);
 }
@@ -328,10 +332,14 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
 /// SFI header) or not there, so the prototype would be "declared but never
 /// defined".  The copy is the main module's header with those prototypes
 /// blanked (lines kept); an SFI unit's `#include "x.h"` finds it first, in
-/// its own directory.
+/// its own directory.  A header whose inline functions SFI code calls
+/// through pointers (e1000e's `e1e_rphy`: `hw->phy.ops.read_reg(...)`)
+/// gets its copy too, with those calls dispatched (`FGFT_ICALL`, from
+/// `fgft_<m>_icall.h`, which the copy includes after its license line).
 fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
     let src = cx.src;
     let prog = src.prog;
+    let d = cx.plan.driver.clone();
     let in_units: BTreeSet<FileId> = units.iter().flat_map(|(_, v)| v.iter().copied()).collect();
     for (fid, df) in src.files.iter().enumerate() {
         if df.role != FileRole::Header || in_units.contains(&fid) {
@@ -345,7 +353,13 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
             // the unit's SFI header); the others are not there at all.
             .filter(|p| prog.def(&p.name).is_some())
             .collect();
-        if dead.is_empty() {
+        let calls: Vec<&crate::plan::icall::IcallUse> = cx
+            .plan
+            .icall_uses
+            .iter()
+            .filter(|u| u.file == fid)
+            .collect();
+        if dead.is_empty() && calls.is_empty() {
             continue;
         }
         let main = PathBuf::from("main").join(&df.rel);
@@ -353,6 +367,45 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
             continue;
         };
         let pf = &prog.files[fid];
+        // The dispatches are edits of the original text: made when the
+        // main module left the header as it is (it does unless an entry
+        // point's slot is filled in it).
+        if !calls.is_empty() && text == pf.text {
+            let mut ed = Edits::default();
+            for u in &calls {
+                ed.push(super::edit::Edit::wrap(
+                    u.callee.clone(),
+                    0,
+                    format!("FGFT_ICALL({}, ", u.set),
+                    ")",
+                ));
+            }
+            let first = pf.text.find('\n').map_or(0, |i| i + 1);
+            let at = if pf.text[..first].contains("SPDX") {
+                first
+            } else {
+                0
+            };
+            ed.insert(
+                at,
+                format!("/* fgft: SFI copy; calls through pointers dispatched */\n#include \"fgft_{d}_icall.h\"\n"),
+            );
+            match ed.apply(&pf.text) {
+                Ok(t) => {
+                    let log = ed.log(&pf.text);
+                    let _ = writeln!(cx.edit_log, "=== sfi/{}\n{log}", df.rel.display());
+                    text = t;
+                }
+                Err(o) => {
+                    cx.error(
+                        fid,
+                        o.b.clone(),
+                        "fgft-cc made overlapping edits here (a bug); please report it".into(),
+                    );
+                    continue;
+                }
+            }
+        }
         for p in dead {
             let decl = &pf.text[p.range.clone()];
             if text.matches(decl).count() != 1 {

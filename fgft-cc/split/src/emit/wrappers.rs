@@ -345,6 +345,7 @@ pub(crate) fn sfi_rt(
     super::icall::resolver(&mut s, src, plan, grefs);
     translation_helpers(&mut s, d, plan, table);
     grant_fn(&mut s, d, table);
+    stack_guard(&mut s);
     for w in &plan.wrapped {
         if let Some(e) = table.apis.get(w) {
             wrapper(&mut s, d, e);
@@ -352,6 +353,22 @@ pub(crate) fn sfi_rt(
     }
     module_init_exit(&mut s, d, &plan.module);
     s
+}
+
+/// The SFI module's own stack-protector failure call: the compiler calls
+/// `__stack_chk_fail` from a function's epilogue when its canary was
+/// overwritten (a local array overrun), before it returns through the
+/// clobbered frame.  The kernel's panics; inside a transaction body this
+/// one aborts the transaction instead (cause stack).  The module's own
+/// definition is what its objects link to.
+fn stack_guard(s: &mut String) {
+    s.push_str("#ifdef CONFIG_STACKPROTECTOR\n");
+    s.push_str(
+        "/*\n * fgft: a stack frame of SFI code was overrun (its canary changed): abort\n * the transaction before the function returns through the frame.\n */\n",
+    );
+    s.push_str("void __stack_chk_fail(void)\n{\n");
+    s.push_str("\tfgft_txn_fail(fgft_current(), FGFT_CAUSE_STACK);\n}\n");
+    s.push_str("#endif\n\n");
 }
 
 /// The table of main-module addresses and its reader.
@@ -652,18 +669,19 @@ fn commit_body(s: &mut String, e: &ApiEntry) {
         .iter()
         .map(|p| format!("(unsigned long){}", p.name))
         .collect();
-    s.push_str("\tif (!txn) {\n");
     let direct = format!("{}({})", e.name, call_args(e));
     if e.is_void() {
+        s.push_str("\tif (!txn) {\n");
         let _ = writeln!(s, "{}", fgft_stubs::wrap_call(2, &direct, ";"));
         s.push_str("\t\treturn;\n\t}\n");
     } else {
+        // One statement: no braces (kernel style).
+        s.push_str("\tif (!txn)\n");
         let _ = writeln!(
             s,
             "{}",
             fgft_stubs::wrap_call(2, &format!("return {direct}"), ";")
         );
-        s.push_str("\t}\n");
     }
     let _ = writeln!(
         s,

@@ -188,8 +188,23 @@ fn closure_warnings(
             continue;
         };
         let fdef = &prog.fns[fd];
+        // A header's function is compiled as written: only its calls of
+        // kernel functions that have wrappers (or no entry) go around them.
+        let wrapped_calls = || {
+            inp.facts.per_fn.get(f).is_some_and(|ff| {
+                ff.calls.iter().any(|c| match &c.target {
+                    CallTarget::Kernel(k) => inp
+                        .table
+                        .apis
+                        .get(k)
+                        .map_or(!inp.ann.is_pure(k), |e| !e.inline),
+                    _ => false,
+                })
+            })
+        };
         if inp.files[fdef.file].role == FileRole::Header
             && f != name
+            && wrapped_calls()
             && reported.insert((fdef.file, fdef.range.start))
         {
             diags.push(inp.diag_at(

@@ -16,7 +16,7 @@
 //! every call): their targets run outside isolation; a site where some of
 //! the pointer's sources are not followed aborts on what it does not know.
 
-use super::{FileRole, GtabEntry, Inputs, Plan};
+use super::{GtabEntry, Inputs, Plan};
 use crate::diag::Located;
 use crate::plan::table::ArgSpec;
 use fgft_facts::callgraph::Closure;
@@ -167,8 +167,7 @@ pub(super) fn dispatches(inp: &Inputs<'_>, plan: &mut Plan, gtab: &mut BTreeSet<
         let Some(ff) = inp.facts.per_fn.get(f) else {
             continue;
         };
-        let Some(def) = prog.def(f) else { continue };
-        if inp.files[def.file].role == FileRole::Header {
+        if prog.def(f).is_none() {
             continue;
         }
         for c in &ff.calls {
