@@ -606,6 +606,18 @@ void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause)
 }
 EXPORT_SYMBOL_GPL(fgft_txn_fail);
 
+void fgft_stack_fail(void)
+{
+	struct fgft_txn *t = fgft_active();
+
+	if (!t)
+		panic("stack-protector: Kernel stack is corrupted in: %pB\n",
+		      __builtin_return_address(0));
+	t->fault_ip = _RET_IP_;
+	fgft_fail_active(t, FGFT_CAUSE_STACK);
+}
+EXPORT_SYMBOL_GPL(fgft_stack_fail);
+
 /* ---- the fault trap ---- */
 
 static bool ip_recoverable(unsigned long ip)

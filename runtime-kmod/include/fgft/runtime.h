@@ -107,6 +107,15 @@ struct fgft_txn *fgft_current(void);
 /* Aborts the current transaction from inside its body (does not return). */
 void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause);
 
+/*
+ * The stack-protector failure of SFI code (the SFI module's own
+ * __stack_chk_fail calls it): aborts the running transaction with cause
+ * STACK; outside one it panics as the kernel's does.  It never returns, but
+ * is declared as if it did, so objtool reads its callers' epilogues as
+ * reachable.
+ */
+void fgft_stack_fail(void);
+
 /* ---- range table (a mapping database) ---- */
 
 /* Grants @txn @rights on [@addr, @addr + @len).  Returns 0 or -errno. */

@@ -329,6 +329,7 @@ pub(crate) fn sfi_rt(
     headers.insert("linux/module.h".into());
     headers.insert("linux/kernel.h".into());
     headers.insert("linux/string.h".into());
+    headers.insert("linux/uaccess.h".into());
     for w in &plan.wrapped {
         if let Some(h) = table.apis.get(w).and_then(|e| e.header.as_ref()) {
             headers.insert(h.clone());
@@ -366,8 +367,12 @@ fn stack_guard(s: &mut String) {
     s.push_str(
         "/*\n * fgft: a stack frame of SFI code was overrun (its canary changed): abort\n * the transaction before the function returns through the frame.\n */\n",
     );
-    s.push_str("void __stack_chk_fail(void)\n{\n");
-    s.push_str("\tfgft_txn_fail(fgft_current(), FGFT_CAUSE_STACK);\n}\n");
+    s.push_str(
+        "/*\n * objtool lets the stack protector's call run with user access on: it\n * is switched off for the abort, which does not come back.\n */\n",
+    );
+    s.push_str("notrace void __stack_chk_fail(void)\n{\n");
+    s.push_str("\tunsigned long ua = user_access_save();\n\n");
+    s.push_str("\tfgft_stack_fail();\n\tuser_access_restore(ua);\n}\n");
     s.push_str("#endif\n\n");
 }
 
