@@ -365,10 +365,7 @@ pub(crate) fn sfi_rt(
 fn stack_guard(s: &mut String) {
     s.push_str("#ifdef CONFIG_STACKPROTECTOR\n");
     s.push_str(
-        "/*\n * fgft: a stack frame of SFI code was overrun (its canary changed): abort\n * the transaction before the function returns through the frame.\n */\n",
-    );
-    s.push_str(
-        "/*\n * objtool lets the stack protector's call run with user access on: it\n * is switched off for the abort, which does not come back.\n */\n",
+        "/*\n * fgft: a stack frame of SFI code was overrun (its canary changed): abort\n * the transaction before the function returns through the frame.  objtool\n * lets this call run with user access on: it is switched off for the\n * abort, which does not come back.\n */\n",
     );
     s.push_str("notrace void __stack_chk_fail(void)\n{\n");
     s.push_str("\tunsigned long ua = user_access_save();\n\n");
