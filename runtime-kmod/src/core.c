@@ -618,6 +618,17 @@ void fgft_stack_fail(void)
 }
 EXPORT_SYMBOL_GPL(fgft_stack_fail);
 
+void fgft_fail_cause(enum fgft_cause cause)
+{
+	struct fgft_txn *t = fgft_active();
+
+	if (!t)
+		return;
+	t->fault_ip = _RET_IP_;
+	fgft_fail_active(t, cause);
+}
+EXPORT_SYMBOL_GPL(fgft_fail_cause);
+
 /* ---- the fault trap ---- */
 
 static bool ip_recoverable(unsigned long ip)

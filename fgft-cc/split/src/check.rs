@@ -44,6 +44,8 @@ pub fn check(out: &Path, o: &CheckOpts<'_>) -> Result<Vec<Located>, Error> {
             diags.push(d);
         } else if let Some(m) = modpost_line(l, o.have_runtime_symvers) {
             diags.push(plain(out, format!("modpost: {m}")));
+        } else if let Some(m) = objtool_line(l) {
+            diags.push(plain(out, format!("objtool: {m}")));
         }
     }
     if !built.success() && diags.is_empty() {
@@ -113,6 +115,14 @@ fn compiler_line(l: &str, out: &Path, prefix: &str) -> Option<Located> {
         notes,
         warning: false,
     })
+}
+
+/// objtool's `x.o: warning: objtool: ...` lines (an object, no line).
+fn objtool_line(l: &str) -> Option<String> {
+    let i = l.find(": warning: objtool: ").or_else(|| l.find(": error: objtool: "))?;
+    let obj = l[..i].rsplit('/').next().unwrap_or(&l[..i]);
+    let msg = &l[i..].splitn(2, "objtool: ").nth(1)?;
+    Some(format!("{obj}: {msg}"))
 }
 
 /// modpost's `ERROR:`/`WARNING:` lines worth reporting.

@@ -116,6 +116,13 @@ void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause);
  */
 void fgft_stack_fail(void);
 
+/*
+ * Aborts the running transaction with @cause from a check of SFI code (an
+ * indirect call the dispatch does not know): does not return inside one;
+ * outside one it returns.  Declared as returning, like fgft_stack_fail().
+ */
+void fgft_fail_cause(enum fgft_cause cause);
+
 /* ---- range table (a mapping database) ---- */
 
 /* Grants @txn @rights on [@addr, @addr + @len).  Returns 0 or -errno. */

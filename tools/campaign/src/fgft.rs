@@ -52,6 +52,24 @@ pub struct FgftResult {
     /// the report).
     #[serde(default)]
     pub oops_reported: bool,
+    /// Where the kernel's oops path was entered, from its report (`RIP:`
+    /// line): for a recovery after an oops report, and for a crash.
+    #[serde(default)]
+    pub oops_at: Option<String>,
+}
+
+/// The function of the first `RIP:` line of a console window
+/// (`mii_link_ok+0xd/0x50 [mii]`), or the first panic line.
+fn oops_site(window: &str) -> Option<String> {
+    for line in window.lines() {
+        if let Some(i) = line.find("RIP: 0010:") {
+            return Some(line[i + "RIP: 0010:".len()..].trim().to_string());
+        }
+    }
+    window
+        .lines()
+        .find(|l| l.contains("Kernel panic"))
+        .map(|l| l.trim().to_string())
 }
 
 /// Shell helpers the fgft script uses: read a counter from the runtime.
@@ -164,6 +182,7 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
                 recovery_ns: 0,
                 device_ok: None,
                 oops_reported: false,
+                oops_at: oops_site(window),
             });
             break;
         };
@@ -190,6 +209,7 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
             recovery_ns: rec_ns,
             device_ok,
             oops_reported: recovered_oopses > 0,
+            oops_at: (recovered_oopses > 0).then(|| oops_site(window)).flatten(),
         });
     }
     res

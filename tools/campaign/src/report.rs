@@ -30,6 +30,36 @@ fn median_ms(v: &[u64]) -> Option<f64> {
 }
 
 /// Renders the report; `command` is the command line that regenerates it.
+/// Every fault under fgft that reached the kernel's oops path: a recovery
+/// after an oops report, or a crash, with where the report says it was.
+fn oops_path(s: &mut String, reports: &[DriverReport]) {
+    let rows: Vec<(&str, &crate::fgft::FgftResult)> = reports
+        .iter()
+        .flat_map(|r| {
+            r.fgft
+                .iter()
+                .filter(|f| f.oops_reported || f.outcome == FgftOutcome::Crash)
+                .map(move |f| (r.driver.as_str(), f))
+        })
+        .collect();
+    let _ = writeln!(s, "\n## fgft faults that reached the kernel's oops path\n");
+    if rows.is_empty() {
+        let _ = writeln!(s, "None: every recovery came from the runtime alone, with no oops report.");
+        return;
+    }
+    let _ = writeln!(s, "| driver | id | variant | fgft | where (the oops report's RIP) |");
+    let _ = writeln!(s, "|---|---:|---|---|---|");
+    for (d, f) in rows {
+        let what = if f.outcome == FgftOutcome::Crash {
+            "crash"
+        } else {
+            "recovered after an oops report"
+        };
+        let at = f.oops_at.as_deref().unwrap_or("- (no report: hang or lost console)");
+        let _ = writeln!(s, "| {d} | {} | `{}` | {what} | `{at}` |", f.id, f.label);
+    }
+}
+
 pub fn render(reports: &[DriverReport], command: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# fgft fault-injection campaign\n");
@@ -131,6 +161,7 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
             count(FgftOutcome::DeviceBroken),
         );
     }
+    oops_path(&mut s, reports);
     if reports.iter().any(|r| r.throughput.is_some()) {
         let _ = writeln!(
             s,

@@ -185,5 +185,5 @@ pub(crate) fn resolver(s: &mut String, src: &Sources<'_>, plan: &Plan, grefs: &S
         s.push_str("\t\tbreak;\n");
     }
     s.push_str("\t}\n");
-    s.push_str("\tfgft_txn_fail(fgft_current(), FGFT_CAUSE_ICALL);\n}\n\n");
+    s.push_str("\tfgft_fail_cause(FGFT_CAUSE_ICALL);\n\treturn NULL;\n}\n\n");
 }
