@@ -967,17 +967,8 @@ impl Walker<'_, '_> {
     /// The function an argument names (`f`, `&f`, `(void *)f`): a driver
     /// function, or an identifier that is no variable of the driver (a
     /// kernel function or macro; the resolver tells which).
-    fn function_named(&self, pf: &ParsedFile, mut a: Node<'_>) -> Option<String> {
-        loop {
-            match a.kind() {
-                "cast_expression" => a = a.child_by_field_name("value")?,
-                "parenthesized_expression" => a = a.named_child(0)?,
-                "pointer_expression" if pf.node_text(a).trim_start().starts_with('&') => {
-                    a = a.child_by_field_name("argument")?
-                }
-                _ => break,
-            }
-        }
+    fn function_named(&self, pf: &ParsedFile, a: Node<'_>) -> Option<String> {
+        let a = fgft_parse::walk::under_casts(&pf.text, a);
         if a.kind() != "identifier" {
             return None;
         }

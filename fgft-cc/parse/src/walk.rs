@@ -275,6 +275,42 @@ pub fn holds_top_level(kind: &str) -> bool {
     is_conditional_block(kind) || matches!(kind, "linkage_specification" | "declaration_list")
 }
 
+/// The expression under casts, parentheses and a leading `&` (`(void *)f`,
+/// `&f`, `(f)`): what an initializer or argument names, when it is an
+/// identifier.  `text` is the file's text.
+pub fn under_casts<'t>(text: &str, mut n: Node<'t>) -> Node<'t> {
+    loop {
+        let next = match n.kind() {
+            "cast_expression" => n.child_by_field_name("value"),
+            "parenthesized_expression" => n.named_child(0),
+            "pointer_expression" if text[n.byte_range()].trim_start().starts_with('&') => {
+                n.child_by_field_name("argument")
+            }
+            _ => None,
+        };
+        match next {
+            Some(x) => n = x,
+            None => return n,
+        }
+    }
+}
+
+/// `left = right` (a plain assignment, not `+=` and the like): its two
+/// sides.
+pub fn plain_assignment<'t>(text: &str, n: Node<'t>) -> Option<(Node<'t>, Node<'t>)> {
+    if n.kind() != "assignment_expression" {
+        return None;
+    }
+    let op = n.child_by_field_name("operator")?;
+    if &text[op.byte_range()] != "=" {
+        return None;
+    }
+    Some((
+        n.child_by_field_name("left")?,
+        n.child_by_field_name("right")?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

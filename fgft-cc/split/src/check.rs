@@ -119,9 +119,11 @@ fn compiler_line(l: &str, out: &Path, prefix: &str) -> Option<Located> {
 
 /// objtool's `x.o: warning: objtool: ...` lines (an object, no line).
 fn objtool_line(l: &str) -> Option<String> {
-    let i = l.find(": warning: objtool: ").or_else(|| l.find(": error: objtool: "))?;
+    let i = l
+        .find(": warning: objtool: ")
+        .or_else(|| l.find(": error: objtool: "))?;
     let obj = l[..i].rsplit('/').next().unwrap_or(&l[..i]);
-    let msg = &l[i..].splitn(2, "objtool: ").nth(1)?;
+    let msg = l[i..].split_once("objtool: ")?.1;
     Some(format!("{obj}: {msg}"))
 }
 

@@ -510,16 +510,7 @@ fn stores(prog: &Program, facts: &DriverFacts) -> Stores {
 
 /// The identifier an initializer or right-hand side names, through casts,
 /// parentheses and `&`.
-fn named(pf: &fgft_parse::ParsedFile, mut v: tree_sitter::Node<'_>) -> Option<String> {
-    loop {
-        match v.kind() {
-            "cast_expression" => v = v.child_by_field_name("value")?,
-            "parenthesized_expression" => v = v.named_child(0)?,
-            "pointer_expression" if pf.node_text(v).trim_start().starts_with('&') => {
-                v = v.child_by_field_name("argument")?
-            }
-            _ => break,
-        }
-    }
+fn named(pf: &fgft_parse::ParsedFile, v: tree_sitter::Node<'_>) -> Option<String> {
+    let v = fgft_parse::walk::under_casts(&pf.text, v);
     (v.kind() == "identifier").then(|| pf.node_text(v).to_string())
 }

@@ -17,28 +17,15 @@
 //! The same calls are first made in the unsplit build of the same source:
 //! there the corrupted pointer's target runs, so the test can tell.
 
-use fgft_vm::{guest_program, kbuild, run, Env, Marker, Outcome, VmSpec};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+mod split_common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use fgft_vm::{guest_program, kbuild, run, Env, VmSpec};
+use split_common::{field, mark, repo};
+use std::path::PathBuf;
+use std::time::Duration;
 
 fn fixture() -> PathBuf {
     repo().join("tests/vm/fixtures/split_icall")
-}
-
-fn mark<'a>(out: &'a Outcome, name: &str, tag: &str) -> &'a Marker {
-    out.markers_named(name)
-        .into_iter()
-        .find(|m| m.get("tag") == Some(tag))
-        .unwrap_or_else(|| panic!("no marker {name} tag={tag}\n{out}\n{}", out.tail(80)))
-}
-
-fn field<'a>(m: &'a Marker, key: &str) -> &'a str {
-    m.get(key)
-        .unwrap_or_else(|| panic!("marker {m} has no field {key}"))
 }
 
 const SCRIPT: &str = r#"

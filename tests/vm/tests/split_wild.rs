@@ -15,28 +15,15 @@
 //! store, so the fgft half of the test can fail.  The SFI module is built
 //! with `--no-read-checks`, so the first access refused is the store itself.
 
-use fgft_vm::{guest_program, kbuild, run, Env, Marker, Outcome, VmSpec};
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+mod split_common;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use fgft_vm::{guest_program, kbuild, run, Env, VmSpec};
+use split_common::{field, mark, repo};
+use std::path::PathBuf;
+use std::time::Duration;
 
 fn fixture() -> PathBuf {
     repo().join("tests/vm/fixtures/split_wild")
-}
-
-fn mark<'a>(out: &'a Outcome, name: &str, tag: &str) -> &'a Marker {
-    out.markers_named(name)
-        .into_iter()
-        .find(|m| m.get("tag") == Some(tag))
-        .unwrap_or_else(|| panic!("no marker {name} tag={tag}\n{out}\n{}", out.tail(80)))
-}
-
-fn field<'a>(m: &'a Marker, key: &str) -> &'a str {
-    m.get(key)
-        .unwrap_or_else(|| panic!("marker {m} has no field {key}"))
 }
 
 const SCRIPT: &str = r#"

@@ -44,10 +44,16 @@ fn oops_path(s: &mut String, reports: &[DriverReport]) {
         .collect();
     let _ = writeln!(s, "\n## fgft faults that reached the kernel's oops path\n");
     if rows.is_empty() {
-        let _ = writeln!(s, "None: every recovery came from the runtime alone, with no oops report.");
+        let _ = writeln!(
+            s,
+            "None: every recovery came from the runtime alone, with no oops report."
+        );
         return;
     }
-    let _ = writeln!(s, "| driver | id | variant | fgft | where (the oops report's RIP) |");
+    let _ = writeln!(
+        s,
+        "| driver | id | variant | fgft | where (the oops report's RIP) |"
+    );
     let _ = writeln!(s, "|---|---:|---|---|---|");
     for (d, f) in rows {
         let what = if f.outcome == FgftOutcome::Crash {
@@ -55,7 +61,10 @@ fn oops_path(s: &mut String, reports: &[DriverReport]) {
         } else {
             "recovered after an oops report"
         };
-        let at = f.oops_at.as_deref().unwrap_or("- (no report: hang or lost console)");
+        let at = f
+            .oops_at
+            .as_deref()
+            .unwrap_or("- (no report: hang or lost console)");
         let _ = writeln!(s, "| {d} | {} | `{}` | {what} | `{at}` |", f.id, f.label);
     }
 }

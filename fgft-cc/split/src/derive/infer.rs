@@ -167,17 +167,7 @@ fn scan_fn(
         for ch in n.named_children(&mut c) {
             stack.push(ch);
         }
-        if n.kind() != "assignment_expression"
-            || n.child_by_field_name("operator")
-                .map(|o| &text[o.byte_range()])
-                != Some("=")
-        {
-            continue;
-        }
-        let (Some(left), Some(right)) = (
-            n.child_by_field_name("left"),
-            n.child_by_field_name("right"),
-        ) else {
+        let Some((left, right)) = fgft_parse::walk::plain_assignment(text, n) else {
             continue;
         };
         if left.kind() != "field_expression" {
@@ -669,17 +659,7 @@ fn member_holding(
     while let Some(n) = stack.pop() {
         let mut c = n.walk();
         stack.extend(n.named_children(&mut c));
-        if n.kind() != "assignment_expression"
-            || n.child_by_field_name("operator")
-                .map(|o| &text[o.byte_range()])
-                != Some("=")
-        {
-            continue;
-        }
-        let (Some(l), Some(r)) = (
-            n.child_by_field_name("left"),
-            n.child_by_field_name("right"),
-        ) else {
+        let Some((l, r)) = fgft_parse::walk::plain_assignment(text, n) else {
             continue;
         };
         if r.kind() != "identifier" || &text[r.byte_range()] != name {
