@@ -187,3 +187,51 @@ pub(crate) fn resolver(s: &mut String, src: &Sources<'_>, plan: &Plan, grefs: &S
     s.push_str("\t}\n");
     s.push_str("\tfgft_fail_cause(FGFT_CAUSE_ICALL);\n\treturn NULL;\n}\n\n");
 }
+
+/// plan.txt: the calls through pointers of one entry's closure and what
+/// became of each.
+pub(crate) fn entry_lines(s: &mut String, plan: &Plan, e: &crate::plan::EntryPlan) {
+    for c in &e.closure.indirect {
+        let x = match &c.target {
+            fgft_facts::model::CallTarget::Indirect(x) => x.as_str(),
+            _ => "",
+        };
+        let u = plan
+            .icall_uses
+            .iter()
+            .find(|u| u.file == c.at.file && u.call_start == c.at.range.start);
+        let what = match u {
+            Some(u) => format!("dispatch set {}", u.set),
+            None => "not rewritten, runs outside isolation".to_string(),
+        };
+        let _ = writeln!(s, "  indirect call: {x} in {}: {what}", c.at.func);
+    }
+}
+
+/// plan.txt: each dispatch set, its targets and its call sites.
+pub(crate) fn set_lines(s: &mut String, src: &Sources<'_>, plan: &Plan) {
+    for (k, set) in plan.icall_sets.iter().enumerate() {
+        let mut v: Vec<String> = set.targets.clone();
+        v.extend(set.kernel.iter().map(|k| format!("{k} (wrapper)")));
+        let what = if v.is_empty() {
+            "nothing known: every call aborts".to_string()
+        } else {
+            v.join(" ")
+        };
+        let _ = writeln!(s, "\ndispatch set {k}: {what}");
+        for u in plan.icall_uses.iter().filter(|u| u.set == k) {
+            let from = if u.from.is_empty() {
+                "?".to_string()
+            } else {
+                u.from.join(", ")
+            };
+            let _ = writeln!(
+                s,
+                "  {}:{} in {} (read from {from})",
+                src.files[u.file].shown.display(),
+                u.line,
+                u.func,
+            );
+        }
+    }
+}

@@ -36,7 +36,6 @@ pub mod wrappers;
 use crate::diag::Located;
 use crate::plan::table::Table;
 use crate::plan::{Plan, Sources};
-use fgft_facts::model::CallTarget;
 use fgft_facts::program::FileId;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -293,56 +292,9 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
             };
             let _ = writeln!(s, "  kernel call {a}: {how}");
         }
-        let ind: Vec<String> = e
-            .closure
-            .indirect
-            .iter()
-            .map(|c| {
-                let x = match &c.target {
-                    CallTarget::Indirect(x) => x.as_str(),
-                    _ => "",
-                };
-                let u = plan
-                    .icall_uses
-                    .iter()
-                    .find(|u| u.file == c.at.file && u.call_start == c.at.range.start);
-                match u {
-                    Some(u) => format!("{x} in {}: dispatch set {}", c.at.func, u.set),
-                    None => format!(
-                        "{x} in {}: not rewritten, runs outside isolation",
-                        c.at.func
-                    ),
-                }
-            })
-            .collect();
-        for i in ind {
-            let _ = writeln!(s, "  indirect call: {i}");
-        }
+        icall::entry_lines(&mut s, plan, e);
     }
-    for (k, set) in plan.icall_sets.iter().enumerate() {
-        let mut v: Vec<String> = set.targets.clone();
-        v.extend(set.kernel.iter().map(|k| format!("{k} (wrapper)")));
-        let what = if v.is_empty() {
-            "nothing known: every call aborts".to_string()
-        } else {
-            v.join(" ")
-        };
-        let _ = writeln!(s, "\ndispatch set {k}: {what}");
-        for u in plan.icall_uses.iter().filter(|u| u.set == k) {
-            let _ = writeln!(
-                s,
-                "  {}:{} in {} (read from {})",
-                src.files[u.file].shown.display(),
-                u.line,
-                u.func,
-                if u.from.is_empty() {
-                    "?".to_string()
-                } else {
-                    u.from.join(", ")
-                }
-            );
-        }
-    }
+    icall::set_lines(&mut s, src, plan);
     let _ = writeln!(s, "\nSFI module: {} functions", plan.sfi_fns.len());
     let _ = writeln!(
         s,
