@@ -117,14 +117,16 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     }
     let kglobals: KernelGlobals = tables.api.globals.keys().cloned().collect();
     let mut facts = access::analyze(&prog, &models, &kglobals);
-    let roots = slot_roots(&prog, &fl, &popts, &tables.slots);
+    // The local headers' facts, read once for both runs of the slot finder.
+    let headers = fgft_facts::headers::HeaderCache::new(&popts);
+    let roots = slot_roots(&prog, &fl, &headers, &tables.slots);
     // Calls through pointers: their targets become call-graph edges.
     let compiled_out = |n: &str| kernel.as_ref().is_some_and(|k| k.compiled_out(n));
     let icalls = icall::resolve(
         &prog,
         &fl.files,
         &mut facts,
-        |t| slot_roots(&prog, &fl, &popts, t),
+        |t| slot_roots(&prog, &fl, &headers, t),
         &tables.slots,
         &compiled_out,
     );
@@ -247,10 +249,9 @@ fn with_inline_annotations(mut ann: Annotations, fl: &driver::Files) -> Result<A
 fn slot_roots(
     prog: &Program,
     fl: &driver::Files,
-    popts: &fgft_parse::Options,
+    cache: &fgft_facts::headers::HeaderCache,
     table: &fgft_facts::slots::SlotTable,
 ) -> Vec<(fgft_facts::program::FileId, fgft_facts::slots::Root)> {
-    let cache = fgft_facts::headers::HeaderCache::new(popts);
     let mut roots = Vec::new();
     for (fid, pf) in prog.files.iter().enumerate() {
         if fl.files[fid].role == FileRole::Header {
