@@ -48,10 +48,8 @@ enum fgft_cause {
 	FGFT_CAUSE_RANGE,	/* range-table check refused an access */
 	FGFT_CAUSE_EXPLICIT,	/* fgft_txn_fail() called by generated code */
 	FGFT_CAUSE_LOCK,	/* lock misuse: re-taking a held lock (added) */
-	FGFT_CAUSE_ICALL,	/* SFI code called through a pointer to an
-				 * address its dispatch does not know */
-	FGFT_CAUSE_STACK,	/* SFI code's stack protector: a frame's
-				 * canary was overwritten */
+	FGFT_CAUSE_ICALL,	/* a call through a pointer its dispatch refused */
+	FGFT_CAUSE_STACK,	/* a stack-protector canary of SFI code changed */
 	FGFT_CAUSE_NR,
 };
 
