@@ -29,6 +29,7 @@
 #include <linux/uaccess.h>
 #include <linux/mm.h>
 #include <linux/build_bug.h>
+#include <linux/kallsyms.h>
 #include <asm/trapnr.h>
 #include <asm/ptrace.h>
 #include <asm/pgtable.h>
@@ -606,18 +607,6 @@ void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause)
 }
 EXPORT_SYMBOL_GPL(fgft_txn_fail);
 
-void fgft_stack_fail(void)
-{
-	struct fgft_txn *t = fgft_active();
-
-	if (!t)
-		panic("stack-protector: Kernel stack is corrupted in: %pB\n",
-		      __builtin_return_address(0));
-	t->fault_ip = _RET_IP_;
-	fgft_fail_active(t, FGFT_CAUSE_STACK);
-}
-EXPORT_SYMBOL_GPL(fgft_stack_fail);
-
 void fgft_fail_cause(enum fgft_cause cause)
 {
 	struct fgft_txn *t = fgft_active();
@@ -636,6 +625,21 @@ static bool ip_recoverable(unsigned long ip)
 	if (ip >= MODULES_VADDR && ip < MODULES_END)
 		return true;
 	return READ_ONCE(recover_core_text);
+}
+
+/*
+ * The SFI module's own __stack_chk_fail is one trapping instruction (a
+ * call there would break objtool's user-access rules): a trap in a function
+ * of that name is a stack-protector failure of SFI code.
+ */
+static bool stack_chk_trap(unsigned long ip)
+{
+	char name[KSYM_SYMBOL_LEN];
+
+	sprint_symbol_no_offset(name, ip);
+	return !strncmp(name, "__stack_chk_fail", strlen("__stack_chk_fail")) &&
+	       (name[strlen("__stack_chk_fail")] == ' ' ||
+		!name[strlen("__stack_chk_fail")]);
 }
 
 static int fgft_die(struct notifier_block *nb, unsigned long val, void *data)
@@ -671,6 +675,8 @@ static int fgft_die(struct notifier_block *nb, unsigned long val, void *data)
 		return NOTIFY_DONE;
 	if (!ip_recoverable(regs->ip))
 		return NOTIFY_DONE;
+	if (args->trapnr == X86_TRAP_UD && stack_chk_trap(regs->ip))
+		cause = FGFT_CAUSE_STACK;
 	t->cause = cause;
 	t->t_fault = local_clock();
 	t->fault_ip = regs->ip;

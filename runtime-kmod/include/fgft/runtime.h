@@ -106,18 +106,12 @@ struct fgft_txn *fgft_current(void);
 void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause);
 
 /*
- * The stack-protector failure of SFI code (the SFI module's own
- * __stack_chk_fail calls it): aborts the running transaction with cause
- * STACK; outside one it panics as the kernel's does.  It never returns, but
- * is declared as if it did, so objtool reads its callers' epilogues as
- * reachable.
- */
-void fgft_stack_fail(void);
-
-/*
  * Aborts the running transaction with @cause from a check of SFI code (an
  * indirect call the dispatch does not know): does not return inside one;
- * outside one it returns.  Declared as returning, like fgft_stack_fail().
+ * outside one it returns.  Declared as returning, so objtool reads the
+ * caller's code after it as reachable.  (A stack-protector failure of SFI
+ * code is a trap in the SFI module's own __stack_chk_fail, which the
+ * runtime counts as cause STACK.)
  */
 void fgft_fail_cause(enum fgft_cause cause);
 

@@ -329,7 +329,6 @@ pub(crate) fn sfi_rt(
     headers.insert("linux/module.h".into());
     headers.insert("linux/kernel.h".into());
     headers.insert("linux/string.h".into());
-    headers.insert("linux/uaccess.h".into());
     for w in &plan.wrapped {
         if let Some(h) = table.apis.get(w).and_then(|e| e.header.as_ref()) {
             headers.insert(h.clone());
@@ -365,11 +364,10 @@ pub(crate) fn sfi_rt(
 fn stack_guard(s: &mut String) {
     s.push_str("#ifdef CONFIG_STACKPROTECTOR\n");
     s.push_str(
-        "/*\n * fgft: a stack frame of SFI code was overrun (its canary changed): abort\n * the transaction before the function returns through the frame.  objtool\n * lets this call run with user access on: it is switched off for the\n * abort, which does not come back.\n */\n",
+        "/*\n * fgft: a stack frame of SFI code was overrun (its canary changed): the\n * trap aborts the transaction before the function returns through the frame\n * (the runtime counts it as cause stack).  A trap, not a call: objtool lets\n * this function run with user access on.\n */\n",
     );
     s.push_str("notrace void __stack_chk_fail(void)\n{\n");
-    s.push_str("\tunsigned long ua = user_access_save();\n\n");
-    s.push_str("\tfgft_stack_fail();\n\tuser_access_restore(ua);\n}\n");
+    s.push_str("\tasm volatile(\"ud2\");\n\tunreachable();\n}\n");
     s.push_str("#endif\n\n");
 }
 
