@@ -813,3 +813,125 @@ const struct ethtool_ops two_ethtool_ops = {
     assert!(err.contains("two-core.c:5"), "{err}");
     assert!(!out.exists());
 }
+
+/// Calls through pointers: a member's targets are what the driver stores in
+/// it (positional initializer included), a parameter's are what the
+/// closure's own callers pass (not what other callers pass), each call in
+/// SFI code is dispatched; a member nothing is stored in is warned about,
+/// at the call, and left as written.
+#[test]
+fn calls_through_pointers_are_resolved_and_dispatched() {
+    const ICALL: &str = r#"// SPDX-License-Identifier: GPL-2.0
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/ethtool.h>
+
+struct ic_priv;
+
+struct ic_ops {
+	u32 (*read)(struct ic_priv *p, int reg);
+	void (*poke)(struct ic_priv *p);
+};
+
+struct ic_priv {
+	const struct ic_ops *ops;
+	void (*never)(struct ic_priv *p);
+	u32 regs[4];
+};
+
+static u32 ic_read_a(struct ic_priv *p, int reg)
+{
+	return p->regs[reg & 3];
+}
+
+static u32 ic_read_b(struct ic_priv *p, int reg)
+{
+	return p->regs[(reg + 1) & 3];
+}
+
+static void ic_poke(struct ic_priv *p)
+{
+	p->regs[0] = 1;
+}
+
+static const struct ic_ops ic_ops_a = { ic_read_a, ic_poke };
+static const struct ic_ops ic_ops_b = { .read = ic_read_b, .poke = ic_poke };
+
+static int ic_get(struct ic_priv *p) { return 1; }
+static int ic_put(struct ic_priv *p) { return 2; }
+
+static int ic_with(struct ic_priv *p, int (*fn)(struct ic_priv *p))
+{
+	return fn(p);
+}
+
+static u32 ic_get_link(struct net_device *dev)
+{
+	struct ic_priv *p = netdev_priv(dev);
+
+	p->never(p);
+	return p->ops->read(p, 1) + ic_with(p, ic_get);
+}
+
+static int ic_nway_reset(struct net_device *dev)
+{
+	struct ic_priv *p = netdev_priv(dev);
+
+	return ic_with(p, ic_put);
+}
+
+static const struct ethtool_ops ic_ethtool_ops = {
+	.get_link = ic_get_link,
+	.nway_reset = ic_nway_reset,
+};
+
+static int __init ic_init(void)
+{
+	return ic_ethtool_ops.get_link && ic_ops_a.read && ic_ops_b.read ? 0 : -EINVAL;
+}
+module_init(ic_init);
+MODULE_LICENSE("GPL");
+"#;
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("ic.c");
+    std::fs::write(&src, ICALL).unwrap();
+    let out = t.path().join("out");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--isolate",
+        "ic_get_link",
+        "--no-checkpoint",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The member nothing is stored in: warned at the call, left as written.
+    assert!(
+        err.contains("call through a pointer (`p->never`)")
+            && err.contains("fgft finds no function the driver stores"),
+        "{err}"
+    );
+    assert!(err.contains("ic.c:"), "located: {err}");
+    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
+    // Both ops tables' functions, the positional one included.
+    assert!(
+        plan.contains("dispatch set 0: ic_read_a ic_read_b"),
+        "{plan}"
+    );
+    // Only what this closure's callers pass: ic_get, not ic_put.
+    assert!(plan.contains(": ic_get\n"), "{plan}");
+    assert!(!plan.contains("ic_put"), "{plan}");
+    assert!(
+        plan.contains("p->never in ic_get_link: not rewritten"),
+        "{plan}"
+    );
+    let sfi = std::fs::read_to_string(out.join("sfi/ic.c")).unwrap();
+    assert!(sfi.contains("FGFT_ICALL(0, p->ops->read)(p, 1)"), "{sfi}");
+    assert!(sfi.contains("FGFT_ICALL(1, fn)(p)"), "{sfi}");
+    assert!(sfi.contains("\tp->never(p);"), "{sfi}");
+    let rt = std::fs::read_to_string(out.join("sfi/fgft_ic_sfi_rt.c")).unwrap();
+    assert!(
+        rt.contains("fgft_fail_cause(FGFT_CAUSE_ICALL);"),
+        "the resolver aborts on anything else: {rt}"
+    );
+}
