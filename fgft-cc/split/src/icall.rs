@@ -359,15 +359,9 @@ fn sources(
     }
 }
 
-/// The tag of a record type (`struct x` -> `x`).
+/// The tag of a record type (`struct x` -> `x`), typedefs resolved.
 fn record_tag(prog: &Program, t: &CType) -> Option<String> {
-    let t = prog.resolve(t);
-    let r = t.record()?;
-    Some(
-        r.trim_start_matches("struct ")
-            .trim_start_matches("union ")
-            .to_string(),
-    )
+    crate::plan::bare_tag(&prog.resolve(t))
 }
 
 /// A slot table of the members the driver calls through: each record with

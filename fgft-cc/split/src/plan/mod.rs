@@ -265,7 +265,7 @@ impl Inputs<'_> {
 }
 
 /// Record tag without the `struct `/`union ` keyword (as hints name it).
-fn bare_tag(t: &CType) -> Option<String> {
+pub(crate) fn bare_tag(t: &CType) -> Option<String> {
     t.record().map(|s| {
         s.trim_start_matches("struct ")
             .trim_start_matches("union ")
