@@ -297,6 +297,35 @@ fn corpus_splits_build_clean_on_612_and_61() {
         body.join("\n")
     );
 
+    // A kernel call that may call back into the driver releases the locks
+    // the body has unlocked first: e100's set_link_ksettings writes the PHY
+    // under mdio_lock, then mii_ethtool_set_link_ksettings calls the main
+    // module's mdio_read, which takes mdio_lock itself.
+    let (_, e100) = built
+        .iter()
+        .find(|(t, _)| t == "e100 (6.12)")
+        .expect("e100 built");
+    let plan = std::fs::read_to_string(e100.join("plan.txt")).unwrap();
+    let plan = plan.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        plan.contains(
+            "kernel call mii_ethtool_set_link_ksettings may call back into the driver (struct mii_if_info: mdio_read, mdio_write)"
+        ),
+        "{plan}"
+    );
+    let rt = std::fs::read_to_string(e100.join("sfi/fgft_e100_sfi_rt.c")).unwrap();
+    let w = rt
+        .split("\n}\n")
+        .find(|f| f.contains("fgft_w_mii_ethtool_set_link_ksettings("))
+        .expect("the wrapper");
+    assert!(w.contains("fgft_callback_point(fgft_current());"), "{w}");
+    // struct device has function members too, but e100 stores none.
+    let w = rt
+        .split("\n}\n")
+        .find(|f| f.contains("fgft_w_device_can_wakeup("))
+        .expect("the wrapper");
+    assert!(!w.contains("fgft_callback_point"), "{w}");
+
     // checkpatch on the C fgft generated (the SFI runtime file, the
     // generated headers and code files, and the declarations and #include
     // inserted into the driver's files).

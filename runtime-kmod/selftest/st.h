@@ -23,6 +23,7 @@ enum st_kind {
 	ST_WILD,	/* write through a wild pointer */
 	ST_EXPLICIT,	/* fgft_txn_fail() */
 	ST_RELOCK,	/* takes a lock it already holds */
+	ST_CALLBACK,	/* a kernel call back into the driver, then a trap */
 	ST_KIND_NR,
 };
 

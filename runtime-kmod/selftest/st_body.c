@@ -38,6 +38,24 @@ static noinline long ST_FN(fault)(struct st_args *a)
 	case ST_RELOCK:
 		fgft_spin_lock(a->txn, a->lock);
 		return 0;
+	case ST_CALLBACK:
+		/* Called unlocked: a sleep point releases the spin lock only. */
+		fgft_sleep_point(a->txn);
+		if (!a->mutex || !mutex_is_locked(a->mutex) ||
+		    !spin_trylock(a->lock))
+			return 1000;
+		spin_unlock(a->lock);
+		/*
+		 * A kernel call that may call back into the driver: the main
+		 * module's callback takes both locks itself.
+		 */
+		fgft_callback_point(a->txn);
+		if (!mutex_trylock(a->mutex))
+			return 1000;
+		spin_lock(a->lock);
+		spin_unlock(a->lock);
+		mutex_unlock(a->mutex);
+		return a->x / READ_ONCE(a->zero);
 	default:
 		return 0;
 	}

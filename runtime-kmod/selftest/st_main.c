@@ -8,7 +8,7 @@
  *
  * Scenarios (each transaction ends in at most one fault):
  *   null null_sfi wild wild_list wild_read div bug gpf spinlock
- *   spinlock_irq mutex kmalloc explicit relock commit
+ *   spinlock_irq mutex kmalloc explicit relock callback commit
  *   module        fgft_map_module(): the SFI module's own data
  *   soak          1,000 transactions, 10% faulting, allocation accounting
  *   concurrent    two kthreads: one faults, the other commits correct sums
@@ -242,6 +242,8 @@ static const struct st_case st_cases[] = {
 	  FGFT_CAUSE_EXPLICIT },
 	{ "relock", st_plain_generic, ST_RELOCK, true, false, NULL,
 	  FGFT_CAUSE_LOCK },
+	{ "callback", st_plain_generic, ST_CALLBACK, false, true, NULL,
+	  FGFT_CAUSE_TRAP },
 	{ "commit", st_sfi_generic, ST_OK, false, false, NULL,
 	  FGFT_CAUSE_NONE },
 };

@@ -809,7 +809,8 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 }
 EXPORT_SYMBOL_GPL(fgft_kobj);
 
-void fgft_sleep_point(struct fgft_txn *txn)
+/* Releases the locks the body has unlocked (mutexes too when @mutexes). */
+static void release_unlocked(struct fgft_txn *txn, bool mutexes)
 {
 	struct fgft_undolog *l;
 	u32 i;
@@ -822,14 +823,26 @@ void fgft_sleep_point(struct fgft_txn *txn)
 		struct fgft_rec *r = &l->r[i];
 
 		if (r->kind != FGFT_REC_LOCK || r->released ||
-		    !r->unlock_pending || r->lock_kind == FGFT_LOCK_MUTEX)
+		    !r->unlock_pending ||
+		    (!mutexes && r->lock_kind == FGFT_LOCK_MUTEX))
 			continue;
 		r->released = 1;
 		l->nlocks--;
 		fgft_release_lock(NULL, r->lock_kind, (void *)r->a[0], r->a[1]);
 	}
 }
+
+void fgft_sleep_point(struct fgft_txn *txn)
+{
+	release_unlocked(txn, false);
+}
 EXPORT_SYMBOL_GPL(fgft_sleep_point);
+
+void fgft_callback_point(struct fgft_txn *txn)
+{
+	release_unlocked(txn, true);
+}
+EXPORT_SYMBOL_GPL(fgft_callback_point);
 
 /* Below this, lib/iomap.c takes a cookie for a port (or warns): no access. */
 #define FGFT_PIO_RESERVED	0x40000UL

@@ -59,6 +59,10 @@ pub struct IcallSite {
 #[derive(Debug, Clone, Default)]
 pub struct Icalls {
     pub sites: BTreeMap<(FileId, usize), IcallSite>,
+    /// Member name -> the driver functions the driver stores into a member
+    /// of that name (`nic->mii.mdio_read = mdio_read`): what a kernel
+    /// function handed the object may call back.
+    pub stored_fns: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Icalls {
@@ -289,6 +293,12 @@ pub fn resolve(
                     complete,
                 },
             );
+        }
+    }
+    for (field, names) in &stores.fields {
+        let fns: BTreeSet<String> = names.iter().filter(|n| prog.is_fn(n)).cloned().collect();
+        if !fns.is_empty() {
+            out.stored_fns.insert(field.clone(), fns);
         }
     }
     out

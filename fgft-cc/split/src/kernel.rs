@@ -60,6 +60,9 @@ pub struct Kernel {
     /// Members of the kernel's structs and unions that are arrays, by tag
     /// (`net_device` -> `name`, ...); anonymous members flattened.
     arrays: BTreeMap<String, BTreeSet<String>>,
+    /// Members of the kernel's structs and unions that are function
+    /// pointers, by tag (`mii_if_info` -> `mdio_read`, `mdio_write`).
+    fn_members: BTreeMap<String, BTreeSet<String>>,
     /// Every struct and union tag read (a member not in `arrays` is not one).
     records: BTreeSet<String>,
     /// Object-like macros that only rename a function
@@ -234,6 +237,16 @@ impl Kernel {
         Some(self.arrays.get(tag).is_some_and(|m| m.contains(member)))
     }
 
+    /// The function-pointer members of the kernel's struct or union `tag`
+    /// (without keyword); empty when it has none or was not read.
+    pub fn fn_members(&self, tag: &str) -> impl Iterator<Item = &str> {
+        self.fn_members
+            .get(tag)
+            .into_iter()
+            .flatten()
+            .map(String::as_str)
+    }
+
     /// Reads the macro definitions and static inline functions of one
     /// preprocessed unit; definitions of the driver's own files are not
     /// the kernel's and are skipped.
@@ -292,10 +305,11 @@ impl Kernel {
                         if let Some(end) = matching_brace(b, i) {
                             if let Some(tag) = record_tag(head) {
                                 if !file.starts_with(&own_dir) {
-                                    let mut arrays = BTreeSet::new();
-                                    record_arrays(&text[i + 1..end - 1], &mut arrays);
+                                    let mut m = Members::default();
+                                    record_members(&text[i + 1..end - 1], &mut m);
                                     self.records.insert(tag.clone());
-                                    self.arrays.insert(tag, arrays);
+                                    self.arrays.insert(tag.clone(), m.arrays);
+                                    self.fn_members.insert(tag, m.fns);
                                 }
                             } else if head.contains("inline") && !file.starts_with(&own_dir) {
                                 if let Some((name, params)) = function_head(head) {
@@ -547,9 +561,17 @@ fn record_tag(head: &str) -> Option<String> {
     None
 }
 
-/// The array members of a struct body (`{` and `}` excluded), anonymous
-/// struct and union members flattened.
-fn record_arrays(body: &str, out: &mut BTreeSet<String>) {
+/// The members of a struct body that fgft asks about.
+#[derive(Default)]
+struct Members {
+    arrays: BTreeSet<String>,
+    /// Function pointers (`int (*mdio_read)(...)`).
+    fns: BTreeSet<String>,
+}
+
+/// The array and function-pointer members of a struct body (`{` and `}`
+/// excluded), anonymous struct and union members flattened.
+fn record_members(body: &str, out: &mut Members) {
     let b = body.as_bytes();
     let (mut depth, mut paren) = (0i32, 0i32);
     let mut start = 0;
@@ -576,12 +598,12 @@ fn record_arrays(body: &str, out: &mut BTreeSet<String>) {
 
 /// One member declaration: a nested record (named or anonymous) or a list
 /// of declarators.
-fn member_decl(d: &str, out: &mut BTreeSet<String>) {
+fn member_decl(d: &str, out: &mut Members) {
     let d = d.trim();
     if let (Some(open), Some(close)) = (d.find('{'), d.rfind('}')) {
         let after = d[close + 1..].trim();
         if after.is_empty() || after.starts_with("__attribute__") {
-            record_arrays(&d[open + 1..close], out);
+            record_members(&d[open + 1..close], out);
         } else {
             declarators(after, out);
         }
@@ -592,11 +614,23 @@ fn member_decl(d: &str, out: &mut BTreeSet<String>) {
     declarators(d, out);
 }
 
-fn declarators(d: &str, out: &mut BTreeSet<String>) {
+fn declarators(d: &str, out: &mut Members) {
     let parts = lex::split_top(d, b',');
     for p in parts {
         let p = p.trim();
-        if p.contains("(*") {
+        if let Some(star) = p.find("(*") {
+            // `ret (*name)(params)`: the name up to its closing parenthesis.
+            let rest = p[star + 2..].trim_start();
+            let n = rest.bytes().take_while(|&c| ident::is_byte(c)).count();
+            if n > 0 {
+                // `(*name[2])`: an array of them.
+                let set = if rest[n..].trim_start().starts_with('[') {
+                    &mut out.arrays
+                } else {
+                    &mut out.fns
+                };
+                set.insert(rest[..n].to_string());
+            }
             continue;
         }
         let Some(br) = p.find('[') else { continue };
@@ -608,7 +642,7 @@ fn declarators(d: &str, out: &mut BTreeSet<String>) {
             .count();
         let name = &before[before.len() - nb..];
         if !name.is_empty() {
-            out.insert(name.to_string());
+            out.arrays.insert(name.to_string());
         }
     }
 }
@@ -752,7 +786,7 @@ static inline void x_bad(struct x *a)
 {
 	x_exported(a);
 }
-struct x { int n; char name[16], *p; union { u8 addr[6]; u32 w; }; struct { int q[2]; } in; unsigned int f:1; };
+struct x { int n; char name[16], *p; union { u8 addr[6]; u32 w; }; struct { int q[2]; } in; unsigned int f:1; int (*rd)(struct x *, int), (*wr)(int); void (*tab[2])(void); };
 extern void x_exported(struct x *);
 # 1 "/drv/d.c"
 static inline int drv_own(int a) { return a; }
@@ -796,6 +830,13 @@ static inline int drv_own(int a) { return a; }
         assert_eq!(k.member_is_array("x", "in"), Some(false));
         assert_eq!(k.member_is_array("x", "f"), Some(false));
         assert_eq!(k.member_is_array("y", "name"), None);
+        assert_eq!(
+            k.fn_members("x").collect::<Vec<_>>(),
+            ["rd", "wr"],
+            "function pointers, not arrays of them"
+        );
+        assert_eq!(k.member_is_array("x", "tab"), Some(true));
+        assert_eq!(k.fn_members("y").count(), 0);
     }
 
     #[test]

@@ -209,6 +209,14 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p);
 void fgft_sleep_point(struct fgft_txn *txn);
 
 /*
+ * Added: a kernel call that may call back into the driver's main module
+ * (the mii library calls the driver's mdio_read).  That code takes the
+ * driver's locks itself, so every lock the body has already unlocked,
+ * mutexes too, is released now rather than at the end.
+ */
+void fgft_callback_point(struct fgft_txn *txn);
+
+/*
  * Added: an I/O cookie SFI code hands an accessor (ioread32, iowrite8, ...):
  * a port cookie or an address in the ioremap (vmalloc) area passes; anything
  * else (a corrupted __iomem pointer) fails the running body instead of

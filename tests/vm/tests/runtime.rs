@@ -62,6 +62,7 @@ const CASES: &[(&str, &str, bool)] = &[
     ("kmalloc", "oops", true),
     ("explicit", "explicit", false),
     ("relock", "lock", false),
+    ("callback", "trap", false),
 ];
 
 const SCRIPT: &str = r#"
@@ -77,7 +78,7 @@ slab() {
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
 for s in null null_sfi wild wild_list wild_read div bug gpf spinlock \
-	 spinlock_irq mutex kmalloc explicit relock commit; do
+	 spinlock_irq mutex kmalloc explicit relock callback commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
 done
 echo module > $R || echo "FGFT-MARK run-failed name=module"

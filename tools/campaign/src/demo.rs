@@ -3,7 +3,8 @@
 //! 1. transform: plant one fault in an ethtool entry point (fgft-cc inject)
 //!    and split the driver (fgft-cc split);
 //! 2. build the runtime and both modules with Kbuild against 6.12;
-//! 3. boot Debian's 6.12 kernel in QEMU with two e1000 NICs on a hub;
+//! 3. boot Debian's 6.12 kernel in QEMU on the config's devices (two e1000
+//!    NICs on a hub by default);
 //! 4. arm the fault and call the entry point from user space;
 //! 5. show the error returned, the device passing traffic and the recovery
 //!    time, against the same fault without fgft and a driver restart.
@@ -38,6 +39,28 @@ fn step(n: u32, what: &str) {
     println!("\n== {n}. {what}");
 }
 
+/// The emulated devices of the config's QEMU arguments, as shown
+/// (`i82559er, i82559er on a hub`).
+fn devices(cfg: &Config) -> String {
+    let q = &cfg.driver.qemu;
+    let devs: Vec<&str> = q
+        .iter()
+        .zip(q.iter().skip(1))
+        .filter(|(k, _)| *k == "-device")
+        .map(|(_, v)| v.split(',').next().unwrap_or(v))
+        .collect();
+    let hub = q.iter().any(|a| a.starts_with("hubport"));
+    let mut s = if devs.is_empty() {
+        "the config's devices".to_string()
+    } else {
+        devs.join(", ")
+    };
+    if hub {
+        s.push_str(" on a hub");
+    }
+    s
+}
+
 fn run(args: &Args) -> Result<(), CampaignError> {
     let env = fgft_vm::Env::load()?;
     let mut cfg = Config::load(&args.config)?;
@@ -56,16 +79,20 @@ fn run(args: &Args) -> Result<(), CampaignError> {
     let v = &prep.variants[0];
     println!("   fault planted: {} (variant {})", v.label, v.id);
 
+    let m = &cfg.driver.module;
     step(
         2,
-        "build (Kbuild, 6.12 headers): fgft_rt.ko, e1000_sfi.ko, e1000_fgft.ko",
+        &format!("build (Kbuild, 6.12 headers): fgft_rt.ko, {m}_sfi.ko, {m}_fgft.ko"),
     );
     let mods = prepare::build_fgft(&env, &cfg, &prep, std::slice::from_ref(&v.entry), "fgft")?;
     for m in &mods.modules {
         println!("   {}", m.display());
     }
 
-    step(3, "boot Debian 6.12 in QEMU (TCG), two e1000 NICs on a hub");
+    step(
+        3,
+        &format!("boot Debian 6.12 in QEMU (TCG): {}", devices(&cfg)),
+    );
     step(
         4,
         &format!(

@@ -301,6 +301,12 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
         "wrapped kernel functions: {}",
         plan.wrapped.iter().cloned().collect::<Vec<_>>().join(" ")
     );
+    for (k, why) in &plan.callbacks {
+        let _ = writeln!(
+            s,
+            "kernel call {k} may call back into the driver ({why}): locks the body has unlocked are released before it"
+        );
+    }
     if !plan.kernel_values.is_empty() {
         let v: Vec<&str> = plan.kernel_values.iter().map(String::as_str).collect();
         let _ = writeln!(

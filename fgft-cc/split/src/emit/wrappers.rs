@@ -348,7 +348,7 @@ pub(crate) fn sfi_rt(
     stack_guard(&mut s);
     for w in &plan.wrapped {
         if let Some(e) = table.apis.get(w) {
-            wrapper(&mut s, d, e);
+            wrapper(&mut s, d, e, plan.callbacks.get(w));
         }
     }
     module_init_exit(&mut s, d, &plan.module);
@@ -566,7 +566,7 @@ fn four(mut a: Vec<String>) -> String {
 /// The wrapper of kernel function `e`: checks its arguments, then locks
 /// through the runtime, defers the call to commit, or calls and records
 /// the compensation.
-fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
+fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     let void = e.is_void();
     compensations(s, e);
     let _ = writeln!(
@@ -599,6 +599,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry) {
     // locking defers them, and nothing may sleep holding them).
     if e.effect == "delay" {
         s.push_str("\tfgft_sleep_point(fgft_current());\n");
+    } else if let Some(why) = calls_back {
+        // A call back into the driver runs the main module's code, which
+        // takes the driver's locks itself: those the body unlocked go now.
+        let _ = writeln!(s, "\t/* It may call back into the driver ({why}). */");
+        s.push_str("\tfgft_callback_point(fgft_current());\n");
     }
     for p in wparams(e) {
         check_arg(s, d, p);

@@ -119,6 +119,10 @@ pub struct Plan {
     pub sfi_fns: BTreeSet<String>,
     /// Wrapped kernel functions the SFI code calls.
     pub wrapped: BTreeSet<String>,
+    /// Wrapped kernel functions that may call back into the driver: they
+    /// take a kernel record whose function members the driver stores its
+    /// own functions into.  Name -> why (`struct mii_if_info: mdio_read`).
+    pub callbacks: BTreeMap<String, String>,
     /// Main-module functions and globals SFI code refers to by address.
     pub gtab: Vec<GtabEntry>,
     /// Every use of a `gtab` name in SFI code, by SFI function (sorted),
@@ -545,6 +549,7 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
             }
         }
     }
+    plan.callbacks = callbacks(inp, &plan.wrapped);
     for e in &plan.entries {
         for g in &e.spec.globals {
             let w = plan
@@ -556,6 +561,44 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
         plan.kernel_globals
             .extend(e.spec.kernel_globals.iter().cloned());
     }
+}
+
+/// The wrapped kernel functions that may call back into the driver: a
+/// parameter points to a kernel record with function members the driver
+/// stores its functions into (`mii_ethtool_set_link_ksettings` calls the
+/// driver's `mdio_read` through `struct mii_if_info`).  Needs the kernel's
+/// headers (--kdir).
+fn callbacks(inp: &Inputs<'_>, wrapped: &BTreeSet<String>) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let Some(k) = inp.kernel else {
+        return out;
+    };
+    for w in wrapped {
+        let Some(e) = inp.table.apis.get(w) else {
+            continue;
+        };
+        let mut why = Vec::new();
+        for p in &e.params {
+            let t = fgft_facts::ctype::from_text(&p.ty);
+            if !t.is_pointer() {
+                continue;
+            }
+            let Some(tag) = bare_tag(&t.pointee()) else {
+                continue;
+            };
+            let fns: Vec<&str> = k
+                .fn_members(&tag)
+                .filter(|m| inp.icalls.stored_fns.contains_key(*m))
+                .collect();
+            if !fns.is_empty() {
+                why.push(format!("struct {tag}: {}", fns.join(", ")));
+            }
+        }
+        if !why.is_empty() {
+            out.insert(w.clone(), why.join("; "));
+        }
+    }
+    out
 }
 
 /// The uses of address-table names in SFI code (what emit rewrites to
