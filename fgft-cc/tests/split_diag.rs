@@ -740,39 +740,53 @@ fn bad_contract_and_unknown_profile_are_errors() {
 }
 
 /// A struct that only another translation unit defines cannot be copied by
-/// a stub compiled in the entry's unit: a located error naming where the
-/// definition is, not output that does not build.
+/// a stub compiled in the entry's unit: the stub is compiled in the unit
+/// that defines it (a trampoline to the original stays in the entry's
+/// unit).  When no unit sees every record the stub copies, a located error
+/// names where each definition is, not output that does not build.
 #[test]
-fn a_record_of_another_unit_is_refused() {
+fn a_record_of_another_unit_moves_the_stub_or_is_refused() {
     let t = tempfile::tempdir().unwrap();
     let core = t.path().join("two-core.c");
     let eth = t.path().join("two-ethtool.c");
-    std::fs::write(
-        &core,
-        r#"// SPDX-License-Identifier: GPL-2.0
+    let more = t.path().join("two-more.c");
+    let core_text = |with_more: bool| {
+        format!(
+            r#"// SPDX-License-Identifier: GPL-2.0
 #include <linux/module.h>
 #include <linux/netdevice.h>
 
-struct two_priv {
+struct two_more;
+
+struct two_priv {{
 	u32 flags;
-};
+	struct two_more *more;
+}};
+
+u32 two_more_val(struct two_more *m);
 
 u32 two_flags(struct net_device *dev)
-{
+{{
 	struct two_priv *p = netdev_priv(dev);
 
-	return p->flags;
-}
+	return p->flags{};
+}}
 
 static int __init two_init(void)
-{
+{{
 	return 0;
-}
+}}
 module_init(two_init);
 MODULE_LICENSE("GPL");
 "#,
-    )
-    .unwrap();
+            if with_more {
+                " + two_more_val(p->more)"
+            } else {
+                ""
+            }
+        )
+    };
+    std::fs::write(&core, core_text(false)).unwrap();
     std::fs::write(
         &eth,
         r#"// SPDX-License-Identifier: GPL-2.0
@@ -792,25 +806,92 @@ const struct ethtool_ops two_ethtool_ops = {
 "#,
     )
     .unwrap();
+    std::fs::write(
+        &more,
+        r#"// SPDX-License-Identifier: GPL-2.0
+#include <linux/types.h>
+
+struct two_more {
+	u32 x;
+};
+
+u32 two_more_val(struct two_more *m)
+{
+	return m->x;
+}
+"#,
+    )
+    .unwrap();
+    let split_two = |files: &[&std::path::Path], out: &std::path::Path| {
+        let mut args: Vec<&str> = files.iter().map(|f| f.to_str().unwrap()).collect();
+        args.extend([
+            "--module",
+            "two",
+            "--isolate",
+            "ethtool_ops.*",
+            "--no-checkpoint",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        run(&args)
+    };
+
+    // struct two_priv is two-core.c's: the stub is compiled there.
     let out = t.path().join("out");
-    let (code, err) = run(&[
-        core.to_str().unwrap(),
-        eth.to_str().unwrap(),
-        "--module",
-        "two",
-        "--isolate",
-        "ethtool_ops.*",
-        "--no-checkpoint",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
+    let (code, err) = split_two(&[&core, &eth], &out);
+    assert_eq!(code, 0, "{err}");
+    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
+    assert!(
+        plan.contains("stub compiled in ") && plan.contains("two-core.c (its own unit cannot see"),
+        "{plan}"
+    );
+    let core_code = std::fs::read_to_string(out.join("main/fgft_stubs_two-core.c")).unwrap();
+    assert!(
+        core_code.contains("\nu32 fgft_stub_two_get_priv_flags(struct net_device *dev)\n{"),
+        "{core_code}"
+    );
+    assert!(
+        core_code.contains("return fgft_orig_two_get_priv_flags(dev);"),
+        "isolation off calls the original through its trampoline:\n{core_code}"
+    );
+    let eth_code = std::fs::read_to_string(out.join("main/fgft_stubs_two-ethtool.c")).unwrap();
+    assert!(
+        eth_code.contains(
+            "u32 fgft_orig_two_get_priv_flags(struct net_device *dev)\n{\n\treturn two_get_priv_flags(dev);\n}"
+        ),
+        "{eth_code}"
+    );
+    assert!(!eth_code.contains("fgft_stub_two_get_priv_flags(struct net_device *dev)\n{"));
+    let header = std::fs::read_to_string(out.join("main/fgft_two_main.h")).unwrap();
+    assert!(
+        header.contains("u32 fgft_stub_two_get_priv_flags(struct net_device *dev);")
+            && header.contains("u32 fgft_orig_two_get_priv_flags(struct net_device *dev);"),
+        "{header}"
+    );
+    let main_eth = std::fs::read_to_string(out.join("main/two-ethtool.c")).unwrap();
+    assert!(
+        main_eth.contains(".get_priv_flags = fgft_stub_two_get_priv_flags,")
+            && !main_eth.contains("static u32 fgft_stub_two_get_priv_flags"),
+        "the slot takes the stub, declared extern:\n{main_eth}"
+    );
+
+    // With struct two_more of two-more.c copied too, no unit sees both.
+    std::fs::write(&core, core_text(true)).unwrap();
+    let out = t.path().join("out2");
+    let (code, err) = split_two(&[&core, &eth, &more], &out);
     assert_eq!(code, 1, "{err}");
     assert!(
         err.contains("isolated `two_get_priv_flags` needs a copy of struct two_priv"),
         "{err}"
     );
+    assert!(
+        err.contains("needs a copy of struct two_more")
+            && err.contains("no unit sees every record"),
+        "{err}"
+    );
     assert!(err.contains("two-ethtool.c:7:"), "{err}");
-    assert!(err.contains("two-core.c:5"), "{err}");
+    assert!(err.contains("two-core.c:7"), "{err}");
+    assert!(err.contains("two-more.c:4"), "{err}");
     assert!(!out.exists());
 }
 

@@ -195,6 +195,10 @@ pub struct EntrySpec {
     /// The entry is `static`: so is its stub (a non-static entry's slot
     /// may be filled in another unit, which then names the stub).
     pub is_static: bool,
+    /// What the stub calls with isolation off when that is not the entry
+    /// itself: a trampoline of the entry's own unit, for a stub compiled in
+    /// another unit (one that sees every type it copies).
+    pub orig: Option<String>,
 }
 
 impl EntrySpec {
@@ -474,6 +478,7 @@ mod tests {
             globals: vec![],
             kernel_globals: vec!["jiffies".into()],
             is_static: true,
+            orig: None,
         }
     }
 

@@ -138,7 +138,11 @@ fn begin(s: &mut String, e: &EntrySpec) {
     );
     // Isolation off: the original.
     let orig_args: Vec<String> = e.params.iter().map(|p| p.name.clone()).collect();
-    let orig = format!("{}({})", e.name, orig_args.join(", "));
+    let orig = format!(
+        "{}({})",
+        e.orig.as_deref().unwrap_or(&e.name),
+        orig_args.join(", ")
+    );
     if void {
         s.push_str("\tif (!txn) {\n");
         let _ = writeln!(s, "{}", wrap_call(2, &orig, ";"));

@@ -127,7 +127,7 @@ fn run(args: &Args) -> Result<(), CampaignError> {
     println!(
         "   device after recovery: {}",
         match r.device_ok {
-            Some(true) => "passes traffic",
+            Some(true) => "works (the config's check passed)",
             Some(false) => "BROKEN",
             None => "not checked",
         }

@@ -43,8 +43,14 @@ pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
     for e in &cx.plan.entries {
         let f = cx.src.prog.fns[e.def].file;
         mf.needs_code.insert(f);
+        let home = e.home.unwrap_or(f);
+        if let Some(h) = e.home {
+            mf.needs_code.insert(h);
+            orig_trampoline(cx, e, &mut mf.tails[f]);
+            home_includes(cx, f, h, &mut mf.tails[h]);
+        }
         match fgft_stubs::emit_entry(&e.spec) {
-            Ok(text) => mf.tails[f].push_str(&text),
+            Ok(text) => mf.tails[home].push_str(&text),
             Err(err) => {
                 let at = cx.src.prog.fns[e.def].name_range.clone();
                 cx.error(f, at, err.to_string());
@@ -63,6 +69,64 @@ pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
     let d = cx.plan.driver.clone();
     let header = main_header(cx);
     cx.generated(format!("main/fgft_{d}_main.h"), &header);
+}
+
+/// The original of an entry whose stub is compiled in another unit, for
+/// that stub to call with isolation off (the entry itself may be static).
+fn orig_trampoline(cx: &Ctx<'_, '_>, e: &EntryPlan, t: &mut String) {
+    let Some(orig) = &e.spec.orig else { return };
+    let h = e.home.map(|h| cx.src.files[h].shown.display().to_string());
+    let _ = writeln!(
+        t,
+        "\n/* fgft: {} ({}) for its stub, which {} compiles (it sees every record the stub copies): isolation off calls this. */",
+        e.spec.name,
+        e.spec.origin,
+        h.unwrap_or_default()
+    );
+    let sig = fgft_stubs::signature(&e.spec.ret, orig, &e.spec.params);
+    let _ = writeln!(t, "{}", fgft_stubs::wrap_call(0, &sig, ""));
+    let args: Vec<&str> = e.spec.params.iter().map(|p| p.name.as_str()).collect();
+    let call = format!("{}({})", e.spec.name, args.join(", "));
+    let body = if e.spec.ret.trim() == "void" {
+        fgft_stubs::wrap_call(1, &call, ";")
+    } else {
+        fgft_stubs::wrap_call(1, &format!("return {call}"), ";")
+    };
+    let _ = writeln!(t, "{{\n{body}\n}}");
+}
+
+/// The system headers the entry's unit includes that the stub's home does
+/// not: the kernel types of the entry's parameters and copies.
+fn home_includes(cx: &Ctx<'_, '_>, unit: FileId, home: FileId, t: &mut String) {
+    let prog = cx.src.prog;
+    let have = system_includes(&prog.files[home].text);
+    let missing: Vec<String> = system_includes(&prog.files[unit].text)
+        .into_iter()
+        .filter(|h| !have.contains(h) && !t.contains(&format!("#include <{h}>")))
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        t,
+        "\n/* fgft: what {} includes, for the stubs of its entries compiled here */",
+        cx.src.files[unit].shown.display()
+    );
+    for h in missing {
+        let _ = writeln!(t, "#include <{h}>");
+    }
+}
+
+/// The `#include <...>` names of a file's text, in order.
+fn system_includes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| {
+            let l = l.trim_start().strip_prefix('#')?.trim_start();
+            let rest = l.strip_prefix("include")?.trim_start();
+            let rest = rest.strip_prefix('<')?;
+            Some(rest[..rest.find('>')?].to_string())
+        })
+        .collect()
 }
 
 /// Static variables a header defines are marked `__maybe_unused`: the SFI
@@ -98,11 +162,15 @@ fn header_statics(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
 
 /// The forward declaration of an entry's stub (its own signature, so it can
 /// stand before the entry is declared, as in a macro that declares it).
-fn stub_decl(e: &EntryPlan, is_static: bool) -> String {
-    let st = if is_static { "static " } else { "" };
+fn stub_decl(cx: &Ctx<'_, '_>, e: &EntryPlan) -> String {
+    let st = if e.spec.is_static { "static " } else { "" };
     let sig = fgft_stubs::signature(&e.spec.ret, &e.spec.stub_name(), &e.spec.params);
+    let home = match e.home {
+        Some(h) => format!("{}'s", cx.src.files[h].shown.display()),
+        None => "the unit's".into(),
+    };
     fgft_stubs::tidy(&format!(
-        "/* fgft: stub of {}, defined in the unit's generated code */\n{}\n",
+        "/* fgft: stub of {}, defined in {home} generated code */\n{}\n",
         e.spec.name,
         fgft_stubs::wrap_call(0, &format!("{st}{sig}"), ";")
     ))
@@ -129,7 +197,7 @@ fn slot_edits(cx: &mut Ctx<'_, '_>, e: &EntryPlan, medits: &mut [Edits]) {
     let mut declared: BTreeSet<FileId> = BTreeSet::new();
     for (fid, item) in &pasted {
         if declared.insert(*fid) {
-            declare_pasted(prog, e, *fid, item.start, medits);
+            declare_pasted(cx, e, *fid, item.start, medits);
         }
     }
     for (fid, r) in e.refs.sites.iter().cloned() {
@@ -153,7 +221,7 @@ fn slot_edits(cx: &mut Ctx<'_, '_>, e: &EntryPlan, medits: &mut [Edits]) {
         replace_slot(text, r.clone(), &stub, &mut medits[fid]);
         if declared.insert(fid) {
             let in_macro = in_macros.iter().any(|(f, _)| *f == fid);
-            declare_stub(prog, e, fid, r.start, in_macro, medits);
+            declare_stub(cx, e, fid, r.start, in_macro, medits);
         }
     }
 }
@@ -201,9 +269,10 @@ fn pasted_slots(
 }
 
 /// The stub's declaration for a pasted slot at `at` of `fid`.
-fn declare_pasted(prog: &Program, e: &EntryPlan, fid: FileId, at: usize, medits: &mut [Edits]) {
+fn declare_pasted(cx: &Ctx<'_, '_>, e: &EntryPlan, fid: FileId, at: usize, medits: &mut [Edits]) {
+    let prog = cx.src.prog;
     let d = &prog.fns[e.def];
-    let decl = stub_decl(e, d.is_static);
+    let decl = stub_decl(cx, e);
     let end = whole_lines(&prog.files[fid].text, d.range.end..d.range.end).end;
     if fid == d.file && d.range.end <= at {
         medits[fid].insert(end, format!("\n{decl}"));
@@ -216,15 +285,16 @@ fn declare_pasted(prog: &Program, e: &EntryPlan, fid: FileId, at: usize, medits:
 /// declaration in its own file (so every use, macro bodies included, sees
 /// it); before the first use (at `at`) elsewhere.
 fn declare_stub(
-    prog: &Program,
+    cx: &Ctx<'_, '_>,
     e: &EntryPlan,
     fid: FileId,
     at: usize,
     in_macro: bool,
     medits: &mut [Edits],
 ) {
+    let prog = cx.src.prog;
     let d = &prog.fns[e.def];
-    let decl = stub_decl(e, d.is_static);
+    let decl = stub_decl(cx, e);
     let first_decl = if fid == d.file {
         prog.protos
             .iter()
@@ -551,6 +621,18 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
         let _ = writeln!(s, "{}", fgft_stubs::sfi_prototype(&e.spec));
     }
     if !plan.entries.is_empty() {
+        s.push('\n');
+    }
+    // Stubs compiled in another unit than their entry's, and the
+    // originals they call with isolation off.
+    for e in plan.entries.iter().filter(|e| e.home.is_some()) {
+        for name in [Some(e.spec.stub_name()), e.spec.orig.clone()]
+            .into_iter()
+            .flatten()
+        {
+            let sig = fgft_stubs::signature(&e.spec.ret, &name, &e.spec.params);
+            let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &sig, ";"));
+        }
         s.push('\n');
     }
     for fid in bind_lists(plan).keys() {

@@ -241,6 +241,13 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
         for h in &e.hints {
             let _ = writeln!(s, "  hint {h}");
         }
+        if let Some(h) = e.home {
+            let _ = writeln!(
+                s,
+                "  stub compiled in {} (its own unit cannot see every record the stub copies)",
+                src.files[h].shown.display()
+            );
+        }
         for t in &sp.types {
             let _ = writeln!(s, "  type {} [{:?}] ({})", t.c_type, t.rights, t.why);
             for f in &t.fields {

@@ -60,7 +60,13 @@ pub(super) fn plan_entry(
     }
     let (types, mut tdiags, hints) = b.finish();
     diags.append(&mut tdiags);
-    diags.extend(unseen_types(inp, d, &types));
+    let home = match stub_home(inp, d, &types) {
+        Ok(h) => h,
+        Err(mut u) => {
+            diags.append(&mut u);
+            None
+        }
+    };
 
     let (globals, kernel_globals) = globals(inp, &closure, &ptr.global_writes);
     let slots = slots(inp, &name, refs);
@@ -80,7 +86,8 @@ pub(super) fn plan_entry(
         types,
         globals,
         kernel_globals,
-        is_static: d.is_static,
+        is_static: d.is_static && home.is_none(),
+        orig: home.map(|_| format!("fgft_orig_{name}")),
     };
     EntryPlan {
         spec,
@@ -90,6 +97,7 @@ pub(super) fn plan_entry(
         refs: value_refs,
         pasted: pasted_slots(inp, &name),
         hints,
+        home,
     }
 }
 
@@ -326,24 +334,41 @@ fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>
     (apis, diags)
 }
 
-/// Records the stub must copy that the entry's unit cannot see: defined in
-/// another translation unit (`struct slcan` of slcan-core.c, reached from
-/// slcan-ethtool.c through netdev_priv). The stub and its copy functions
-/// are compiled in the entry's unit, so such a copy would not build.
-fn unseen_types(inp: &Inputs<'_>, d: &FnDef, types: &[fgft_stubs::TypeSpec]) -> Vec<Located> {
-    let unit = d.file;
-    let mut out = Vec::new();
-    for t in types {
-        let Some(r) = inp.prog.records.get(&t.c_type) else {
-            continue;
-        };
-        let f = &inp.files[r.file];
-        let visible = r.file == unit
+/// Where the stub is compiled.  The stub and its copy functions need the
+/// definition of every driver record they copy; the entry's own unit sees
+/// those of its own file and of headers.  A record another translation
+/// unit defines (`struct ensoniq` of ens1370.c, reached from
+/// ak4531_codec.c through `ak4531->private_data`) sends the stub to that
+/// unit when it sees all the others: Ok(Some(unit)), with a trampoline to
+/// the original left in the entry's unit.  Ok(None): the entry's unit.
+/// No unit sees them all: the diagnostics.
+fn stub_home(
+    inp: &Inputs<'_>,
+    d: &FnDef,
+    types: &[fgft_stubs::TypeSpec],
+) -> Result<Option<FileId>, Vec<Located>> {
+    let recs: Vec<(&fgft_stubs::TypeSpec, FileId, usize)> = types
+        .iter()
+        .filter_map(|t| inp.prog.records.get(&t.c_type).map(|r| (t, r.file, r.line)))
+        .collect();
+    let sees = |unit: FileId, file: FileId| {
+        let f = &inp.files[file];
+        file == unit
             || f.role == FileRole::Header
-            || (f.role == FileRole::IncludedC && f.included_by.contains(&unit));
-        if visible {
-            continue;
-        }
+            || (f.role == FileRole::IncludedC && f.included_by.contains(&unit))
+    };
+    let unit = d.file;
+    if recs.iter().all(|(_, f, _)| sees(unit, *f)) {
+        return Ok(None);
+    }
+    let home = (0..inp.files.len())
+        .filter(|&u| u != unit && inp.files[u].role == FileRole::Tu)
+        .find(|&u| recs.iter().all(|(_, f, _)| sees(u, *f)));
+    if home.is_some() {
+        return Ok(home);
+    }
+    let mut out = Vec::new();
+    for (t, file, line) in recs.iter().filter(|(_, f, _)| !sees(unit, *f)) {
         let site = fgft_facts::model::Site {
             file: unit,
             range: d.name_range.clone(),
@@ -354,22 +379,22 @@ fn unseen_types(inp: &Inputs<'_>, d: &FnDef, types: &[fgft_stubs::TypeSpec]) -> 
             &site,
             false,
             format!(
-                "isolated `{}` needs a copy of {} ({}), which another translation unit defines ({}): the stub, compiled in {}, cannot see it",
+                "isolated `{}` needs a copy of {} ({}), which another translation unit defines ({}): the stub, compiled in {}, cannot see it, and no unit sees every record it copies",
                 d.name,
                 t.c_type,
                 t.why,
-                inp.files[r.file].shown.display(),
+                inp.files[*file].shown.display(),
                 inp.files[unit].shown.display()
             ),
             "the stub's unit cannot see the type",
             vec![format!(
                 "move the definition of {} into a header both units include (it is at {})",
                 t.c_type,
-                super::shown_origin(inp, r.file, r.line)
+                super::shown_origin(inp, *file, *line)
             )],
         ));
     }
-    out
+    Err(out)
 }
 
 /// The arity of every call of `u` against the table's prototype.

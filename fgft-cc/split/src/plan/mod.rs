@@ -84,6 +84,9 @@ pub struct EntryPlan {
     /// The hints this entry's marshaling applied, each with its source and
     /// where it is stated (`plan.txt` lists them).
     pub hints: std::collections::BTreeSet<String>,
+    /// The unit the stub is compiled in when it is not the entry's own: one
+    /// that sees every driver record the stub copies.
+    pub home: Option<FileId>,
 }
 
 /// A slot of the SFI module's table of main-module addresses.
