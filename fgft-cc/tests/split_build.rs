@@ -296,6 +296,23 @@ fn corpus_splits_build_clean_on_612_and_61() {
         "list_add's four stores and the counter: {}",
         body.join("\n")
     );
+    // The sections around them go through the runtime.
+    for w in [
+        "fgft_w_local_bh_disable",
+        "fgft_w_local_bh_enable",
+        "fgft_w_rcu_read_lock",
+        "fgft_w_rcu_read_unlock",
+    ] {
+        assert!(body.iter().any(|l| l.contains(w)), "{w}: {}", body.join("\n"));
+    }
+    let rt = std::fs::read_to_string(ld.join("sfi/fgft_listdemo_sfi_rt.c")).unwrap();
+    for (w, f) in [
+        ("fgft_w_rcu_read_lock(void)", "fgft_rcu_read_lock(txn);"),
+        ("fgft_w_local_bh_enable(void)", "fgft_local_bh_enable(txn);"),
+    ] {
+        let body = rt.split(w).nth(1).and_then(|b| b.split("\n}\n").next());
+        assert!(body.is_some_and(|b| b.contains(f)), "{w}: {rt}");
+    }
 
     // A kernel call that may call back into the driver releases the locks
     // the body has unlocked first: e100's set_link_ksettings writes the PHY

@@ -24,6 +24,7 @@ enum st_kind {
 	ST_EXPLICIT,	/* fgft_txn_fail() */
 	ST_RELOCK,	/* takes a lock it already holds */
 	ST_CALLBACK,	/* a kernel call back into the driver, then a trap */
+	ST_SECTION,	/* a trap inside RCU and bottom-half sections */
 	ST_KIND_NR,
 };
 

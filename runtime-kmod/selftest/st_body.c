@@ -19,6 +19,16 @@
 #define ST_CAT(a, b)	ST_CAT2(a, b)
 #define ST_FN(name)	ST_CAT(ST_PREFIX, name)
 
+/* Sections nested, one left, then a trap: the abort leaves the other two. */
+static noinline long ST_FN(section)(struct st_args *a)
+{
+	fgft_rcu_read_lock(a->txn);
+	fgft_rcu_read_lock(a->txn);
+	fgft_local_bh_disable(a->txn);
+	fgft_rcu_read_unlock(a->txn);
+	return a->x / READ_ONCE(a->zero);
+}
+
 static noinline long ST_FN(fault)(struct st_args *a)
 {
 	switch (a->kind) {
@@ -33,8 +43,19 @@ static noinline long ST_FN(fault)(struct st_args *a)
 	case ST_WILD:
 		WRITE_ONCE(a->victim[3], 0x77);
 		return 0;
-	case ST_EXPLICIT:
-		fgft_txn_fail(a->txn, FGFT_CAUSE_EXPLICIT);
+	case ST_EXPLICIT: {
+		/*
+		 * Through a pointer the optimizer cannot see through: objtool
+		 * cannot tell that a module's function does not return, and
+		 * the call may end the function.
+		 */
+		void (*fail)(struct fgft_txn *txn,
+			     enum fgft_cause cause) = fgft_txn_fail;
+
+		OPTIMIZER_HIDE_VAR(fail);
+		fail(a->txn, FGFT_CAUSE_EXPLICIT);
+		return 0;
+	}
 	case ST_RELOCK:
 		fgft_spin_lock(a->txn, a->lock);
 		return 0;
@@ -56,6 +77,8 @@ static noinline long ST_FN(fault)(struct st_args *a)
 		spin_unlock(a->lock);
 		mutex_unlock(a->mutex);
 		return a->x / READ_ONCE(a->zero);
+	case ST_SECTION:
+		return ST_FN(section)(a);
 	default:
 		return 0;
 	}

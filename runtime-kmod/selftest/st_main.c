@@ -8,7 +8,7 @@
  *
  * Scenarios (each transaction ends in at most one fault):
  *   null null_sfi wild wild_list wild_read div bug gpf spinlock
- *   spinlock_irq mutex kmalloc explicit relock callback commit
+ *   spinlock_irq mutex kmalloc explicit relock callback section commit
  *   module        fgft_map_module(): the SFI module's own data
  *   soak          1,000 transactions, 10% faulting, allocation accounting
  *   concurrent    two kthreads: one faults, the other commits correct sums
@@ -37,6 +37,7 @@
 #include <linux/pci.h>
 #include <linux/jiffies.h>
 #include <linux/stringify.h>
+#include <linux/rcupdate.h>
 
 #include "st.h"
 
@@ -244,6 +245,8 @@ static const struct st_case st_cases[] = {
 	  FGFT_CAUSE_LOCK },
 	{ "callback", st_plain_generic, ST_CALLBACK, false, true, NULL,
 	  FGFT_CAUSE_TRAP },
+	{ "section", st_plain_generic, ST_SECTION, false, false, NULL,
+	  FGFT_CAUSE_TRAP },
 	{ "commit", st_sfi_generic, ST_OK, false, false, NULL,
 	  FGFT_CAUSE_NONE },
 };
@@ -268,6 +271,7 @@ static void st_begin(const char *name)
 static int st_run_case(const struct st_case *c)
 {
 	unsigned int pc = preempt_count();
+	int rcu = rcu_preempt_depth();
 	bool irqs = irqs_disabled();
 	int objs = atomic_read(&st_objs_live);
 	int undo = atomic_read(&st_undo_runs);
@@ -298,12 +302,13 @@ static int st_run_case(const struct st_case *c)
 	     (r.failed || (r.ret == 42 && copied)) &&
 	     !locked && victim_ok && preempt_count() == pc &&
 	     irqs_disabled() == irqs && atomic_read(&st_objs_live) == objs &&
-	     st.open == 0;
+	     rcu_preempt_depth() == rcu && st.open == 0;
 	st_mark(c->name,
-		"ok=%d ret=%ld failed=%d cause=%s expect=%s locked=%d victim_ok=%d pc_same=%d irqs_same=%d objs_delta=%d undo_runs=%d copied=%d open=%d ns=%llu",
+		"ok=%d ret=%ld failed=%d cause=%s expect=%s locked=%d victim_ok=%d pc_same=%d rcu_same=%d irqs_same=%d objs_delta=%d undo_runs=%d copied=%d open=%d ns=%llu",
 		ok, r.ret, r.failed, cause_name(r.cause),
 		cause_name(c->expect), locked, victim_ok,
-		preempt_count() == pc, irqs_disabled() == irqs,
+		preempt_count() == pc, rcu_preempt_depth() == rcu,
+		irqs_disabled() == irqs,
 		atomic_read(&st_objs_live) - objs,
 		atomic_read(&st_undo_runs) - undo, copied, st.open, ns);
 	return ok ? 0 : -EINVAL;

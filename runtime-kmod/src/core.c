@@ -260,6 +260,12 @@ static void fgft_release_lock(void *ctx, u32 kind, void *lock,
 	case FGFT_LOCK_MUTEX:
 		mutex_unlock(lock);
 		break;
+	case FGFT_LOCK_RCU:
+		rcu_read_unlock();
+		break;
+	case FGFT_LOCK_BH:
+		local_bh_enable();
+		break;
 	default:
 		WARN_ONCE(1, "fgft: unknown lock kind %u\n", kind);
 	}
@@ -1185,6 +1191,106 @@ void fgft_mutex_unlock(struct fgft_txn *txn, struct mutex *lock)
 		unlock_typed(txn, FGFT_LOCK_MUTEX, lock, 0);
 }
 EXPORT_SYMBOL_GPL(fgft_mutex_unlock);
+
+/*
+ * Sections without a lock word: an RCU read-side section, bottom halves
+ * disabled.  They nest, so each entry is its own record, keyed by a tag of
+ * the kind; a leave marks the newest entry still open, and two-phase
+ * locking keeps it until the end (or a sleep or callback point), as for
+ * spin locks.  A leave of a section entered before the transaction is
+ * deferred to its end.
+ */
+static u8 fgft_rcu_tag, fgft_bh_tag;
+
+static void section_take(u32 kind)
+{
+	if (kind == FGFT_LOCK_RCU)
+		rcu_read_lock();
+	else
+		local_bh_disable();
+}
+
+/* The newest record of @tag not released, unlock pending or not. */
+static struct fgft_rec *section_rec(struct fgft_txn *txn, void *tag,
+				    bool pending)
+{
+	struct fgft_undolog *l = &txn->log;
+	u32 i;
+
+	for (i = l->n; i-- > 0;) {
+		struct fgft_rec *r = &l->r[i];
+
+		if (r->kind == FGFT_REC_LOCK && !r->released &&
+		    r->a[0] == (unsigned long)tag &&
+		    !!r->unlock_pending == pending)
+			return r;
+	}
+	return NULL;
+}
+
+static void section_enter(struct fgft_txn *txn, u32 kind, void *tag)
+{
+	struct fgft_rec *r;
+
+	if (IS_ERR_OR_NULL(txn)) {
+		section_take(kind);
+		return;
+	}
+	/* Entered again after a leave two-phase locking kept open. */
+	r = section_rec(txn, tag, true);
+	if (r) {
+		r->unlock_pending = 0;
+		return;
+	}
+	if (fgft_undo_reserve(&txn->log, 1) &&
+	    txn->state == FGFT_TXN_BODY && txn_owned(txn)) {
+		fgft_fail_active(txn, FGFT_CAUSE_EXPLICIT);
+		return;
+	}
+	section_take(kind);
+	lock_record(txn, kind, tag, 0);
+}
+
+static void section_leave(struct fgft_txn *txn, u32 kind, void *tag)
+{
+	struct fgft_rec *r;
+
+	if (IS_ERR_OR_NULL(txn)) {
+		fgft_release_lock(NULL, kind, tag, 0);
+		return;
+	}
+	r = section_rec(txn, tag, false);
+	if (r) {
+		r->unlock_pending = 1;
+		return;
+	}
+	if (fgft_undo_add_unlock(&txn->log, kind, tag, 0))
+		fgft_release_lock(NULL, kind, tag, 0);
+}
+
+void fgft_rcu_read_lock(struct fgft_txn *txn)
+{
+	section_enter(txn, FGFT_LOCK_RCU, &fgft_rcu_tag);
+}
+EXPORT_SYMBOL_GPL(fgft_rcu_read_lock);
+
+void fgft_rcu_read_unlock(struct fgft_txn *txn)
+{
+	section_leave(txn, FGFT_LOCK_RCU, &fgft_rcu_tag);
+}
+EXPORT_SYMBOL_GPL(fgft_rcu_read_unlock);
+
+void fgft_local_bh_disable(struct fgft_txn *txn)
+{
+	section_enter(txn, FGFT_LOCK_BH, &fgft_bh_tag);
+}
+EXPORT_SYMBOL_GPL(fgft_local_bh_disable);
+
+void fgft_local_bh_enable(struct fgft_txn *txn)
+{
+	section_leave(txn, FGFT_LOCK_BH, &fgft_bh_tag);
+}
+EXPORT_SYMBOL_GPL(fgft_local_bh_enable);
 
 /* ---- module ---- */
 

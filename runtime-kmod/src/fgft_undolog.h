@@ -36,6 +36,8 @@ enum fgft_lock_kind {
 	FGFT_LOCK_SPIN_BH,
 	FGFT_LOCK_MUTEX,
 	FGFT_LOCK_SPIN_IRQ,
+	FGFT_LOCK_RCU,		/* rcu_read_lock(): no lock word, nests */
+	FGFT_LOCK_BH,		/* local_bh_disable(): no lock word, nests */
 };
 
 struct fgft_rec {

@@ -278,6 +278,17 @@ void fgft_spin_unlock_irqrestore(struct fgft_txn *txn, spinlock_t *lock,
 void fgft_spin_unlock_bh(struct fgft_txn *txn, spinlock_t *lock);
 void fgft_mutex_unlock(struct fgft_txn *txn, struct mutex *lock);
 
+/*
+ * Added: sections without a lock word, which nest.  Entered in a
+ * transaction, each is left at its end (two-phase locking) or at a sleep or
+ * callback point after the body left it, and on abort; left in a
+ * transaction without having been entered there, it is left at the end.
+ */
+void fgft_rcu_read_lock(struct fgft_txn *txn);
+void fgft_rcu_read_unlock(struct fgft_txn *txn);
+void fgft_local_bh_disable(struct fgft_txn *txn);
+void fgft_local_bh_enable(struct fgft_txn *txn);
+
 /* ---- device checkpoints ---- */
 
 struct fgft_dev_ops {

@@ -63,6 +63,7 @@ const CASES: &[(&str, &str, bool)] = &[
     ("explicit", "explicit", false),
     ("relock", "lock", false),
     ("callback", "trap", false),
+    ("section", "trap", false),
 ];
 
 const SCRIPT: &str = r#"
@@ -78,7 +79,7 @@ slab() {
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
 for s in null null_sfi wild wild_list wild_read div bug gpf spinlock \
-	 spinlock_irq mutex kmalloc explicit relock callback commit; do
+	 spinlock_irq mutex kmalloc explicit relock callback section commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
 done
 echo module > $R || echo "FGFT-MARK run-failed name=module"
@@ -123,8 +124,8 @@ fn runtime_recovers_every_fault_kind() {
     }
 
     // Each single-fault scenario: the caller got the entry's error, the
-    // cause is the expected one, no lock is held, irq/preempt state is as
-    // before, nothing allocated inside is left, no transaction stays open.
+    // cause is the expected one, no lock is held, irq/preempt/RCU state is
+    // as before, nothing allocated inside is left, no transaction stays open.
     for &(name, cause, oops_path) in CASES {
         let m = mark(&out, &format!("st-{name}"));
         assert_eq!(field(m, "failed"), "1", "{m}");
@@ -132,6 +133,7 @@ fn runtime_recovers_every_fault_kind() {
         assert_eq!(field(m, "cause"), cause, "{m}");
         assert_eq!(field(m, "locked"), "0", "{m}");
         assert_eq!(field(m, "pc_same"), "1", "{m}");
+        assert_eq!(field(m, "rcu_same"), "1", "{m}");
         assert_eq!(field(m, "irqs_same"), "1", "{m}");
         assert_eq!(field(m, "objs_delta"), "0", "leak: {m}");
         assert_eq!(field(m, "open"), "0", "{m}");

@@ -650,7 +650,9 @@ fn lock_body(s: &mut String, e: &ApiEntry) {
         s.push_str("\tBUILD_BUG_ON(sizeof(spinlock_t) != sizeof(raw_spinlock_t));\n");
     }
     s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
-    if let Some(k) = e.lock {
+    if let Some(k) = e.lock.or(e.unlock).filter(|k| k.is_section()) {
+        let _ = writeln!(s, "\t{}(txn);", k.runtime_fn(e.unlock.is_some()));
+    } else if let Some(k) = e.lock {
         let _ = writeln!(s, "\t{}(txn, {lock_arg});", k.runtime_fn(false));
     } else if let Some(k) = e.unlock {
         let extra = if k == crate::plan::table::LockKind::SpinIrqsave {

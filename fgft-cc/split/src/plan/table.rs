@@ -130,9 +130,18 @@ pub enum LockKind {
     SpinIrq,
     SpinBh,
     Mutex,
+    /// `rcu_read_lock` / `rcu_read_unlock`: no lock word, nests.
+    Rcu,
+    /// `local_bh_disable` / `local_bh_enable`: no lock word, nests.
+    Bh,
 }
 
 impl LockKind {
+    /// A section without a lock word (the runtime takes no lock argument).
+    pub fn is_section(self) -> bool {
+        matches!(self, LockKind::Rcu | LockKind::Bh)
+    }
+
     /// The runtime function that takes (or, `unlock`, releases) the lock.
     pub fn runtime_fn(self, unlock: bool) -> &'static str {
         match (self, unlock) {
@@ -146,6 +155,10 @@ impl LockKind {
             (LockKind::SpinIrq, true) => "fgft_spin_unlock_irq",
             (LockKind::SpinBh, true) => "fgft_spin_unlock_bh",
             (LockKind::Mutex, true) => "fgft_mutex_unlock",
+            (LockKind::Rcu, false) => "fgft_rcu_read_lock",
+            (LockKind::Rcu, true) => "fgft_rcu_read_unlock",
+            (LockKind::Bh, false) => "fgft_local_bh_disable",
+            (LockKind::Bh, true) => "fgft_local_bh_enable",
         }
     }
 }
@@ -157,6 +170,8 @@ fn lock_kind(s: &str) -> Option<LockKind> {
         "spin_irq" => LockKind::SpinIrq,
         "spin_bh" => LockKind::SpinBh,
         "mutex" => LockKind::Mutex,
+        "rcu" => LockKind::Rcu,
+        "bh" => LockKind::Bh,
         _ => return None,
     })
 }
@@ -501,7 +516,7 @@ fn locks_of(
                     src,
                     o,
                     format!(
-                        "api `{name}`: unknown lock kind `{o}` (spin, spin_irqsave, spin_irqrestore, spin_irq, spin_bh, mutex)"
+                        "api `{name}`: unknown lock kind `{o}` (spin, spin_irqsave, spin_irqrestore, spin_irq, spin_bh, mutex, rcu, bh)"
                     ),
                 )
             }),
@@ -509,7 +524,9 @@ fn locks_of(
     };
     let lock = lock_of(&raw.lock)?;
     let unlock = lock_of(&raw.unlock)?;
+    let section = lock.or(unlock).is_some_and(LockKind::is_section);
     if (lock.is_some() || unlock.is_some())
+        && !section
         && raw.lock_arg.is_none()
         && !params.iter().any(|p| p.kind == ArgSpec::Kobj)
     {

@@ -2,13 +2,17 @@
 /*
  * A tiny misc driver for the split tests: its isolated ioctl links an item
  * into a driver list with list_add(), an inline kernel helper.  Split, the
- * SFI copy must check the stores list_add() makes.
+ * SFI copy must check the stores list_add() makes.  It does so with bottom
+ * halves disabled and counts inside an RCU read-side section: sections
+ * without a lock word, tracked by the runtime.
  */
 #include <linux/module.h>
 #include <linux/miscdevice.h>
 #include <linux/fs.h>
 #include <linux/list.h>
 #include <linux/slab.h>
+#include <linux/rcupdate.h>
+#include <linux/bottom_half.h>
 
 struct listdemo_item {
 	struct list_head node;
@@ -31,8 +35,12 @@ static long listdemo_ioctl(struct file *file, unsigned int cmd,
 					   struct listdemo, misc);
 
 	ld->spare.value = arg;
+	local_bh_disable();
 	list_add(&ld->spare.node, &ld->items);
+	local_bh_enable();
+	rcu_read_lock();
 	ld->count++;
+	rcu_read_unlock();
 	return ld->count;
 }
 
