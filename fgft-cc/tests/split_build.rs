@@ -303,7 +303,11 @@ fn corpus_splits_build_clean_on_612_and_61() {
         "fgft_w_rcu_read_lock",
         "fgft_w_rcu_read_unlock",
     ] {
-        assert!(body.iter().any(|l| l.contains(w)), "{w}: {}", body.join("\n"));
+        assert!(
+            body.iter().any(|l| l.contains(w)),
+            "{w}: {}",
+            body.join("\n")
+        );
     }
     let rt = std::fs::read_to_string(ld.join("sfi/fgft_listdemo_sfi_rt.c")).unwrap();
     for (w, f) in [
