@@ -113,7 +113,6 @@ pub fn run(args: Args) -> Result<(), CliError> {
             kdir,
             table: &tables.api,
             pure: &pure,
-            have_runtime_symvers: args.runtime_symvers.is_some(),
         };
         let diags = fgft_split::check::check(&args.out, &co)?;
         if !diags.is_empty() {

@@ -21,6 +21,7 @@ pub mod icall;
 pub mod kernel;
 pub mod plan;
 pub mod profiles;
+mod runtime_src;
 pub mod tables;
 
 pub use diag::{Error, Located};
@@ -174,6 +175,10 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         origin: origin(opts, &fl.files),
         module_macros: tables.module_macros.clone(),
         kdir: opts.kdir.clone(),
+        runtime_files: runtime_src::FILES
+            .iter()
+            .map(|(p, t)| (PathBuf::from(p), t.to_string()))
+            .collect(),
     };
     let sources = plan::Sources {
         prog: &prog,

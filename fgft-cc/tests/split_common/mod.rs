@@ -254,7 +254,7 @@ pub fn generated_only(files: &BTreeMap<String, String>) -> BTreeMap<String, Stri
                 || k.rsplit('/').next().is_some_and(|f| f.starts_with("fgft_"))
         })
         .filter(|(k, _)| !k.ends_with("_pm_copies.c"))
-        .filter(|(k, _)| !k.starts_with("include/"))
+        .filter(|(k, _)| !k.starts_with("include/") && !k.starts_with("runtime/"))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }

@@ -206,13 +206,6 @@ pub fn build_fgft(
     entries: &[String],
     flavor: &str,
 ) -> Result<crate::fgft::FgftModules, CampaignError> {
-    let rt = fgft_vm::kbuild(
-        env,
-        "campaign-fgft_rt",
-        &env.repo_root.join("runtime-kmod"),
-        &env.kdir,
-        &[],
-    )?;
     let work = prep.dir.parent().unwrap_or(Path::new(".")).to_path_buf();
     let tables = work.join("tables");
     std::fs::create_dir_all(&tables).map_err(io(&tables))?;
@@ -237,17 +230,17 @@ pub fn build_fgft(
         isolate: entries.to_vec(),
         kdir: Some(env.kdir.clone()),
         tables: vec![tables],
-        runtime_symvers: Some(rt.join("Module.symvers")),
         module: Some(cfg.driver.module.clone()),
         ..Default::default()
     };
     crate::split::split(&opts, &out, &cfg.driver.name)?;
+    // One make builds the runtime (OUT/runtime/) and both modules.
     let name = format!("campaign-{}-{flavor}", cfg.driver.name);
     let built = fgft_vm::kbuild(env, &name, &out, &env.kdir, &[])?;
     let m = &cfg.driver.module;
     Ok(crate::fgft::FgftModules {
         modules: vec![
-            rt.join("fgft_rt.ko"),
+            built.join("runtime/fgft_rt.ko"),
             built.join(format!("{m}_sfi.ko")),
             built.join(format!("{m}_fgft.ko")),
         ],

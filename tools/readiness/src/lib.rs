@@ -270,7 +270,6 @@ pub fn run_one(c: &Candidate, cfg: &Config, tables: &fgft_split::Tables, work: &
         kdir: &cfg.kdir,
         table: &tables.api,
         pure: &s.direct_symbols,
-        have_runtime_symvers: true,
     };
     match fgft_split::check::check(&out, &co) {
         Ok(diags) if diags.is_empty() => r.outcome = Outcome::Built,

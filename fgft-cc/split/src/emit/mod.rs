@@ -64,6 +64,10 @@ pub struct EmitOpts {
     /// Kernel build directory OUT's Makefile defaults to (else the running
     /// kernel's).
     pub kdir: Option<PathBuf>,
+    /// The runtime module's sources (path under runtime-kmod/, text),
+    /// written to OUT/runtime/ and built with the driver's modules unless
+    /// an installed runtime's Module.symvers is given.
+    pub runtime_files: Vec<(PathBuf, String)>,
 }
 
 /// The files of OUT, by relative path.
