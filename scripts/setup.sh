@@ -18,7 +18,7 @@ log() { [ $quiet -eq 1 ] && echo "$*" >&2 || echo "$*"; }
 
 pkgs=(linux-image-6.12-amd64 linux-headers-6.12-amd64 linux-source-6.12
       linux-headers-amd64 linux-source-6.1 qemu-system-x86 busybox-static cpio
-      xz-utils bc flex bison libelf-dev make gcc perl coccinelle)
+      xz-utils bc flex bison libelf-dev make gcc perl coccinelle dkms)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||

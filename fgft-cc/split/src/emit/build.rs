@@ -222,7 +222,15 @@ fn makefile(plan: &Plan, kdir: Option<&Path>) -> String {
          -include $(KDIR)/include/config/auto.conf\n\
          SIGKEY := $(patsubst \"%\",%,$(CONFIG_MODULE_SIG_KEY))\n\
          SIGKEY := $(if $(filter /%,$(SIGKEY)),$(SIGKEY),$(KDIR)/$(SIGKEY))\n\
-         SIGN := $(if $(wildcard $(SIGKEY)),,CONFIG_MODULE_SIG_ALL=)\n\n\
+         SIGN := $(if $(wildcard $(SIGKEY)),,CONFIG_MODULE_SIG_ALL=)\n\
+         # A runtime dkms built for this kernel (runtime-kmod/dkms.conf) is\n\
+         # used instead of the copy in runtime/.\n\
+         FGFT_DKMS_TREE ?= /var/lib/dkms\n\
+         DKMS_RT := $(FGFT_DKMS_TREE)/fgft-rt/*/$(KRELEASE)/*/module/Module.symvers\n\
+         FGFT_RT_SYMVERS ?= $(firstword $(wildcard $(DKMS_RT)))\n\
+         ifneq ($(FGFT_RT_SYMVERS),)\n\
+         export FGFT_RT_SYMVERS\n\
+         endif\n\n\
          all:\n\t$(MAKE) -C $(KDIR) M=$(CURDIR) modules\n\n\
          install: all\n\
          \t$(MAKE) -C $(KDIR) M=$(CURDIR) $(SIGN) modules_install\n\
