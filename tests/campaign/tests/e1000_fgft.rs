@@ -1,10 +1,14 @@
 //! The CI campaign: one driver (upstream e1000), at least 20 injected faults
 //! under fgft in as few boots as possible. Every fault that fires must be
 //! recovered with the device still passing traffic; nothing may crash.
+//! The same campaign run as three shards and merged gives every variant
+//! the outcome the single run gave it.
 
 use fgft_campaign::config::Config;
 use fgft_campaign::fgft::{self, FgftOutcome};
 use fgft_campaign::prepare;
+use fgft_campaign::report::DriverReport;
+use fgft_campaign::shard::{self, Shard};
 use std::path::Path;
 use std::time::Duration;
 
@@ -67,4 +71,39 @@ fn e1000_faults_are_recovered_under_fgft() {
         "{recovered} of {} faults recovered in {boots} boot(s)\n{table}",
         res.len()
     );
+
+    // Three shards, merged: the same outcome for every variant (timings
+    // aside, which no two runs share).
+    let mut parts = Vec::new();
+    for i in 1..=3 {
+        let s = Shard { index: i, count: 3 };
+        let share = s.select(&prep.variants);
+        let (r, b) =
+            fgft::run_all(&env, &cfg, &mods, &share, Duration::from_secs(120)).expect("shard run");
+        parts.push((
+            std::path::PathBuf::from(format!("shard {i}/3")),
+            DriverReport {
+                driver: cfg.driver.name.clone(),
+                seed: 7,
+                native: Vec::new(),
+                fgft: r,
+                fgft_boots: b,
+                restart_ns: Vec::new(),
+                throughput: None,
+            },
+        ));
+    }
+    let merged = shard::merge(parts).expect("merge");
+    let outcomes = |rs: &[fgft::FgftResult]| -> Vec<String> {
+        rs.iter()
+            .map(|r| {
+                format!(
+                    "{} {} {:?} rc={:?} rec={} dev={:?}",
+                    r.id, r.label, r.outcome, r.trigger_rc, r.recoveries, r.device_ok
+                )
+            })
+            .collect()
+    };
+    assert_eq!(outcomes(&merged.fgft), outcomes(&res));
+    assert_eq!(merged.fgft_boots, 3);
 }

@@ -20,6 +20,7 @@ pub mod native;
 pub mod prepare;
 pub mod report;
 pub mod restart;
+pub mod shard;
 pub mod split;
 pub mod throughput;
 

@@ -2,6 +2,7 @@
 
 use clap::Parser;
 use fgft_campaign::config::Config;
+use fgft_campaign::shard::{self, Shard};
 use fgft_campaign::{fgft, native, prepare, report, restart, throughput, CampaignError};
 use fgft_inject::FaultKind;
 use std::path::PathBuf;
@@ -11,7 +12,7 @@ use std::time::Duration;
 #[command(name = "fgft-campaign", about = "Fault-injection campaigns in QEMU")]
 struct Args {
     /// Campaign configs (corpus/campaign/*.toml).
-    #[arg(required_unless_present = "render_only")]
+    #[arg(required_unless_present_any = ["render_only", "merge"])]
     configs: Vec<PathBuf>,
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -51,6 +52,16 @@ struct Args {
     /// Only re-render the report from the JSON results.
     #[arg(long = "render-only")]
     render_only: bool,
+    /// Run shard I of N (`2/3`): the variants at positions I-1, I-1+N, ...
+    /// of each driver's list; shard 1 also measures the restart baseline
+    /// and throughput.  Give each shard its own --report.
+    #[arg(long, value_parser = Shard::parse)]
+    shard: Option<Shard>,
+    /// Merge the results directories of a campaign's shards (each the JSON
+    /// directory beside a shard's report: `results/shard-1`) into --report's
+    /// directory, then render the report.  Runs nothing.
+    #[arg(long, num_args = 1.., conflicts_with_all = ["configs", "render_only", "shard"])]
+    merge: Vec<PathBuf>,
 }
 
 /// Where the per-driver results live next to the report:
@@ -69,6 +80,10 @@ fn run_driver(
     if args.max > 0 {
         prep.variants.truncate(args.max);
     }
+    if let Some(s) = args.shard {
+        prep.variants = s.select(&prep.variants);
+    }
+    let per_driver = args.shard.is_none_or(|s| s.measures_driver());
     eprintln!("{}: {} variants", cfg.driver.name, prep.variants.len());
     let entries: Vec<String> = prep
         .variants
@@ -101,13 +116,13 @@ fn run_driver(
             Duration::from_secs(args.timeout),
         )?
     };
-    let restart_ns = if args.restarts > 0 {
+    let restart_ns = if args.restarts > 0 && per_driver {
         restart::measure(env, cfg, &ko, args.restarts)?
     } else {
         Vec::new()
     };
     // Frames per second only mean something for a NIC (two ports on a hub).
-    let throughput = if args.throughput > 0 && cfg.driver.check_marker == "pkt" {
+    let throughput = if args.throughput > 0 && per_driver && cfg.driver.check_marker == "pkt" {
         let plain = prepare::plain(env, cfg)?;
         // "Stock" is the driver built here from the same sources (with the
         // config's compat edits: Debian's 8139too refuses QEMU's C+ model).
@@ -167,7 +182,9 @@ fn write(path: &std::path::Path, text: &str) -> Result<(), CampaignError> {
 fn run(args: &Args) -> Result<usize, CampaignError> {
     let data = data_dir(&args.report);
     let mut failed = 0;
-    if !args.render_only {
+    if !args.merge.is_empty() {
+        merge_dirs(&args.merge, &data)?;
+    } else if !args.render_only {
         let env = fgft_vm::Env::load()?;
         let kinds = args
             .kinds
@@ -214,27 +231,7 @@ fn run(args: &Args) -> Result<usize, CampaignError> {
     }
     let mut reports = Vec::new();
     if data.is_dir() {
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&data)
-            .map_err(|source| CampaignError::Io {
-                path: data.clone(),
-                source,
-            })?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "json"))
-            .collect();
-        files.sort();
-        for f in files {
-            let text = std::fs::read_to_string(&f).map_err(|source| CampaignError::Io {
-                path: f.clone(),
-                source,
-            })?;
-            let r: report::DriverReport =
-                serde_json::from_str(&text).map_err(|e| CampaignError::Config {
-                    path: f.clone(),
-                    msg: e.to_string(),
-                })?;
-            reports.push(r);
-        }
+        reports = read_reports(&data)?.into_iter().map(|(_, r)| r).collect();
     }
     // scripts/campaign.sh names itself as the command that regenerates it.
     let cmd = std::env::var("FGFT_REPORT_CMD")
@@ -246,6 +243,58 @@ fn run(args: &Args) -> Result<usize, CampaignError> {
         args.report.display()
     );
     Ok(failed)
+}
+
+/// The JSON results of a directory, by file.
+fn read_reports(
+    dir: &std::path::Path,
+) -> Result<Vec<(PathBuf, report::DriverReport)>, CampaignError> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|source| CampaignError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).map_err(|source| CampaignError::Io {
+            path: f.clone(),
+            source,
+        })?;
+        let r: report::DriverReport =
+            serde_json::from_str(&text).map_err(|e| CampaignError::Config {
+                path: f.clone(),
+                msg: e.to_string(),
+            })?;
+        out.push((f, r));
+    }
+    Ok(out)
+}
+
+/// Merges each driver's results over the shards' directories into `data`.
+fn merge_dirs(dirs: &[PathBuf], data: &std::path::Path) -> Result<(), CampaignError> {
+    let mut by_driver: std::collections::BTreeMap<String, Vec<(PathBuf, report::DriverReport)>> =
+        Default::default();
+    for d in dirs {
+        for (f, r) in read_reports(d)? {
+            by_driver.entry(r.driver.clone()).or_default().push((f, r));
+        }
+    }
+    for (driver, parts) in by_driver {
+        let n = parts.len();
+        let r = shard::merge(parts)?;
+        let json =
+            serde_json::to_string_pretty(&r).map_err(|e| CampaignError::Msg(e.to_string()))?;
+        write(&data.join(format!("{driver}.json")), &json)?;
+        eprintln!(
+            "{driver}: {n} shard(s) merged, {} variants",
+            r.fgft.len().max(r.native.len())
+        );
+    }
+    Ok(())
 }
 
 fn main() {
