@@ -10,6 +10,7 @@ mod aspect;
 mod diag;
 mod inject;
 mod roots;
+mod sarif;
 mod split;
 mod survey;
 

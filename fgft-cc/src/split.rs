@@ -66,6 +66,18 @@ pub struct Args {
     /// read from the tree's Makefile).
     #[arg(long = "kernel-version")]
     pub kernel_version: Option<String>,
+    /// How diagnostics are written: `text` (stderr, with source snippets)
+    /// or `sarif` (a SARIF 2.1.0 log on stdout, for code-scanning tools;
+    /// the text goes to stderr as well, the summary lines too).
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
+}
+
+/// `--format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Text,
+    Sarif,
 }
 
 impl Args {
@@ -88,6 +100,33 @@ impl Args {
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
+    if args.format == Format::Text {
+        return split(&args, &mut |l| println!("{l}"), &mut Vec::new());
+    }
+    // SARIF: the log is stdout; the summary lines go to stderr.
+    let mut warnings = Vec::new();
+    let r = split(&args, &mut |l| eprintln!("{l}"), &mut warnings);
+    let (mut diags, errors) = match &r {
+        Ok(()) => (Vec::new(), Vec::new()),
+        Err(CliError::Located(d)) => (d.clone(), Vec::new()),
+        Err(e) => (Vec::new(), vec![e.to_string()]),
+    };
+    warnings.append(&mut diags);
+    let log = crate::sarif::log(&warnings, &errors);
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&log).map_err(|e| CliError::Msg(e.to_string()))?
+    );
+    r
+}
+
+/// The split; `say` prints a summary line, `warnings` gets the warnings
+/// (they are also shown on stderr).
+fn split(
+    args: &Args,
+    say: &mut dyn FnMut(String),
+    warnings: &mut Vec<crate::diag::Located>,
+) -> Result<(), CliError> {
     if args.check && args.kdir.is_none() {
         return Err(CliError::Msg(
             "--check builds the output: give the kernel build directory with --kdir".into(),
@@ -98,6 +137,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let split = fgft_split::compute_with(&opts, &tables)?;
     if !split.warnings.is_empty() {
         crate::diag::emit(&split.warnings);
+        warnings.extend(split.warnings.iter().cloned());
     }
     let mut inputs: Vec<PathBuf> = args.sources.clone();
     if let Some(t) = &args.tree {
@@ -106,7 +146,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
     inputs.extend(args.annotations.iter().cloned());
     fgft_base::outdir::prepare(&args.out, &inputs, args.force)?;
     fgft_split::write(&args.out, &split.out)?;
-    println!("{} -> {}", split.summary, args.out.display());
+    say(format!("{} -> {}", split.summary, args.out.display()));
     if let Some(kdir) = args.kdir.as_deref().filter(|_| args.check) {
         let pure = split.direct_symbols.clone();
         let co = fgft_split::check::CheckOpts {
@@ -118,11 +158,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
         if !diags.is_empty() {
             return Err(CliError::Located(diags));
         }
-        println!(
+        say(format!(
             "checked: {} builds with no warning against {}",
             args.out.display(),
             kdir.display()
-        );
+        ));
     }
     Ok(())
 }

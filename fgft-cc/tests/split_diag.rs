@@ -1016,3 +1016,96 @@ MODULE_LICENSE("GPL");
         "the resolver aborts on anything else: {rt}"
     );
 }
+
+/// `--format sarif`: the diagnostics as a SARIF 2.1.0 log on stdout, read
+/// back with types generated from the SARIF schema (serde-sarif); each
+/// result at the line and column the text diagnostic names.
+#[test]
+fn diagnostics_as_sarif() {
+    let t = tempfile::tempdir().unwrap();
+    let src = write_driver(t.path());
+    let out = t.path().join("out");
+    let args = [
+        src.to_str().unwrap(),
+        "--isolate",
+        "demo_get_*",
+        "-o",
+        out.to_str().unwrap(),
+        "--format",
+        "sarif",
+    ];
+    let (code, stdout, err) = split(&args);
+    assert_eq!(code, 1, "{err}");
+    let log: serde_sarif::sarif::Sarif =
+        serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("not SARIF 2.1.0: {e}\n{stdout}"));
+    assert_eq!(
+        serde_json::to_value(&log.version).unwrap(),
+        serde_json::json!("2.1.0")
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let run = &v["runs"][0];
+    assert_eq!(run["tool"]["driver"]["name"], "fgft-cc");
+    let results = run["results"].as_array().unwrap();
+    // As many results as the text output has errors and warnings.
+    let text_count = err
+        .lines()
+        .filter(|l| l.starts_with("error: ") || l.starts_with("warning: "))
+        .count();
+    assert_eq!(results.len(), text_count, "{err}\n{stdout}");
+    let unknown = results
+        .iter()
+        .find(|r| {
+            r["message"]["text"]
+                .as_str()
+                .is_some_and(|m| m.contains("`mystery_kernel_call`"))
+        })
+        .unwrap_or_else(|| panic!("{stdout}"));
+    assert_eq!(unknown["level"], "error");
+    assert_eq!(unknown["ruleId"], "fgft/unknown-kernel-function");
+    let loc = &unknown["locations"][0]["physicalLocation"];
+    assert!(
+        loc["artifactLocation"]["uri"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("demo.c")),
+        "{loc}"
+    );
+    // demo.c:18:COL in the text output.
+    let at = err
+        .lines()
+        .find(|l| l.contains("demo.c:18:"))
+        .and_then(|l| l.rsplit("demo.c:18:").next())
+        .and_then(|c| c.trim().parse::<u64>().ok())
+        .expect("the text location");
+    assert_eq!(loc["region"]["startLine"], 18, "{loc}");
+    assert_eq!(loc["region"]["startColumn"], at, "{loc}");
+    assert!(loc["region"]["snippet"]["text"]
+        .as_str()
+        .is_some_and(|s| s.contains("mystery_kernel_call")));
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert!(rules
+        .iter()
+        .any(|r| r["id"] == "fgft/unknown-kernel-function"));
+    assert!(!out.exists());
+
+    // No error: exit 0, the summary on stderr, stdout the log alone.
+    let fine = t.path().join("fine.c");
+    std::fs::write(&fine, DRIVER.replace("mystery_kernel_call(dev);", "")).unwrap();
+    let out2 = t.path().join("out2");
+    let (code, stdout, err) = split(&[
+        fine.to_str().unwrap(),
+        "--isolate",
+        "demo_get_drvinfo",
+        "-o",
+        out2.to_str().unwrap(),
+        "--format",
+        "sarif",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let log: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(log["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|r| r["level"] == "warning"));
+    assert!(err.contains("fgft-cc split"), "{err}");
+}
