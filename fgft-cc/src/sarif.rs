@@ -101,18 +101,102 @@ fn result(d: &Located) -> Value {
 
 /// The SARIF log of `diags`, plus `errors` that have no location.
 pub fn log(diags: &[Located], errors: &[String]) -> Value {
+    log_with(
+        diags
+            .iter()
+            .map(|d| (rule_id(&d.label), d.label.clone(), result(d))),
+        errors,
+        None,
+    )
+}
+
+/// A survey's findings: per module, each kernel function without a
+/// compensation-table entry and each member that needs a hint, at its first
+/// use (`file:line` under `tree`, the `SRCROOT` base), and the files the
+/// survey could not read (`failed`).
+pub fn survey_log(
+    survey: &fgft_survey::report::Survey,
+    tree: &std::path::Path,
+    failed: &[Located],
+) -> Value {
+    let mut items: Vec<(String, String, Value)> = Vec::new();
+    let at = |where_: &str| -> Option<Value> {
+        let (file, line) = where_.rsplit_once(':')?;
+        let line: u64 = line.parse().ok()?;
+        Some(json!([{
+            "physicalLocation": {
+                "artifactLocation": { "uri": uri(std::path::Path::new(file)), "uriBaseId": "SRCROOT" },
+                "region": { "startLine": line },
+            }
+        }]))
+    };
+    for m in &survey.modules {
+        for a in &m.unknown_apis {
+            let mut r = json!({
+                "ruleId": "fgft/unknown-kernel-api",
+                "level": "warning",
+                "message": { "text": format!(
+                    "module {}: kernel function `{}` has no compensation-table entry ({} entry point(s) reach it); add [api.{}] to a compensations.toml",
+                    m.name, a.name, a.entry_points, a.name
+                ) },
+            });
+            if let Some(l) = at(&a.at) {
+                r["locations"] = l;
+            }
+            items.push((
+                "fgft/unknown-kernel-api".into(),
+                "kernel function without a compensation-table entry".into(),
+                r,
+            ));
+        }
+        for h in &m.hints {
+            let mut r = json!({
+                "ruleId": "fgft/hint-needed",
+                "level": "warning",
+                "message": { "text": format!(
+                    "module {}: member `{}` needs a hint ({}) before split can copy what it points to",
+                    m.name, h.field, h.hint
+                ) },
+            });
+            if let Some(l) = at(&h.at) {
+                r["locations"] = l;
+            }
+            items.push((
+                "fgft/hint-needed".into(),
+                "member that needs a hint".into(),
+                r,
+            ));
+        }
+    }
+    items.extend(
+        failed
+            .iter()
+            .map(|d| (rule_id(&d.label), d.label.clone(), result(d))),
+    );
+    let base = format!("file://{}/", tree.display());
+    log_with(
+        items.into_iter(),
+        &[],
+        Some(uri(std::path::Path::new(&base))),
+    )
+}
+
+fn log_with(
+    items: impl Iterator<Item = (String, String, Value)>,
+    errors: &[String],
+    srcroot: Option<String>,
+) -> Value {
     let mut rules: BTreeMap<String, String> = BTreeMap::new();
     let mut results: Vec<Value> = Vec::new();
-    for d in diags {
-        let id = rule_id(&d.label);
+    for (id, label, r) in items {
         rules.entry(id).or_insert_with(|| {
-            if d.label.is_empty() {
+            if label.is_empty() {
                 "fgft-cc diagnostic".to_string()
             } else {
-                d.label.clone()
+                label
             }
         });
-        results.push(result(d));
+        results.push(r);
     }
     for e in errors {
         rules
@@ -128,18 +212,22 @@ pub fn log(diags: &[Located], errors: &[String]) -> Value {
         .into_iter()
         .map(|(id, d)| json!({ "id": id, "shortDescription": { "text": d } }))
         .collect();
+    let mut run = json!({
+        "tool": { "driver": {
+            "name": "fgft-cc",
+            "version": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
+        }},
+        "columnKind": "unicodeCodePoints",
+        "results": results,
+    });
+    if let Some(base) = srcroot {
+        run["originalUriBaseIds"] = json!({ "SRCROOT": { "uri": base } });
+    }
     json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "fgft-cc",
-                "version": env!("CARGO_PKG_VERSION"),
-                "rules": rules,
-            }},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }],
+        "runs": [run],
     })
 }
 

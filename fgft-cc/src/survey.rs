@@ -18,6 +18,11 @@ pub struct Args {
     /// Write the JSON report here (`-`: stdout, instead of the table).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write the findings as a SARIF 2.1.0 log (kernel functions
+    /// without a table entry and members needing a hint, each at its first
+    /// use; files that could not be read), for code-scanning tools.
+    #[arg(long, value_name = "FILE")]
+    pub sarif: Option<PathBuf>,
     /// Parse budget per file, in milliseconds (default: FGFT_PARSE_BUDGET_MS
     /// or 10000).
     #[arg(long, value_name = "MS")]
@@ -100,6 +105,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
         })
         .collect();
     crate::diag::emit(&warnings);
+    if let Some(p) = &args.sarif {
+        let tree = std::fs::canonicalize(&args.tree).unwrap_or_else(|_| args.tree.clone());
+        let log = crate::sarif::survey_log(&outcome.survey, &tree, &warnings);
+        let text = serde_json::to_string_pretty(&log)
+            .map_err(|e| CliError::Msg(format!("cannot write the SARIF log: {e}")))?;
+        std::fs::write(p, format!("{text}\n")).map_err(|source| CliError::Io {
+            path: p.clone(),
+            source,
+        })?;
+    }
 
     let json = serde_json::to_string_pretty(&outcome.survey)
         .map_err(|e| CliError::Msg(format!("cannot write the JSON report: {e}")))?;

@@ -317,3 +317,60 @@ fn survey_profile_verdicts_follow_split() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("unknown isolation profile `nosuch`"), "{err}");
 }
+
+/// `--sarif FILE`: the findings as a SARIF 2.1.0 log (read back with
+/// serde-sarif's schema-generated types), each unknown kernel function at
+/// the first call the JSON report names, relative to the tree's base URI.
+#[test]
+fn survey_sarif() {
+    let t = tempfile::tempdir().unwrap();
+    let file = t.path().join("survey.sarif");
+    let (code, _out, err) = survey(&["--sarif", file.to_str().unwrap(), "-j", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let _: serde_sarif::sarif::Sarif =
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("not SARIF 2.1.0: {e}\n{text}"));
+    let log: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(log["version"], "2.1.0");
+    let run = &log["runs"][0];
+    assert!(run["originalUriBaseIds"]["SRCROOT"]["uri"]
+        .as_str()
+        .is_some_and(|u| u.starts_with("file:///") && u.ends_with("/tree/")));
+    let report = json();
+    let nic = report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["name"] == "fxnic/fxnic")
+        .unwrap();
+    let need = nic["unknown_apis"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "register_netdev")
+        .unwrap();
+    let (f, line) = need["at"].as_str().unwrap().rsplit_once(':').unwrap();
+    let r = run["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| {
+            r["message"]["text"].as_str().is_some_and(|m| {
+                m.contains("module fxnic/fxnic: kernel function `register_netdev`")
+            })
+        })
+        .unwrap_or_else(|| panic!("{text}"));
+    assert_eq!(r["ruleId"], "fgft/unknown-kernel-api");
+    let loc = &r["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], f);
+    assert_eq!(loc["artifactLocation"]["uriBaseId"], "SRCROOT");
+    assert_eq!(loc["region"]["startLine"], line.parse::<u64>().unwrap());
+    // One result per need of every module.
+    let needs: usize = report["modules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["unknown_apis"].as_array().unwrap().len() + m["hints"].as_array().unwrap().len())
+        .sum();
+    assert!(run["results"].as_array().unwrap().len() >= needs);
+}
