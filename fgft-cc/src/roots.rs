@@ -1,9 +1,12 @@
 //! `fgft-cc roots SOURCES...|DIR`: every function stored in a kernel slot, as
 //! `function struct.field file:line`, one per line, sorted.
 //!
-//! Directories are walked for `.c` files (sorted, deterministic); files are
-//! parsed in parallel (rayon), each one dropped once its roots are found, so
-//! memory stays bounded on a whole tree.  Paths are printed as the user gave
+//! Directories are walked for `.c` and `.rs` files (sorted, deterministic);
+//! files are parsed in parallel (rayon), each one dropped once its roots are
+//! found, so memory stays bounded on a whole tree.  Rust files are read with
+//! syn (fgft-survey's reader): the methods of `#[vtable] impl` blocks
+//! (`PhyA::read_status Driver.read_status`) and the types the `module_*!`
+//! macros name, in the same format.  Paths are printed as the user gave
 //! them (`fgft-cc roots drivers/net` prints `drivers/net/amt.c:369`), so
 //! they open from where the user stands, as grep's and gcc's do.
 
@@ -70,6 +73,9 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
     let results: Vec<Result<Vec<Keyed>, Box<Located>>> = inputs
         .par_iter()
         .map(|inp| {
+            if inp.path.extension().is_some_and(|e| e == "rs") {
+                return rust_roots(&inp.path);
+            }
             let pf = fgft_parse::parse_file_with(&inp.path, opts)
                 .map_err(|e| Box::new(located(e, false)))?;
             // One walk gives the file's facts and its slot candidates.
@@ -111,6 +117,38 @@ fn find_roots(inputs: &[Input], opts: &Options, table: &SlotTable) -> (Vec<Strin
     (lines.into_iter().map(|(_, _, l)| l).collect(), diags)
 }
 
+/// The entry points of a Rust file, or its syntax error at its line.
+fn rust_roots(path: &Path) -> Result<Vec<(PathBuf, usize, String)>, Box<Located>> {
+    let s = fgft_survey::rust::summarize_file(path, path);
+    if let Some(f) = s.failure {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        let at = f.offset.min(text.len());
+        return Err(Box::new(Located {
+            path: path.to_path_buf(),
+            range: at..(at + 1).min(text.len()),
+            text,
+            message: f.message,
+            label: "here".into(),
+            notes: Vec::new(),
+            warning: false,
+        }));
+    }
+    Ok(s.roots
+        .into_iter()
+        .map(|r| {
+            let line = format!(
+                "{} {}.{} {}:{}",
+                r.function,
+                r.struct_name,
+                r.field,
+                path.display(),
+                r.line
+            );
+            (path.to_path_buf(), r.line, line)
+        })
+        .collect())
+}
+
 fn collect_inputs(sources: &[PathBuf], diags: &mut Vec<Located>) -> Vec<Input> {
     let mut inputs = Vec::new();
     for s in sources {
@@ -131,16 +169,22 @@ fn collect_inputs(sources: &[PathBuf], diags: &mut Vec<Located>) -> Vec<Input> {
                 continue;
             }
             if files.is_empty() {
-                diags.push(plain(s, format!("no .c files under {}", s.display())));
+                diags.push(plain(
+                    s,
+                    format!("no .c or .rs files under {}", s.display()),
+                ));
             }
             inputs.extend(files.into_iter().map(|path| Input { path }));
-        } else if s.extension().is_some_and(|e| e == "c" || e == "h") {
+        } else if s
+            .extension()
+            .is_some_and(|e| e == "c" || e == "h" || e == "rs")
+        {
             inputs.push(Input { path: s.clone() });
         } else {
             diags.push(plain(
                 s,
                 format!(
-                    "{} is not a C source file (expected .c or .h, or a directory)",
+                    "{} is not a C or Rust source file (expected .c, .h or .rs, or a directory)",
                     s.display()
                 ),
             ));
@@ -149,7 +193,7 @@ fn collect_inputs(sources: &[PathBuf], diags: &mut Vec<Located>) -> Vec<Input> {
     inputs
 }
 
-/// `.c` files under `dir`, sorted, not following symbolic links.
+/// `.c` and `.rs` files under `dir`, sorted, not following symbolic links.
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
     entries.sort_by_key(|e| e.file_name());
@@ -158,7 +202,7 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
         let p = e.path();
         if ft.is_dir() {
             walk(&p, out)?;
-        } else if ft.is_file() && p.extension().is_some_and(|x| x == "c") {
+        } else if ft.is_file() && p.extension().is_some_and(|x| x == "c" || x == "rs") {
             out.push(p);
         }
     }

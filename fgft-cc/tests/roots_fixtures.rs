@@ -101,11 +101,20 @@ fn not_c_is_an_error() {
     std::fs::write(tmp.path().join("blob.c"), b"\x7fELF\x02\x01\x00\x00").unwrap();
     let out = roots_in(tmp.path(), &["notes.txt"]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not a C source file"));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a C or Rust source file"));
     let out = roots_in(tmp.path(), &["blob.c"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("blob.c") && err.contains("NUL"), "{err}");
+    // A Rust file that does not parse: its syntax error, at its line.
+    std::fs::write(tmp.path().join("bad.rs"), "fn ok() {}\nfn broken( {\n").unwrap();
+    let out = roots_in(tmp.path(), &["bad.rs"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.rs:2:") || err.contains("bad.rs:3:"),
+        "{err}"
+    );
 }
 
 #[test]
