@@ -132,6 +132,11 @@ fn split(
             "--check builds the output: give the kernel build directory with --kdir".into(),
         ));
     }
+    if let [dir] = args.sources.as_slice() {
+        if fgft_split::rust_crate::is_crate(dir) {
+            return split_crate(args, dir, say);
+        }
+    }
     let opts = args.options();
     let tables = fgft_split::Tables::load(&opts.tables)?;
     let split = fgft_split::compute_with(&opts, &tables)?;
@@ -164,5 +169,34 @@ fn split(
             kdir.display()
         ));
     }
+    Ok(())
+}
+
+/// A Rust driver crate: OUT is the crate with `#[fgft::isolate]` added to
+/// the chosen methods (fgft_split::rust_crate).
+fn split_crate(
+    args: &Args,
+    dir: &std::path::Path,
+    say: &mut dyn FnMut(String),
+) -> Result<(), CliError> {
+    let cs = fgft_split::rust_crate::split(dir, &args.isolate)?;
+    fgft_base::outdir::prepare(&args.out, &[dir.to_path_buf()], args.force)?;
+    for (rel, bytes) in &cs.out {
+        let p = args.out.join(rel);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(|source| CliError::Io {
+                path: parent.to_path_buf(),
+                source,
+            })?;
+        }
+        std::fs::write(&p, bytes).map_err(|source| CliError::Io {
+            path: p.clone(),
+            source,
+        })?;
+    }
+    for l in &cs.isolated {
+        say(format!("  #[fgft::isolate] {l}"));
+    }
+    say(format!("{} -> {}", cs.summary, args.out.display()));
     Ok(())
 }

@@ -22,6 +22,7 @@ pub mod kernel;
 pub mod plan;
 pub mod profiles;
 mod runtime_src;
+pub mod rust_crate;
 pub mod tables;
 
 pub use diag::{Error, Located};
