@@ -130,42 +130,39 @@ pub fn survey_log(
             }
         }]))
     };
+    let mut need = |rule: &str, what: &str, text: String, where_: &str| {
+        let mut r = json!({
+            "ruleId": rule,
+            "level": "warning",
+            "message": { "text": text },
+        });
+        if let Some(l) = at(where_) {
+            r["locations"] = l;
+        }
+        items.push((rule.to_string(), what.to_string(), r));
+    };
     for m in &survey.modules {
         for a in &m.unknown_apis {
-            let mut r = json!({
-                "ruleId": "fgft/unknown-kernel-api",
-                "level": "warning",
-                "message": { "text": format!(
+            need(
+                "fgft/unknown-kernel-api",
+                "kernel function without a compensation-table entry",
+                format!(
                     "module {}: kernel function `{}` has no compensation-table entry ({} entry point(s) reach it); add [api.{}] to a compensations.toml",
                     m.name, a.name, a.entry_points, a.name
-                ) },
-            });
-            if let Some(l) = at(&a.at) {
-                r["locations"] = l;
-            }
-            items.push((
-                "fgft/unknown-kernel-api".into(),
-                "kernel function without a compensation-table entry".into(),
-                r,
-            ));
+                ),
+                &a.at,
+            );
         }
         for h in &m.hints {
-            let mut r = json!({
-                "ruleId": "fgft/hint-needed",
-                "level": "warning",
-                "message": { "text": format!(
+            need(
+                "fgft/hint-needed",
+                "member that needs a hint",
+                format!(
                     "module {}: member `{}` needs a hint ({}) before split can copy what it points to",
                     m.name, h.field, h.hint
-                ) },
-            });
-            if let Some(l) = at(&h.at) {
-                r["locations"] = l;
-            }
-            items.push((
-                "fgft/hint-needed".into(),
-                "member that needs a hint".into(),
-                r,
-            ));
+                ),
+                &h.at,
+            );
         }
     }
     items.extend(

@@ -81,31 +81,12 @@ fn type_name(ty: &syn::Type) -> String {
     }
 }
 
-/// `*` (any run) and `?` (any one character) globs; anything else literal.
+/// A glob over a method's name or `Type::name` (globset's syntax; `:` is
+/// not special). A pattern that is not a glob matches itself only.
 fn glob(pat: &str, name: &str) -> bool {
-    let (p, n): (Vec<char>, Vec<char>) = (pat.chars().collect(), name.chars().collect());
-    let (mut i, mut j) = (0, 0);
-    let (mut star, mut mark) = (None, 0);
-    while j < n.len() {
-        if i < p.len() && (p[i] == '?' || p[i] == n[j]) {
-            i += 1;
-            j += 1;
-        } else if i < p.len() && p[i] == '*' {
-            star = Some(i);
-            mark = j;
-            i += 1;
-        } else if let Some(s) = star {
-            i = s + 1;
-            mark += 1;
-            j = mark;
-        } else {
-            return false;
-        }
-    }
-    while i < p.len() && p[i] == '*' {
-        i += 1;
-    }
-    i == p.len()
+    globset::Glob::new(pat)
+        .map(|g| g.compile_matcher().is_match(name))
+        .unwrap_or(pat == name)
 }
 
 /// The chosen methods of one file.
