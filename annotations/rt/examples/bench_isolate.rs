@@ -23,8 +23,7 @@ impl FromAbort for E {
 }
 
 // Devices of `u64` fields, each with a method that adds `v` to every field,
-// once plainly and once isolated (written out: the attribute reads the
-// method's own tokens).
+// called plainly and as the body of an isolated method.
 
 #[derive(Default)]
 struct One {
@@ -43,18 +42,17 @@ impl One {
     fn restore(&mut self, _cp: &u8) -> Result<(), String> {
         Ok(())
     }
-}
 
-impl One {
     fn plain(&mut self, v: u64) -> Result<u64, E> {
         self.f0 = self.f0.wrapping_add(v);
         Ok(self.f0)
     }
 
+    // The same body, as a transaction (the block's attribute lets it see
+    // the fields `plain` writes).
     #[fgft::isolate]
     fn isolated(&mut self, v: u64) -> Result<u64, E> {
-        self.f0 = self.f0.wrapping_add(v);
-        Ok(self.f0)
+        self.plain(v)
     }
 }
 
@@ -82,9 +80,7 @@ impl Eight {
     fn restore(&mut self, _cp: &u8) -> Result<(), String> {
         Ok(())
     }
-}
 
-impl Eight {
     fn plain(&mut self, v: u64) -> Result<u64, E> {
         self.f0 = self.f0.wrapping_add(v);
         self.f1 = self.f1.wrapping_add(v);
@@ -97,17 +93,11 @@ impl Eight {
         Ok(self.f0 ^ self.f1 ^ self.f2 ^ self.f3 ^ self.f4 ^ self.f5 ^ self.f6 ^ self.f7)
     }
 
+    // The same body, as a transaction (the block's attribute lets it see
+    // the fields `plain` writes).
     #[fgft::isolate]
     fn isolated(&mut self, v: u64) -> Result<u64, E> {
-        self.f0 = self.f0.wrapping_add(v);
-        self.f1 = self.f1.wrapping_add(v);
-        self.f2 = self.f2.wrapping_add(v);
-        self.f3 = self.f3.wrapping_add(v);
-        self.f4 = self.f4.wrapping_add(v);
-        self.f5 = self.f5.wrapping_add(v);
-        self.f6 = self.f6.wrapping_add(v);
-        self.f7 = self.f7.wrapping_add(v);
-        Ok(self.f0 ^ self.f1 ^ self.f2 ^ self.f3 ^ self.f4 ^ self.f5 ^ self.f6 ^ self.f7)
+        self.plain(v)
     }
 }
 
@@ -191,9 +181,7 @@ impl SixtyFour {
     fn restore(&mut self, _cp: &u8) -> Result<(), String> {
         Ok(())
     }
-}
 
-impl SixtyFour {
     fn plain(&mut self, v: u64) -> Result<u64, E> {
         self.f0 = self.f0.wrapping_add(v);
         self.f1 = self.f1.wrapping_add(v);
@@ -262,73 +250,11 @@ impl SixtyFour {
         Ok(self.f0 ^ self.f1 ^ self.f2 ^ self.f3)
     }
 
+    // The same body, as a transaction (the block's attribute lets it see
+    // the fields `plain` writes).
     #[fgft::isolate]
     fn isolated(&mut self, v: u64) -> Result<u64, E> {
-        self.f0 = self.f0.wrapping_add(v);
-        self.f1 = self.f1.wrapping_add(v);
-        self.f2 = self.f2.wrapping_add(v);
-        self.f3 = self.f3.wrapping_add(v);
-        self.f4 = self.f4.wrapping_add(v);
-        self.f5 = self.f5.wrapping_add(v);
-        self.f6 = self.f6.wrapping_add(v);
-        self.f7 = self.f7.wrapping_add(v);
-        self.f8 = self.f8.wrapping_add(v);
-        self.f9 = self.f9.wrapping_add(v);
-        self.f10 = self.f10.wrapping_add(v);
-        self.f11 = self.f11.wrapping_add(v);
-        self.f12 = self.f12.wrapping_add(v);
-        self.f13 = self.f13.wrapping_add(v);
-        self.f14 = self.f14.wrapping_add(v);
-        self.f15 = self.f15.wrapping_add(v);
-        self.f16 = self.f16.wrapping_add(v);
-        self.f17 = self.f17.wrapping_add(v);
-        self.f18 = self.f18.wrapping_add(v);
-        self.f19 = self.f19.wrapping_add(v);
-        self.f20 = self.f20.wrapping_add(v);
-        self.f21 = self.f21.wrapping_add(v);
-        self.f22 = self.f22.wrapping_add(v);
-        self.f23 = self.f23.wrapping_add(v);
-        self.f24 = self.f24.wrapping_add(v);
-        self.f25 = self.f25.wrapping_add(v);
-        self.f26 = self.f26.wrapping_add(v);
-        self.f27 = self.f27.wrapping_add(v);
-        self.f28 = self.f28.wrapping_add(v);
-        self.f29 = self.f29.wrapping_add(v);
-        self.f30 = self.f30.wrapping_add(v);
-        self.f31 = self.f31.wrapping_add(v);
-        self.f32 = self.f32.wrapping_add(v);
-        self.f33 = self.f33.wrapping_add(v);
-        self.f34 = self.f34.wrapping_add(v);
-        self.f35 = self.f35.wrapping_add(v);
-        self.f36 = self.f36.wrapping_add(v);
-        self.f37 = self.f37.wrapping_add(v);
-        self.f38 = self.f38.wrapping_add(v);
-        self.f39 = self.f39.wrapping_add(v);
-        self.f40 = self.f40.wrapping_add(v);
-        self.f41 = self.f41.wrapping_add(v);
-        self.f42 = self.f42.wrapping_add(v);
-        self.f43 = self.f43.wrapping_add(v);
-        self.f44 = self.f44.wrapping_add(v);
-        self.f45 = self.f45.wrapping_add(v);
-        self.f46 = self.f46.wrapping_add(v);
-        self.f47 = self.f47.wrapping_add(v);
-        self.f48 = self.f48.wrapping_add(v);
-        self.f49 = self.f49.wrapping_add(v);
-        self.f50 = self.f50.wrapping_add(v);
-        self.f51 = self.f51.wrapping_add(v);
-        self.f52 = self.f52.wrapping_add(v);
-        self.f53 = self.f53.wrapping_add(v);
-        self.f54 = self.f54.wrapping_add(v);
-        self.f55 = self.f55.wrapping_add(v);
-        self.f56 = self.f56.wrapping_add(v);
-        self.f57 = self.f57.wrapping_add(v);
-        self.f58 = self.f58.wrapping_add(v);
-        self.f59 = self.f59.wrapping_add(v);
-        self.f60 = self.f60.wrapping_add(v);
-        self.f61 = self.f61.wrapping_add(v);
-        self.f62 = self.f62.wrapping_add(v);
-        self.f63 = self.f63.wrapping_add(v);
-        Ok(self.f0 ^ self.f1 ^ self.f2 ^ self.f3)
+        self.plain(v)
     }
 }
 
