@@ -1,13 +1,13 @@
-//! Local `#include "x"` directives of a C text, without a parse.
+//! `#include` directives of a C text, without a parse.
 //!
 //! Job: find the quoted include directives of a file and the files they name
-//! that exist.
+//! that exist; and the names of its `<x>` includes.
 //!
 //! Invariants: only a `#` that starts a line (after blanks) is looked at, so
-//! an include inside a string or after code is not one; `<x>` includes are
-//! never reported; results are in text order; a directive whose quote is not
-//! closed is reported with `closed: false` and the rest of its line (trimmed)
-//! as the name.
+//! an include inside a string or after code is not one; `directives` never
+//! reports `<x>` includes, `system` only those; results are in text order; a
+//! quoted directive whose quote is not closed is reported with
+//! `closed: false` and the rest of its line (trimmed) as the name.
 
 use std::path::{Path, PathBuf};
 
@@ -19,34 +19,49 @@ pub struct Include<'a> {
     pub closed: bool,
 }
 
-/// The quoted include directives of `text`, in order.
-pub fn directives(text: &str) -> Vec<Include<'_>> {
+/// What follows `#include` on each directive line of `text`, in order.
+fn include_args(text: &str) -> impl Iterator<Item = &str> {
     let b = text.as_bytes();
-    let mut out = Vec::new();
-    for at in memchr::memchr_iter(b'#', b) {
+    memchr::memchr_iter(b'#', b).filter_map(move |at| {
         let line = memchr::memrchr(b'\n', &b[..at]).map_or(0, |p| p + 1);
         if !text[line..at].trim_start().is_empty() {
-            continue;
+            return None;
         }
         let end = memchr::memchr(b'\n', &b[at..]).map_or(b.len(), |p| at + p);
-        let Some(rest) = text[at + 1..end].trim_start().strip_prefix("include") else {
-            continue;
-        };
-        let Some(q) = rest.trim_start().strip_prefix('"') else {
-            continue;
-        };
-        out.push(match q.find('"') {
-            Some(close) => Include {
-                name: &q[..close],
-                closed: true,
-            },
-            None => Include {
-                name: q.trim_end(),
-                closed: false,
-            },
-        });
-    }
-    out
+        text[at + 1..end]
+            .trim_start()
+            .strip_prefix("include")
+            .map(str::trim_start)
+    })
+}
+
+/// The quoted include directives of `text`, in order.
+pub fn directives(text: &str) -> Vec<Include<'_>> {
+    include_args(text)
+        .filter_map(|rest| {
+            let q = rest.strip_prefix('"')?;
+            Some(match q.find('"') {
+                Some(close) => Include {
+                    name: &q[..close],
+                    closed: true,
+                },
+                None => Include {
+                    name: q.trim_end(),
+                    closed: false,
+                },
+            })
+        })
+        .collect()
+}
+
+/// The names of the `#include <name>` directives of `text`, in order.
+pub fn system(text: &str) -> Vec<&str> {
+    include_args(text)
+        .filter_map(|rest| {
+            let a = rest.strip_prefix('<')?;
+            Some(&a[..a.find('>')?])
+        })
+        .collect()
 }
 
 /// The file `name` included from the file at `path`: next to it, else in the
@@ -79,6 +94,9 @@ mod tests {
                  #include <d.h>\n\"#include \\\"e.h\\\"\"\n#include \"f.h\r\n#define X";
         let names: Vec<(&str, bool)> = directives(t).iter().map(|i| (i.name, i.closed)).collect();
         assert_eq!(names, [("a.h", true), ("b.h", true), ("f.h", false)]);
+        let t2 = "#include <linux/x.h>\n  #  include <y.h>\nz; #include <w.h>\n#include <open\n";
+        assert_eq!(system(t2), ["linux/x.h", "y.h"]);
+        assert_eq!(system(t), ["d.h"]);
     }
 
     #[test]

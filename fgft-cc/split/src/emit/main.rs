@@ -99,8 +99,8 @@ fn orig_trampoline(cx: &Ctx<'_, '_>, e: &EntryPlan, t: &mut String) {
 /// not: the kernel types of the entry's parameters and copies.
 fn home_includes(cx: &Ctx<'_, '_>, unit: FileId, home: FileId, t: &mut String) {
     let prog = cx.src.prog;
-    let have = system_includes(&prog.files[home].text);
-    let missing: Vec<String> = system_includes(&prog.files[unit].text)
+    let have = fgft_base::includes::system(&prog.files[home].text);
+    let missing: Vec<&str> = fgft_base::includes::system(&prog.files[unit].text)
         .into_iter()
         .filter(|h| !have.contains(h) && !t.contains(&format!("#include <{h}>")))
         .collect();
@@ -115,18 +115,6 @@ fn home_includes(cx: &Ctx<'_, '_>, unit: FileId, home: FileId, t: &mut String) {
     for h in missing {
         let _ = writeln!(t, "#include <{h}>");
     }
-}
-
-/// The `#include <...>` names of a file's text, in order.
-fn system_includes(text: &str) -> Vec<String> {
-    text.lines()
-        .filter_map(|l| {
-            let l = l.trim_start().strip_prefix('#')?.trim_start();
-            let rest = l.strip_prefix("include")?.trim_start();
-            let rest = rest.strip_prefix('<')?;
-            Some(rest[..rest.find('>')?].to_string())
-        })
-        .collect()
 }
 
 /// Static variables a header defines are marked `__maybe_unused`: the SFI
