@@ -128,8 +128,107 @@ fn split_adds_the_isolate_attribute_to_a_rust_crate() {
     ]);
     assert_eq!(code, 1);
     assert!(
-        err.contains("no `&mut self` method of an impl block matches `Edu::no_such_method`"),
+        err.contains("no method of an impl block taking `&mut self` (or, kernel style, `dev: &mut T` first) matches `Edu::no_such_method`"),
         "{err}"
     );
     assert!(!none.exists());
+}
+
+/// A kernel-style PHY driver (tests/fixtures/rust_phy, against the kernel
+/// stand-in) as a crate under `dir`, its dependencies by absolute path.
+fn phy_crate(dir: &Path) -> std::path::PathBuf {
+    let c = dir.join("rust_phy");
+    std::fs::create_dir_all(c.join("src")).unwrap();
+    let lib = root().join("fgft-cc/tests/fixtures/rust_phy/src/lib.rs");
+    std::fs::copy(&lib, c.join("src/lib.rs")).unwrap();
+    let ann = root().join("annotations");
+    std::fs::write(
+        c.join("Cargo.toml"),
+        format!(
+            "[package]\nname = \"rust-phy\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n\
+             [dependencies]\nfgft-rt = {{ path = \"{}\", features = [\"kernel\"] }}\n\
+             kernel = {{ package = \"fgft-kernel-standin\", path = \"{}\" }}\n\n[workspace]\n",
+            ann.join("rt").display(),
+            ann.join("kernel-standin").display()
+        ),
+    )
+    .unwrap();
+    c
+}
+
+#[test]
+fn split_isolates_kernel_style_methods() {
+    let t = tempfile::tempdir().unwrap();
+    let phy = phy_crate(t.path());
+    let out = t.path().join("out");
+    let (code, stdout, err) = split(&[
+        phy.to_str().unwrap(),
+        "--isolate",
+        "PhyDemo::read_status",
+        "--isolate",
+        "PhyDemo::soft_*",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains("2 method(s) isolated by attribute"),
+        "{stdout}"
+    );
+    let before = std::fs::read_to_string(phy.join("src/lib.rs")).unwrap();
+    let after = std::fs::read_to_string(out.join("src/lib.rs")).unwrap();
+    let added: Vec<(usize, &str)> = {
+        // The lines of `after` that `before` does not have, in order.
+        let b: Vec<&str> = before.lines().collect();
+        let mut i = 0;
+        let mut added = Vec::new();
+        for (n, l) in after.lines().enumerate() {
+            if i < b.len() && b[i] == l {
+                i += 1;
+            } else {
+                added.push((n + 1, l));
+            }
+        }
+        assert_eq!(i, b.len(), "every original line is kept, in order");
+        added
+    };
+    let next = |n: usize| after.lines().nth(n).unwrap().trim().to_string();
+    assert_eq!(added.len(), 2, "{added:?}");
+    for (n, l) in &added {
+        assert_eq!(*l, "    #[fgft::isolate]");
+        assert!(
+            next(*n).starts_with("fn soft_reset(dev: &mut phy::Device)")
+                || next(*n).starts_with("fn read_status(dev: &mut phy::Device)"),
+            "line {n} is above {}",
+            next(*n)
+        );
+    }
+
+    // `match_phy_device(dev: &phy::Device)` cannot be a transaction (shared
+    // reference): it is not matched.
+    let none = t.path().join("none");
+    let (code, _o, err) = split(&[
+        phy.to_str().unwrap(),
+        "--isolate",
+        "PhyDemo::match_phy_device",
+        "-o",
+        none.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("matches `PhyDemo::match_phy_device`"), "{err}");
+    assert!(!none.exists());
+
+    // The split crate builds: the attribute accepts the methods and finds
+    // the device checkpoint through fgft::DeviceOf<phy::Device>.
+    let st = Command::new(env!("CARGO"))
+        .args(["check", "--offline", "--quiet", "--manifest-path"])
+        .arg(out.join("Cargo.toml"))
+        .env("CARGO_TARGET_DIR", root().join("target/split-rust-phy"))
+        .output()
+        .expect("cargo");
+    assert!(
+        st.status.success(),
+        "the split crate does not build:\n{}",
+        String::from_utf8_lossy(&st.stderr)
+    );
 }

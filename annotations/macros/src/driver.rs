@@ -227,13 +227,16 @@ fn device_impl(imp: &ItemImpl, c: &ImplItemFn, r: &ImplItemFn) -> syn::Result<To
             "unsupported signature: checkpoint and restore methods cannot be async",
         );
     }
+    if !matches!(c.sig.inputs.first(), Some(FnArg::Receiver(_))) {
+        return device_of_impl(imp, c, r);
+    }
     // checkpoint(&self | &mut self) -> T
     match (c.sig.inputs.first(), c.sig.inputs.len()) {
         (Some(FnArg::Receiver(rc)), 1) if rc.reference.is_some() => {}
         _ => {
             return bad(
                 c.sig.ident.span(),
-                "unsupported signature: a #[fgft::checkpoint] method takes only `&self` or `&mut self` and returns the saved state",
+                "unsupported signature: a #[fgft::checkpoint] method takes only `&self` or `&mut self` (or, kernel style, only `dev: &mut T`) and returns the saved state",
             )
         }
     }
@@ -273,6 +276,69 @@ fn device_impl(imp: &ItemImpl, c: &ImplItemFn, r: &ImplItemFn) -> syn::Result<To
             }
             fn fgft_restore(
                 &mut self,
+                cp: &Self::Checkpoint,
+                txn: &::fgft::Txn,
+            ) -> ::core::result::Result<(), ::std::string::String> {
+                let _ = txn;
+                ::fgft::RestoreResult::into_restore_result(#restore_call)
+            }
+        }
+    })
+}
+
+/// `impl fgft::DeviceOf<D> for T` from receiverless (kernel-style)
+/// checkpoint and restore functions: `fn save(dev: &mut D) -> S` and
+/// `fn restore(dev: &mut D, cp: &S [, txn: &fgft::Txn])`.
+fn device_of_impl(imp: &ItemImpl, c: &ImplItemFn, r: &ImplItemFn) -> syn::Result<TokenStream> {
+    let cname = &c.sig.ident;
+    let rname = &r.sig.ident;
+    let bad = |span: Span, msg: &str| Err(syn::Error::new(span, msg.to_string()));
+    let dev_ty = match (isolate::state_param(&c.sig), c.sig.inputs.len()) {
+        (Some(Ok((_, ty))), 1) => ty,
+        (Some(Err(e)), _) => return Err(e),
+        _ => {
+            return bad(
+                c.sig.ident.span(),
+                "unsupported signature: a kernel-style #[fgft::checkpoint] function takes only the device (`dev: &mut T`) and returns the saved state",
+            )
+        }
+    };
+    let cp_ty = match &c.sig.output {
+        ReturnType::Type(_, t) if !matches!(&**t, Type::ImplTrait(_)) => t.clone(),
+        _ => {
+            return bad(
+                c.sig.ident.span(),
+                "unsupported signature: a #[fgft::checkpoint] function returns the saved device state (a named type)",
+            )
+        }
+    };
+    let restore_call = match (isolate::state_param(&r.sig), r.sig.inputs.len()) {
+        (Some(Ok(_)), 2) => {
+            let sp = r.sig.inputs[1].span();
+            quote_spanned!(sp=> Self::#rname(dev, cp))
+        }
+        (Some(Ok(_)), 3) => {
+            let sp = r.sig.inputs[1].span();
+            quote_spanned!(sp=> Self::#rname(dev, cp, txn))
+        }
+        (Some(Err(e)), _) => return Err(e),
+        _ => {
+            return bad(
+                r.sig.ident.span(),
+                "unsupported signature: a kernel-style #[fgft::restore] function takes the device (`dev: &mut T`), the checkpoint (`&S`) and optionally the aborted transaction (`&fgft::Txn`)",
+            )
+        }
+    };
+    let (ig, tg, wc) = imp.generics.split_for_impl();
+    let self_ty = &imp.self_ty;
+    Ok(quote! {
+        impl #ig ::fgft::DeviceOf<#dev_ty> for #self_ty #tg #wc {
+            type Checkpoint = #cp_ty;
+            fn fgft_checkpoint(dev: &mut #dev_ty) -> Self::Checkpoint {
+                Self::#cname(dev)
+            }
+            fn fgft_restore(
+                dev: &mut #dev_ty,
                 cp: &Self::Checkpoint,
                 txn: &::fgft::Txn,
             ) -> ::core::result::Result<(), ::std::string::String> {

@@ -95,9 +95,60 @@ impl Options {
     }
 }
 
-/// Rejects what an entry point cannot be. `what` names the function in
-/// messages.
-pub fn check_signature(f: &ImplItemFn) -> syn::Result<()> {
+/// Where an isolated entry point keeps the state a transaction protects.
+pub enum Subject {
+    /// `&mut self`: the fields of `self` are snapshotted, the device is
+    /// checkpointed through `fgft::Device`.
+    SelfRef,
+    /// Kernel style, `fn read_status(dev: &mut phy::Device)`: no receiver,
+    /// the state is behind the first parameter and the device checkpoint is
+    /// `<Self as fgft::DeviceOf<phy::Device>>`.
+    Param { ident: Ident, ty: Box<Type> },
+}
+
+/// The state parameter of a kernel-style method: `dev` and `phy::Device`
+/// in `dev: &mut phy::Device` (also `mut dev: &mut ..`). `Err` carries the
+/// reason a first parameter that is a reference cannot be one.
+pub fn state_param(f: &syn::Signature) -> Option<syn::Result<(Ident, Box<Type>)>> {
+    let Some(FnArg::Typed(pt)) = f.inputs.first() else {
+        return None;
+    };
+    let Type::Reference(r) = &*pt.ty else {
+        return None;
+    };
+    let name = &f.ident;
+    let ident = match &*pt.pat {
+        syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => pi.ident.clone(),
+        other => {
+            return Some(Err(syn::Error::new(
+                other.span(),
+                format!("unsupported signature: `{name}` takes its state through a pattern; name the parameter (`dev: &mut T`)"),
+            )))
+        }
+    };
+    if r.mutability.is_none() {
+        return Some(Err(syn::Error::new(
+            pt.span(),
+            format!(
+                "unsupported signature: `{name}` takes `{ident}` by shared reference: the state it \
+                 would restore cannot be written through it; a kernel-style entry point takes \
+                 `{ident}: &mut T` first"
+            ),
+        )));
+    }
+    let mut found = None;
+    find_impl_trait(&r.elem, &mut found);
+    if let Some(sp) = found {
+        return Some(Err(syn::Error::new(
+            sp,
+            format!("unsupported signature: the type of `{ident}` contains `impl Trait`; name it (a generic parameter works)"),
+        )));
+    }
+    Some(Ok((ident, r.elem.clone())))
+}
+
+/// Rejects what an entry point cannot be, and says where its state is.
+pub fn check_signature(f: &ImplItemFn) -> syn::Result<Subject> {
     let sig = &f.sig;
     let name = &sig.ident;
     if let Some(a) = &sig.asyncness {
@@ -120,7 +171,7 @@ pub fn check_signature(f: &ImplItemFn) -> syn::Result<()> {
             "unsupported signature: variadic entry point",
         ));
     }
-    match sig.inputs.first() {
+    let subject = match sig.inputs.first() {
         Some(FnArg::Receiver(r)) => {
             let mutable_ref = match &*r.ty {
                 Type::Reference(t) => t.mutability.is_some() && is_self_type(&t.elem),
@@ -139,14 +190,19 @@ pub fn check_signature(f: &ImplItemFn) -> syn::Result<()> {
                     format!("unsupported signature: `{name}` takes {how}; an isolated entry point takes `&mut self`"),
                 ));
             }
+            Subject::SelfRef
         }
-        _ => {
-            return Err(not_a_method(
-                name.span(),
-                &format!("`{name}` has no `self` receiver, so it is not a method"),
-            ))
-        }
-    }
+        _ => match state_param(sig) {
+            Some(Ok((ident, ty))) => Subject::Param { ident, ty },
+            Some(Err(e)) => return Err(e),
+            None => {
+                return Err(not_a_method(
+                    name.span(),
+                    &format!("`{name}` takes neither `self` nor a `&mut` state parameter first"),
+                ))
+            }
+        },
+    };
     match &sig.output {
         ReturnType::Default => Err(syn::Error::new(
             name.span(),
@@ -157,6 +213,7 @@ pub fn check_signature(f: &ImplItemFn) -> syn::Result<()> {
         )),
         ReturnType::Type(_, t) => check_return_type(name, t),
     }
+    .map(|()| subject)
 }
 
 fn is_self_type(t: &Type) -> bool {
@@ -201,7 +258,7 @@ pub fn not_a_method(span: Span, what: &str) -> syn::Error {
     syn::Error::new(
         span,
         format!(
-            "#[fgft::isolate] applies to a method of an impl block (a fn taking `&mut self`): {what}"
+            "#[fgft::isolate] applies to a method of an impl block (a fn taking `&mut self`, or kernel style `dev: &mut T` first): {what}"
         ),
     )
 }
@@ -317,11 +374,39 @@ fn member_tokens(field: &str, span: Span) -> TokenStream {
     }
 }
 
+/// `skip`, `snapshot` and `fields` name fields of `self`; a kernel-style
+/// method has none.
+fn param_options(f: &ImplItemFn, ident: &Ident, opts: &Options) -> syn::Result<()> {
+    let first = opts
+        .skip
+        .iter()
+        .map(|(k, s)| ("skip", k, *s))
+        .chain(opts.fields.iter().map(|(k, s)| ("fields", k, *s)))
+        .chain(opts.snapshot.iter().map(|(k, (s, _))| ("snapshot", k, *s)))
+        .next();
+    match first {
+        None => Ok(()),
+        Some((opt, k, s)) => Err(syn::Error::new(
+            s,
+            format!(
+                "{opt}({k}): `{}` has no `self`; it keeps its state in `{ident}`, which the \
+                 device checkpoint of its type saves and restores (fgft::DeviceOf)",
+                f.sig.ident
+            ),
+        )),
+    }
+}
+
 /// The transaction wrapper around one method.
 pub fn expand(f: &ImplItemFn, opts: &Options, ctx: &Context) -> syn::Result<TokenStream> {
-    check_signature(f)?;
-    let own = Usage::of_block(&f.block);
-    let changed = changed_fields(f, &own, ctx, opts)?;
+    let subject = check_signature(f)?;
+    let changed = match &subject {
+        Subject::SelfRef => changed_fields(f, &Usage::of_block(&f.block), ctx, opts)?,
+        Subject::Param { ident, .. } => {
+            param_options(f, ident, opts)?;
+            BTreeMap::new()
+        }
+    };
 
     let attr_span = opts.span.unwrap_or_else(Span::call_site);
     let name = &f.sig.ident;
@@ -366,8 +451,16 @@ pub fn expand(f: &ImplItemFn, opts: &Options, ctx: &Context) -> syn::Result<Toke
         });
     }
 
-    let checkpoint = quote_spanned!(attr_span=> <Self as ::fgft::Device>::fgft_checkpoint(self));
-    let restore = quote_spanned!(attr_span=> <Self as ::fgft::Device>::fgft_restore);
+    let (checkpoint, restore) = match &subject {
+        Subject::SelfRef => (
+            quote_spanned!(attr_span=> <Self as ::fgft::Device>::fgft_checkpoint(self)),
+            quote_spanned!(attr_span=> <Self as ::fgft::Device>::fgft_restore(self, cp, txn)),
+        ),
+        Subject::Param { ident, ty } => (
+            quote_spanned!(attr_span=> <Self as ::fgft::DeviceOf<#ty>>::fgft_checkpoint(&mut *#ident)),
+            quote_spanned!(attr_span=> <Self as ::fgft::DeviceOf<#ty>>::fgft_restore(&mut *#ident, cp, txn)),
+        ),
+    };
     let from_abort = quote_spanned!(f.sig.output.span()=> <#ret as ::fgft::AbortValue>::from_abort);
 
     let attrs = &f.attrs;
@@ -408,7 +501,7 @@ pub fn expand(f: &ImplItemFn, opts: &Options, ctx: &Context) -> syn::Result<Toke
                         let abort = failed.abort(#err, |txn| {
                             #(#puts)*
                             match &__fgft_cp {
-                                ::core::option::Option::Some(cp) => #restore(self, cp, txn),
+                                ::core::option::Option::Some(cp) => #restore,
                                 ::core::option::Option::None => ::core::result::Result::Ok(()),
                             }
                         });

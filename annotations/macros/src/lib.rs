@@ -25,6 +25,13 @@
 //! device are restored and the method returns the error its return type
 //! carries (`err = EIO` by default). Method signatures do not change.
 //!
+//! Kernel-style methods, whose state is their first parameter
+//! (`fn read_status(dev: &mut phy::Device) -> Result<u16>`, no receiver),
+//! are accepted too: the device is checkpointed through
+//! `<Self as fgft::DeviceOf<phy::Device>>`, which `#[fgft::driver]`
+//! implements from receiverless `#[fgft::checkpoint] fn(dev: &mut T) -> S`
+//! and `#[fgft::restore] fn(dev: &mut T, cp: &S)` (see fgft-rt's README).
+//!
 //! `#[fgft::isolate]` works alone on a method whose body calls no other
 //! method of `self`; `#[fgft::driver]` on the impl block lets it follow
 //! calls into the block, and is required for `#[fgft::checkpoint]` and
@@ -49,7 +56,8 @@ pub fn driver(attr: TokenStream, item: TokenStream) -> TokenStream {
     into_ts(driver::expand(attr.into(), item.into()))
 }
 
-/// Makes a `&mut self` method a transaction. Options: `err = EIO`,
+/// Makes a `&mut self` method (or a kernel-style one taking `dev: &mut T`
+/// first) a transaction. Options: `err = EIO`,
 /// `skip(field, ..)`, `snapshot(field = "path::save_fn")`, `fields(field, ..)`.
 #[proc_macro_attribute]
 pub fn isolate(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -89,10 +97,15 @@ fn isolate_alone(
             return Err(isolate::not_a_method(item_span(&other), what));
         }
     };
-    if !matches!(f.sig.inputs.first(), Some(syn::FnArg::Receiver(_))) {
+    if !matches!(f.sig.inputs.first(), Some(syn::FnArg::Receiver(_)))
+        && isolate::state_param(&f.sig).is_none()
+    {
         return Err(isolate::not_a_method(
             f.sig.ident.span(),
-            &format!("`{}` is a free function (no `self` receiver)", f.sig.ident),
+            &format!(
+                "`{}` is a free function (no `self` receiver, and no `&mut` state parameter first)",
+                f.sig.ident
+            ),
         ));
     }
     let m = syn::ImplItemFn {
@@ -126,14 +139,16 @@ fn item_span(i: &syn::Item) -> Span {
 }
 
 /// Marks the method that saves the device state (`&self` or `&mut self`,
-/// returning the checkpoint). Needs `#[fgft::driver]` on its impl block.
+/// or kernel style `dev: &mut T`; returning the checkpoint). Needs
+/// `#[fgft::driver]` on its impl block.
 #[proc_macro_attribute]
 pub fn checkpoint(_attr: TokenStream, item: TokenStream) -> TokenStream {
     alone("checkpoint", item)
 }
 
-/// Marks the method that restores the device (`&mut self`, `&Checkpoint`,
-/// optionally `&fgft::Txn`). Needs `#[fgft::driver]` on its impl block.
+/// Marks the method that restores the device (`&mut self` or kernel style
+/// `dev: &mut T`, `&Checkpoint`, optionally `&fgft::Txn`). Needs
+/// `#[fgft::driver]` on its impl block.
 #[proc_macro_attribute]
 pub fn restore(_attr: TokenStream, item: TokenStream) -> TokenStream {
     alone("restore", item)

@@ -15,7 +15,7 @@
 //! | `fgft_map/map_derived/unmap/check`| [`RangeTable`], [`map`], [`unmap`], [`check`], [`grants`] |
 //! | `fgft_undo_push/defer_push`       | [`undo_push`], [`defer_push`], [`UndoLog`] |
 //! | checked loads/stores              | [`MmioWindow`] accessors, [`dma::check_dma`] |
-//! | `struct fgft_dev_ops`             | [`Device`] (from `#[fgft::checkpoint]`/`#[fgft::restore]`) |
+//! | `struct fgft_dev_ops`             | [`Device`] (from `#[fgft::checkpoint]`/`#[fgft::restore]`), [`DeviceOf`] for kernel-style `dev: &mut D` entry points |
 //! | `struct fgft_entry`, debugfs      | [`Entry`], [`EntryStats`], [`set_isolation`] |
 //! | `fgft_txn_abort()` error code     | [`Abort`] with [`Errno`], via [`FromAbort`]/[`AbortValue`] |
 //!
@@ -27,6 +27,8 @@ pub mod dma;
 pub mod errno;
 mod error;
 pub mod grants;
+#[cfg(feature = "kernel")]
+pub mod kernel;
 pub mod mmio;
 pub mod range;
 pub mod snap;
@@ -34,7 +36,7 @@ pub mod stats;
 pub mod txn;
 pub mod undo;
 
-pub use device::{Device, RestoreResult};
+pub use device::{Device, DeviceOf, RestoreResult};
 pub use dma::{check_dma, DmaRegion};
 pub use errno::{errno_by_name, Abort, AbortValue, Errno, FromAbort};
 pub use error::Error;

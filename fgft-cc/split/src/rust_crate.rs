@@ -8,8 +8,10 @@
 //! Only those lines are added, at the method's own indentation, so the
 //! result stays rustfmt-clean; a method that already has the attribute is
 //! left as it is.  Methods are chosen by name or `Type::name`, globs
-//! allowed; only `&mut self` methods are (the attribute's transactions
-//! snapshot and restore `self`).
+//! allowed; only `&mut self` methods (the attribute's transactions
+//! snapshot and restore `self`) and kernel-style methods whose first
+//! parameter is `dev: &mut T` (checkpointed through `fgft::DeviceOf<T>`)
+//! are.
 //!
 //! Invariant: every other byte of the crate is copied unchanged; `target/`
 //! is not copied.
@@ -114,12 +116,9 @@ fn choose(file: &syn::File, patterns: &[String]) -> Vec<Chosen> {
                 .unwrap_or_else(|| i.impl_token.span.start().line);
             for it in &i.items {
                 let syn::ImplItem::Fn(f) = it else { continue };
-                // The attribute makes a `&mut self` method a transaction.
-                let mut_self = matches!(
-                    f.sig.inputs.first(),
-                    Some(syn::FnArg::Receiver(r)) if r.reference.is_some() && r.mutability.is_some()
-                );
-                if !mut_self {
+                // The attribute makes a `&mut self` method a transaction,
+                // or a kernel-style one whose state is its first parameter.
+                if !transactional(&f.sig) {
                     continue;
                 }
                 let name = f.sig.ident.to_string();
@@ -160,6 +159,19 @@ fn choose(file: &syn::File, patterns: &[String]) -> Vec<Chosen> {
     };
     v.visit_file(file);
     v.out
+}
+
+/// `fn m(&mut self, ..)`, or kernel style `fn m(dev: &mut T, ..)` (no
+/// receiver; the attribute checkpoints `dev` through `fgft::DeviceOf<T>`).
+fn transactional(sig: &syn::Signature) -> bool {
+    match sig.inputs.first() {
+        Some(syn::FnArg::Receiver(r)) => r.reference.is_some() && r.mutability.is_some(),
+        Some(syn::FnArg::Typed(pt)) => {
+            matches!(&*pt.pat, syn::Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none())
+                && matches!(&*pt.ty, syn::Type::Reference(r) if r.mutability.is_some())
+        }
+        None => false,
+    }
 }
 
 fn indent_of(line: &str) -> &str {
@@ -246,7 +258,7 @@ pub fn split(dir: &Path, patterns: &[String]) -> Result<CrateSplit, Error> {
     }
     if matched == 0 {
         return Err(Error::Msg(format!(
-            "{}: no `&mut self` method of an impl block matches {} (#[fgft::isolate] makes such a method a transaction)",
+            "{}: no method of an impl block taking `&mut self` (or, kernel style, `dev: &mut T` first) matches {} (#[fgft::isolate] makes such a method a transaction)",
             dir.display(),
             patterns
                 .iter()

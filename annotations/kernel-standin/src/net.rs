@@ -1,0 +1,3 @@
+//! Networking (`kernel::net`).
+
+pub mod phy;
