@@ -11,6 +11,7 @@ use fgft_parse::ParsedFile;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ops::Range;
+use std::path::Path;
 use tree_sitter::Node;
 
 /// Index of a file in [`Program::files`].
@@ -185,6 +186,7 @@ impl Program {
             let root = p.files[fid].tree.root_node();
             let mut out = Collected::default();
             collect(&p.files[fid], fid, root, 0, &mut items, &mut out);
+            nested_macros(&p.files[fid], fid, root, &mut out);
             p.top.push(items);
             for f in out.fns {
                 p.fn_index
@@ -547,6 +549,68 @@ fn has_qualifier(pf: &ParsedFile, n: Node<'_>, what: &str) -> bool {
         .children(&mut c)
         .any(|ch| ch.kind() == "type_qualifier" && pf.node_text(ch).trim() == what);
     r
+}
+
+/// `#define`s below the top level: inside a function body or an
+/// initializer (`#define HW_STAT(r, s) { r, offsetof(..) }` written just
+/// before the table that uses it). The parse's hint rewrite blanks them
+/// (tree-sitter takes directives only between declarations), so they are
+/// read from the original text of each top-level item and parsed alone.
+/// They are the driver's macros like the others; a top-level definition of
+/// the same name wins.
+fn nested_macros(pf: &ParsedFile, fid: FileId, root: Node<'_>, out: &mut Collected) {
+    let text = pf.text.as_bytes();
+    let hinted = pf.hinted.as_bytes();
+    let mut c = root.walk();
+    for item in root.named_children(&mut c) {
+        if matches!(item.kind(), "preproc_def" | "preproc_function_def") {
+            continue;
+        }
+        let r = item.byte_range();
+        let mut at = r.start;
+        while let Some(off) = memchr::memchr(b'#', &text[at..r.end]) {
+            let hash = at + off;
+            at = hash + 1;
+            let line = memchr::memrchr(b'\n', &text[..hash]).map_or(0, |p| p + 1);
+            // A directive the rewrite blanked: `#` starts the line in the
+            // original, a blank stands there in what tree-sitter saw.
+            if !text[line..hash].iter().all(u8::is_ascii_whitespace) || hinted[hash] != b' ' {
+                continue;
+            }
+            let mut end = hash;
+            while end < text.len() && text[end] != b'\n' {
+                end += if text[end] == b'\\' && text.get(end + 1) == Some(&b'\n') {
+                    2
+                } else {
+                    1
+                };
+            }
+            at = end;
+            let Some(dir) = pf.text.get(hash..end) else {
+                continue;
+            };
+            let rest = dir[1..].trim_start();
+            if !rest.starts_with("define") {
+                continue;
+            }
+            let Ok(sp) = fgft_parse::parse_text(Path::new("<define>"), format!("{dir}\n")) else {
+                continue;
+            };
+            let sroot = sp.tree.root_node();
+            let Some(n) = sroot
+                .named_child(0)
+                .filter(|n| matches!(n.kind(), "preproc_def" | "preproc_function_def"))
+            else {
+                continue;
+            };
+            if let Some(mut m) = macro_def(&sp, fid, n) {
+                m.line = pf.text[..hash].matches('\n').count() + 1;
+                if !out.macros.iter().any(|o| o.name == m.name) {
+                    out.macros.push(m);
+                }
+            }
+        }
+    }
 }
 
 fn collect(

@@ -148,10 +148,13 @@ impl Kernel {
             }
         }
         for u in units {
-            match fgft_parse::types::preprocess_with(kdir, u, true) {
+            // Kbuild runs in KDIR: a unit named relative to where the user
+            // stands (`tun.c`) is given to it by its absolute path.
+            let abs = std::path::absolute(u).unwrap_or_else(|_| u.clone());
+            match fgft_parse::types::preprocess_with(kdir, &abs, true) {
                 Ok(text) => {
-                    k.read_unit(&text, u);
-                    k.read_own(&text, u);
+                    k.read_unit(&text, &abs);
+                    k.read_own(&text, &abs);
                 }
                 Err(e) => k.unavailable.push((u.clone(), e.to_string())),
             }
