@@ -174,6 +174,10 @@ pub enum HintSource {
     Contract { slot: String },
     /// Inferred from the driver: `how` names the evidence (`kcalloc`).
     Inferred { how: String },
+    /// Inferred from an allocation of one object (`kzalloc(sizeof(struct
+    /// r))`): used only where the member is indexed like an array
+    /// (`x->m[i]`); elsewhere the member is marshaled as the object it is.
+    InferredObject { how: String },
 }
 
 impl HintSource {
@@ -184,6 +188,9 @@ impl HintSource {
             HintSource::Annotation => "annotation".into(),
             HintSource::Contract { slot } => format!("contract {slot}"),
             HintSource::Inferred { how } => format!("inferred from {how}"),
+            HintSource::InferredObject { how } => {
+                format!("inferred from {how} of one object, where indexed")
+            }
         }
     }
 }

@@ -103,6 +103,16 @@ fn corpus_splits_build_clean_on_612_and_61() {
             kernel: "6.1",
             out: t.path().join("ringdemo-6.1"),
         },
+        Job {
+            driver: "lockdemo",
+            kernel: "6.12",
+            out: t.path().join("lockdemo-6.12"),
+        },
+        Job {
+            driver: "lockdemo",
+            kernel: "6.1",
+            out: t.path().join("lockdemo-6.1"),
+        },
     ];
     for d in all_drivers() {
         let kernels: &[&str] = if d.upstream {
@@ -132,7 +142,7 @@ fn corpus_splits_build_clean_on_612_and_61() {
             };
             let d = all_drivers()
                 .into_iter()
-                .chain([listdemo(), constdemo(), ringdemo()])
+                .chain([listdemo(), constdemo(), ringdemo(), lockdemo()])
                 .find(|d| d.name == job.driver)
                 .unwrap();
             let (tree, kdir, sym) = if job.kernel == "6.12" {
@@ -340,6 +350,46 @@ fn corpus_splits_build_clean_on_612_and_61() {
         .find(|f| f.contains("fgft_w_mii_ethtool_set_link_ksettings("))
         .expect("the wrapper");
     assert!(w.contains("fgft_callback_point(fgft_current());"), "{w}");
+    // Locks taken through kernel functions, a wait entry on the SFI stack
+    // and dev_close(): the runtime's call locks, stand-ins and a callback
+    // point (the table names ndo_stop, which lockdemo stores).
+    for k in ["6.12", "6.1"] {
+        let (_, ld) = built
+            .iter()
+            .find(|(t, _)| *t == format!("lockdemo ({k})"))
+            .expect("lockdemo built");
+        let rt = std::fs::read_to_string(ld.join("sfi/fgft_lockdemo_sfi_rt.c")).unwrap();
+        let wrapper = |name: &str| {
+            rt.split("\n}\n")
+                .find(|f| f.contains(&format!("fgft_w_{name}(")))
+                .unwrap_or_else(|| panic!("the wrapper of {name} ({k})"))
+                .to_string()
+        };
+        let down = wrapper("down_interruptible");
+        assert!(
+            down.contains("if (!fgft_call_lock(txn, (void *)sem, fgft_release_up))")
+                && down.contains("ret = down_interruptible(sem);")
+                && down.contains(
+                    "if (!ret)\n\t\tfgft_call_locked(txn, (void *)sem, fgft_release_up);"
+                ),
+            "{down}"
+        );
+        assert!(wrapper("up").contains("fgft_call_unlock(txn, (void *)sem, fgft_release_up);"));
+        assert!(wrapper("netif_tx_lock_bh").contains("fgft_release_netif_tx_unlock_bh"));
+        for w in ["init_wait_entry", "prepare_to_wait_event", "finish_wait"] {
+            assert!(
+                wrapper(w).contains("wq_entry = fgft_shadow(fgft_current(), wq_entry,"),
+                "{w} ({k}): {}",
+                wrapper(w)
+            );
+        }
+        assert!(
+            wrapper("dev_close").contains("fgft_callback_point(fgft_current());"),
+            "{}",
+            wrapper("dev_close")
+        );
+    }
+
     // struct device has function members too, but e100 stores none.
     let w = rt
         .split("\n}\n")

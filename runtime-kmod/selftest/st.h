@@ -11,6 +11,8 @@
 #include <linux/list.h>
 #include <linux/spinlock.h>
 #include <linux/mutex.h>
+#include <linux/semaphore.h>
+#include <linux/wait.h>
 #include <fgft/runtime.h>
 
 /* How a body ends. */
@@ -25,6 +27,8 @@ enum st_kind {
 	ST_RELOCK,	/* takes a lock it already holds */
 	ST_CALLBACK,	/* a kernel call back into the driver, then a trap */
 	ST_SECTION,	/* a trap inside RCU and bottom-half sections */
+	ST_CALL_LOCK,	/* a trap holding a semaphore taken through down() */
+	ST_SHADOW,	/* a trap while a stack wait entry is queued */
 	ST_KIND_NR,
 };
 
@@ -43,6 +47,7 @@ struct st_args {
 	struct list_head *node;		/* a list node inside the copy */
 	spinlock_t *lock;
 	struct mutex *mutex;
+	struct semaphore *sem;
 	const u64 *in;		/* granted R */
 	size_t n_in;
 	u64 *out;		/* granted RW */
@@ -56,6 +61,18 @@ struct st_args {
 
 /* Provided by st_main.c: allocation with its compensation (a wrapper). */
 void *st_obj_alloc(struct fgft_txn *txn);
+/*
+ * Provided by st_main.c: down() and up() as the wrappers fgft-cc generates
+ * for `lock = "call"` table entries.
+ */
+void st_down(struct fgft_txn *txn, struct semaphore *sem);
+void st_up(struct fgft_txn *txn, struct semaphore *sem);
+/*
+ * Provided by st_main.c: prepare_to_wait_event() as the wrapper fgft-cc
+ * generates (a stand-in for the stack's entry, finish_wait() on abort) on
+ * st_main.c's wait queue.
+ */
+void st_wait_prepare(struct fgft_txn *txn, struct wait_queue_entry *e);
 
 #define ST_BODY_DECL(p)						\
 	long p##_generic(void *arg);					\

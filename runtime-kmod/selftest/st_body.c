@@ -29,6 +29,36 @@ static noinline long ST_FN(section)(struct st_args *a)
 	return a->x / READ_ONCE(a->zero);
 }
 
+/*
+ * A semaphore taken through a kernel lock function, released, taken again
+ * (two-phase locking kept it: no second down()), then a trap: the abort
+ * releases it once.
+ */
+static noinline long ST_FN(call_lock)(struct st_args *a)
+{
+	st_down(a->txn, a->sem);
+	st_up(a->txn, a->sem);
+	st_down(a->txn, a->sem);
+	if (!down_trylock(a->sem)) {
+		up(a->sem);
+		return 1000;	/* not held */
+	}
+	return a->x / READ_ONCE(a->zero);
+}
+
+/*
+ * A wait entry on this frame's stack, queued (as wait_event() does), then a
+ * trap: the abort unwinds the frame while the kernel's queue holds the
+ * stand-in, and its undo takes the stand-in off.
+ */
+static noinline long ST_FN(shadow)(struct st_args *a)
+{
+	struct wait_queue_entry e;
+
+	st_wait_prepare(a->txn, &e);
+	return a->x / READ_ONCE(a->zero);
+}
+
 static noinline long ST_FN(fault)(struct st_args *a)
 {
 	switch (a->kind) {
@@ -79,6 +109,10 @@ static noinline long ST_FN(fault)(struct st_args *a)
 		return a->x / READ_ONCE(a->zero);
 	case ST_SECTION:
 		return ST_FN(section)(a);
+	case ST_CALL_LOCK:
+		return ST_FN(call_lock)(a);
+	case ST_SHADOW:
+		return ST_FN(shadow)(a);
 	default:
 		return 0;
 	}

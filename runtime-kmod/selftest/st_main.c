@@ -8,7 +8,8 @@
  *
  * Scenarios (each transaction ends in at most one fault):
  *   null null_sfi wild wild_list wild_read div bug gpf spinlock
- *   spinlock_irq mutex kmalloc explicit relock callback section commit
+ *   spinlock_irq mutex kmalloc explicit relock callback section call_lock
+ *   shadow commit
  *   module        fgft_map_module(): the SFI module's own data
  *   soak          1,000 transactions, 10% faulting, allocation accounting
  *   concurrent    two kthreads: one faults, the other commits correct sums
@@ -71,6 +72,9 @@ static atomic_t st_undo_runs = ATOMIC_INIT(0);
 static DEFINE_SPINLOCK(st_lock);
 static DEFINE_SPINLOCK(st_lock2);
 static DEFINE_MUTEX(st_mutex);
+/* DEFINE_SEMAPHORE() takes a count from 6.4 on: initialized at load. */
+static struct semaphore st_sem;
+static DECLARE_WAIT_QUEUE_HEAD(st_wq);
 static DEFINE_MUTEX(st_run_lock);
 static struct st_kobj st_kobj;
 static u8 st_victim[64];
@@ -86,8 +90,53 @@ static const char *const st_cause_names[FGFT_CAUSE_NR] = {
 /* The tests assert lock state directly: lockdep is off in Debian kernels. */
 static bool st_any_locked(void)
 {
+	bool sem_held = down_trylock(&st_sem);
+
+	if (!sem_held)
+		up(&st_sem);
 	return spin_is_locked(&st_lock) || spin_is_locked(&st_lock2) ||
-	       mutex_is_locked(&st_mutex);
+	       mutex_is_locked(&st_mutex) || sem_held ||
+	       /* a queued wait entry counts: nothing else wakes st_wq */
+	       waitqueue_active(&st_wq) || !task_is_running(current);
+}
+
+/* ---- a wait entry on the SFI stack (`shadow(...)` arguments) ---- */
+
+static void st_undo_finish_wait(unsigned long a0, unsigned long a1,
+				unsigned long a2, unsigned long a3)
+{
+	finish_wait((struct wait_queue_head *)a0,
+		    (struct wait_queue_entry *)a1);
+}
+
+void st_wait_prepare(struct fgft_txn *txn, struct wait_queue_entry *e)
+{
+	e = fgft_shadow(txn, e, sizeof(*e));
+	init_wait_entry(e, 0);
+	prepare_to_wait_event(&st_wq, e, TASK_UNINTERRUPTIBLE);
+	if (txn)
+		fgft_undo_push(txn, st_undo_finish_wait, (unsigned long)&st_wq,
+			       (unsigned long)e, 0, 0);
+}
+
+/* ---- a lock taken through a kernel function (`lock = "call"`) ---- */
+
+static void st_release_up(void *arg)
+{
+	up(arg);
+}
+
+void st_down(struct fgft_txn *txn, struct semaphore *sem)
+{
+	if (!fgft_call_lock(txn, sem, st_release_up))
+		return;
+	down(sem);
+	fgft_call_locked(txn, sem, st_release_up);
+}
+
+void st_up(struct fgft_txn *txn, struct semaphore *sem)
+{
+	fgft_call_unlock(txn, sem, st_release_up);
 }
 
 static const char *cause_name(int c)
@@ -247,6 +296,10 @@ static const struct st_case st_cases[] = {
 	  FGFT_CAUSE_TRAP },
 	{ "section", st_plain_generic, ST_SECTION, false, false, NULL,
 	  FGFT_CAUSE_TRAP },
+	{ "call_lock", st_plain_generic, ST_CALL_LOCK, false, false, NULL,
+	  FGFT_CAUSE_TRAP },
+	{ "shadow", st_plain_generic, ST_SHADOW, false, false, NULL,
+	  FGFT_CAUSE_TRAP },
 	{ "commit", st_sfi_generic, ST_OK, false, false, NULL,
 	  FGFT_CAUSE_NONE },
 };
@@ -285,6 +338,7 @@ static int st_run_case(const struct st_case *c)
 	memcpy(victim, st_victim, sizeof(victim));
 	memset(st_kobj.data, 0xee, sizeof(st_kobj.data));
 	st_args_init(&a, c->kind);
+	a.sem = &st_sem;
 	a.fault_in_lock = c->in_lock;
 	a.in_body = c->in_body;
 	if (c->use_mutex)
@@ -1139,6 +1193,7 @@ static int __init st_init(void)
 {
 	int err;
 
+	sema_init(&st_sem, 1);
 	st_cache = kmem_cache_create("fgft_st_obj", 192, 0, 0, st_obj_ctor);
 	if (!st_cache)
 		return -ENOMEM;

@@ -266,6 +266,9 @@ static void fgft_release_lock(void *ctx, u32 kind, void *lock,
 	case FGFT_LOCK_BH:
 		local_bh_enable();
 		break;
+	case FGFT_LOCK_CALL:
+		((void (*)(void *))flags)(lock);
+		break;
 	default:
 		WARN_ONCE(1, "fgft: unknown lock kind %u\n", kind);
 	}
@@ -815,6 +818,32 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 }
 EXPORT_SYMBOL_GPL(fgft_kobj);
 
+void *fgft_shadow(struct fgft_txn *txn, void *p, size_t size)
+{
+	unsigned long lo = (unsigned long)p, *w;
+	void *sh;
+	size_t i;
+
+	if (IS_ERR_OR_NULL(txn) || !p)
+		return p;
+	sh = fgft_objtrack_find(&txn->objs, p);
+	if (sh)
+		return sh;
+	sh = fgft_objtrack_copy(&txn->objs, p, size, size);
+	if (!sh) {
+		if (txn->state == FGFT_TXN_BODY && txn_owned(txn))
+			fgft_fail_active(txn, FGFT_CAUSE_EXPLICIT);
+		return p;
+	}
+	memcpy(sh, p, size);
+	w = sh;
+	for (i = 0; i < size / sizeof(*w); i++)
+		if (w[i] >= lo && w[i] < lo + size)
+			w[i] += (unsigned long)sh - lo;
+	return sh;
+}
+EXPORT_SYMBOL_GPL(fgft_shadow);
+
 /* Releases the locks the body has unlocked (mutexes too when @mutexes). */
 static void release_unlocked(struct fgft_txn *txn, bool mutexes)
 {
@@ -1291,6 +1320,83 @@ void fgft_local_bh_enable(struct fgft_txn *txn)
 	section_leave(txn, FGFT_LOCK_BH, &fgft_bh_tag);
 }
 EXPORT_SYMBOL_GPL(fgft_local_bh_enable);
+
+/*
+ * Locks taken by a kernel function the runtime has no primitive for
+ * (netif_tx_lock_bh(), down(), rtnl_lock()): the generated wrapper asks
+ * fgft_call_lock() first and, when told to, calls the lock function and
+ * then fgft_call_locked().  A record is keyed by the function's argument
+ * and @release, the generated function that calls the matching unlock; it
+ * is held to the end of the transaction (two-phase locking), released at a
+ * sleep or callback point after the body unlocked it, and on abort.
+ */
+static struct fgft_rec *call_rec(struct fgft_txn *txn, void *arg,
+				 void (*release)(void *))
+{
+	struct fgft_undolog *l = &txn->log;
+	u32 i;
+
+	for (i = l->n; i-- > 0;) {
+		struct fgft_rec *r = &l->r[i];
+
+		if (r->kind == FGFT_REC_LOCK && !r->released &&
+		    r->lock_kind == FGFT_LOCK_CALL &&
+		    r->a[0] == (unsigned long)arg &&
+		    r->a[1] == (unsigned long)release)
+			return r;
+	}
+	return NULL;
+}
+
+bool fgft_call_lock(struct fgft_txn *txn, void *arg, void (*release)(void *))
+{
+	struct fgft_rec *r;
+
+	if (IS_ERR_OR_NULL(txn))
+		return true;
+	r = call_rec(txn, arg, release);
+	if (r) {
+		if (r->unlock_pending) {
+			r->unlock_pending = 0;
+			return false;
+		}
+		lock_misuse(txn, "re-lock of held lock", arg);
+		return false;
+	}
+	if (fgft_undo_reserve(&txn->log, 1) &&
+	    txn->state == FGFT_TXN_BODY && txn_owned(txn))
+		fgft_fail_active(txn, FGFT_CAUSE_EXPLICIT);
+	return true;
+}
+EXPORT_SYMBOL_GPL(fgft_call_lock);
+
+void fgft_call_locked(struct fgft_txn *txn, void *arg, void (*release)(void *))
+{
+	if (IS_ERR_OR_NULL(txn))
+		return;
+	lock_record(txn, FGFT_LOCK_CALL, arg, (unsigned long)release);
+}
+EXPORT_SYMBOL_GPL(fgft_call_locked);
+
+void fgft_call_unlock(struct fgft_txn *txn, void *arg, void (*release)(void *))
+{
+	struct fgft_rec *r;
+
+	if (IS_ERR_OR_NULL(txn)) {
+		release(arg);
+		return;
+	}
+	r = call_rec(txn, arg, release);
+	if (r && !r->unlock_pending) {
+		r->unlock_pending = 1;
+		return;
+	}
+	/* Taken before the transaction: released at its end. */
+	if (fgft_undo_add_unlock(&txn->log, FGFT_LOCK_CALL, arg,
+				 (unsigned long)release))
+		release(arg);
+}
+EXPORT_SYMBOL_GPL(fgft_call_unlock);
 
 /* ---- module ---- */
 

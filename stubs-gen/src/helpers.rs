@@ -106,15 +106,19 @@ static inline int fgft_copy_str(struct fgft_txn *txn, const char *o,
 /*
  * Grants memory the SFI code uses in place (shared hints: DMA buffers and
  * rings).  Nothing is copied; writes through it are not undone on abort
- * (the device checkpoint restores such memory).
+ * (the device checkpoint restores such memory).  The macro takes members
+ * of any pointer type, volatile ones too (a status word the device writes).
  */
-static inline int fgft_grant_shared(struct fgft_txn *txn, const void *p,
-				    size_t len, unsigned int rights)
+static inline int __fgft_grant_shared(struct fgft_txn *txn, const void *p,
+				      size_t len, unsigned int rights)
 {
 	if (!p || !len)
 		return 0;
 	return fgft_map(txn, p, len, rights);
 }
+
+#define fgft_grant_shared(txn, p, len, rights) \
+	__fgft_grant_shared(txn, (const void *)(p), len, rights)
 
 /* Writes a blob copy back. */
 static inline void fgft_blob_out(struct fgft_txn *txn, void *o, size_t len)

@@ -171,6 +171,16 @@ pub fn constdemo() -> Driver {
     }
 }
 
+/// The lock and wait fixture (fgft-cc/tests/split_fixtures/lockdemo):
+/// `lock = "call"` locks, a wait entry on the SFI stack, dev_close().
+pub fn lockdemo() -> Driver {
+    Driver {
+        name: "lockdemo",
+        annotations: vec!["fgft-cc/tests/split_fixtures/lockdemo/lockdemo.toml"],
+        upstream: false,
+    }
+}
+
 pub fn ringdemo() -> Driver {
     Driver {
         name: "ringdemo",

@@ -201,6 +201,17 @@ void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr);
 void *fgft_kobj(struct fgft_txn *txn, const void *p);
 
 /*
+ * Added: the stand-in a wrapper hands the kernel for SFI memory @p (@size
+ * bytes) that the kernel keeps a pointer to after the call, such as a wait
+ * entry on the SFI stack.  One per address, alive to the end of the
+ * transaction; made on first use from what @p holds, pointers into @p moved
+ * to the same offset in the stand-in (a list head's self-links).  An abort
+ * so never leaves the kernel pointing into a dead stack frame.  Outside a
+ * transaction, @p; no memory fails the running body (FGFT_CAUSE_EXPLICIT).
+ */
+void *fgft_shadow(struct fgft_txn *txn, void *p, size_t size);
+
+/*
  * Added: the body is about to sleep or wait (msleep, udelay, ...).  Spin
  * locks it has already unlocked, whose release two-phase locking defers to
  * the end, are released now: the driver does not hold them across the wait
@@ -288,6 +299,20 @@ void fgft_rcu_read_lock(struct fgft_txn *txn);
 void fgft_rcu_read_unlock(struct fgft_txn *txn);
 void fgft_local_bh_disable(struct fgft_txn *txn);
 void fgft_local_bh_enable(struct fgft_txn *txn);
+
+/*
+ * Added: locks taken by kernel functions the runtime has no primitive for
+ * (netif_tx_lock_bh(), down(), rtnl_lock()).  A wrapper calls
+ * fgft_call_lock(); when it returns true, it takes the lock with the real
+ * function and calls fgft_call_locked() (if the lock succeeded).  false
+ * means the transaction holds it already, its unlock pending: two-phase
+ * locking keeps it.  @release calls the matching unlock on @arg; the
+ * runtime calls it at the end, at a sleep or callback point after the
+ * body unlocked, or on abort.  fgft_call_unlock() is the body's unlock.
+ */
+bool fgft_call_lock(struct fgft_txn *txn, void *arg, void (*release)(void *));
+void fgft_call_locked(struct fgft_txn *txn, void *arg, void (*release)(void *));
+void fgft_call_unlock(struct fgft_txn *txn, void *arg, void (*release)(void *));
 
 /* ---- device checkpoints ---- */
 

@@ -64,6 +64,8 @@ const CASES: &[(&str, &str, bool)] = &[
     ("relock", "lock", false),
     ("callback", "trap", false),
     ("section", "trap", false),
+    ("call_lock", "trap", false),
+    ("shadow", "trap", false),
 ];
 
 const SCRIPT: &str = r#"
@@ -79,7 +81,8 @@ slab() {
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
 for s in null null_sfi wild wild_list wild_read div bug gpf spinlock \
-	 spinlock_irq mutex kmalloc explicit relock callback section commit; do
+	 spinlock_irq mutex kmalloc explicit relock callback section call_lock \
+	 shadow commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
 done
 echo module > $R || echo "FGFT-MARK run-failed name=module"

@@ -27,6 +27,7 @@ use std::collections::BTreeMap;
 use tree_sitter::Node;
 
 /// One allocation site of a member.
+#[derive(Clone)]
 struct Site {
     file: usize,
     range: std::ops::Range<usize>,
@@ -70,8 +71,21 @@ pub fn hints(
             continue;
         }
         // One object (`kzalloc(sizeof(*p))`) is marshaled as the object it
-        // is; only arrays and device memory need the hint.
+        // is; only arrays and device memory need the hint. Indexed
+        // (`x->m[0]`) it is an array of one: the hint applies only there.
         if !first.shared && is_one_object(len) {
+            let mut h = inferred(
+                prog,
+                files,
+                first,
+                strukt,
+                field,
+                HintKind::Blob { len: len.clone() },
+                first.api.clone(),
+            );
+            let how = first.api.clone();
+            h.source = HintSource::InferredObject { how };
+            out.push(h);
             continue;
         }
         let kind = if first.shared {
@@ -86,17 +100,46 @@ pub fn hints(
         out.push(inferred(prog, files, first, strukt, field, kind, how));
     }
     // Pointers into another member's memory: that memory's kind, from the
-    // pointer on.
-    for ((strukt, field), mut sites) in interior {
+    // pointer on. A pointer into a pointer into memory (`mini = jumbo + K`,
+    // `jumbo = std + K`) waits for the hint of what it points into.
+    let mut pending = interior;
+    loop {
+        let before = pending.len();
+        let mut left = Vec::new();
+        for (key, sites) in pending {
+            if !interior_hint(prog, files, ann, &mut out, &key, sites.clone()) {
+                left.push((key, sites));
+            }
+        }
+        pending = left;
+        if pending.len() == before || pending.is_empty() {
+            break;
+        }
+    }
+    out
+}
+
+/// The hint of a member that points into another's memory, pushed onto
+/// `out` once that other member has one; false while it has none.
+fn interior_hint(
+    prog: &Program,
+    files: &[DriverFile],
+    ann: &Annotations,
+    out: &mut Vec<Hint>,
+    (strukt, field): &(String, String),
+    mut sites: Vec<Site>,
+) -> bool {
+    let (strukt, field) = (strukt.clone(), field.clone());
+    {
         sites.sort_by_key(|s| (s.file, s.range.start));
         let Some((n, k)) = sites[0].interior.clone() else {
-            continue;
+            return true;
         };
         if sites
             .iter()
             .any(|s| s.interior.as_ref() != Some(&(n.clone(), k.clone())))
         {
-            continue;
+            return true;
         }
         let base = ann
             .field_hints(&strukt, &n)
@@ -112,12 +155,13 @@ pub fn hints(
                 rights,
             },
             Some(HintKind::Blob { len }) => HintKind::Blob { len: rest(&len) },
-            _ => continue,
+            Some(_) => return true,
+            None => return false,
         };
         let how = format!("a pointer into {n}");
         out.push(inferred(prog, files, &sites[0], strukt, field, kind, how));
+        true
     }
-    out
 }
 
 /// The inferred hint on `strukt.field`, located at its evidence `site`
@@ -228,7 +272,8 @@ fn scan_fn(
         });
         let prefix = format!("{}{}", &text[base.byte_range()], &text[op.byte_range()]);
         let members: Vec<&str> = rec.fields.iter().map(|f| f.name.as_str()).collect();
-        let len = over_members(prog, table, pf, d, &granted, &prefix, &members);
+        let at = n.start_byte();
+        let len = over_members(prog, table, pf, d, (&granted, at), &prefix, &members);
         by.entry((tag, m.to_string())).or_default().push(Site {
             file: d.file,
             range: n.byte_range(),
@@ -267,7 +312,8 @@ fn alloc_call(mut n: Node<'_>, text: &str) -> Option<(String, Vec<String>)> {
     Some((text[f.byte_range()].to_string(), args))
 }
 
-/// `x->m = &x->n[K]` (K constant-like): the site, keyed by (struct, m).
+/// `x->m = &x->n[K]` or `x->m = x->n + K` (K constant-like): the site,
+/// keyed by (struct, m).
 fn interior_site(
     prog: &Program,
     facts: &DriverFacts,
@@ -277,17 +323,30 @@ fn interior_site(
     right: Node<'_>,
     text: &str,
 ) -> Option<((String, String), Site)> {
-    if right.kind() != "pointer_expression" || !text[right.byte_range()].starts_with('&') {
-        return None;
-    }
-    let sub = right.child_by_field_name("argument")?;
-    if sub.kind() != "subscript_expression" {
-        return None;
-    }
-    let (arr, idx) = (
-        sub.child_by_field_name("argument")?,
-        sub.child_by_field_name("index")?,
-    );
+    // `&x->n[K]`, or `x->n + K`: the same place.
+    let (arr, idx) = match right.kind() {
+        "pointer_expression" if text[right.byte_range()].starts_with('&') => {
+            let sub = right.child_by_field_name("argument")?;
+            if sub.kind() != "subscript_expression" {
+                return None;
+            }
+            (
+                sub.child_by_field_name("argument")?,
+                sub.child_by_field_name("index")?,
+            )
+        }
+        "binary_expression"
+            if right
+                .child_by_field_name("operator")
+                .is_some_and(|o| &text[o.byte_range()] == "+") =>
+        {
+            (
+                right.child_by_field_name("left")?,
+                right.child_by_field_name("right")?,
+            )
+        }
+        _ => return None,
+    };
     if arr.kind() != "field_expression" {
         return None;
     }
@@ -452,11 +511,11 @@ fn over_members(
     table: &Table,
     pf: &fgft_parse::ParsedFile,
     d: &FnDef,
-    len: &str,
+    (len, at): (&str, usize),
     prefix: &str,
     members: &[&str],
 ) -> Option<String> {
-    let mut cur = len.to_string();
+    let mut cur = sizeof_locals(pf, d, len)?;
     let compact: String = prefix.split_whitespace().collect();
     for _ in 0..4 {
         // Bare identifiers other than the allocating object are locals (a
@@ -478,9 +537,123 @@ fn over_members(
         // new_ring`, a resize) is that member's count.
         let v = match member_holding(pf, d, &compact, &local) {
             Some(m) => format!("{compact}{m}"),
-            None => format!("({})", local_value(pf, d, &local)?),
+            None => format!("({})", local_value(pf, d, &local, at)?),
         };
         cur = lex_subst(&cur, |id| (id == local).then(|| v.clone()));
+        // The value may name locals inside sizeof too (`size = n * sizeof(*d)`).
+        cur = sizeof_locals(pf, d, &cur)?;
+    }
+    None
+}
+
+/// `len` with each `sizeof` of a local or parameter of `d` (`sizeof(*e)`
+/// where `struct skge_element *e;`) spelled with its declared type
+/// (`sizeof(struct skge_element)`): the local does not exist where the
+/// length is used. None when such a local's type cannot be read.
+fn sizeof_locals(pf: &fgft_parse::ParsedFile, d: &FnDef, len: &str) -> Option<String> {
+    let b = len.as_bytes();
+    let mut out = String::new();
+    let mut pos = 0;
+    for t in lex::ident_tokens(len) {
+        if &len[t.start..t.end] != "sizeof" || t.start < pos {
+            continue;
+        }
+        // sizeof [(] [*...] ID [)]
+        let mut i = t.end;
+        let skip_ws = |i: &mut usize| {
+            while *i < b.len() && b[*i].is_ascii_whitespace() {
+                *i += 1;
+            }
+        };
+        skip_ws(&mut i);
+        let paren = b.get(i) == Some(&b'(');
+        if paren {
+            i += 1;
+            skip_ws(&mut i);
+        }
+        let mut derefs = 0usize;
+        while b.get(i) == Some(&b'*') {
+            derefs += 1;
+            i += 1;
+            skip_ws(&mut i);
+        }
+        let id_start = i;
+        while i < b.len() && ident::is_byte(b[i]) {
+            i += 1;
+        }
+        if i == id_start || b[id_start].is_ascii_digit() {
+            continue;
+        }
+        let id = &len[id_start..i];
+        skip_ws(&mut i);
+        if paren {
+            if b.get(i) != Some(&b')') {
+                continue; // `sizeof(e->x)`, `sizeof(struct x)`: not a bare local
+            }
+            i += 1;
+        } else if b
+            .get(i)
+            .is_some_and(|&c| c == b'-' || c == b'.' || c == b'[')
+        {
+            continue;
+        }
+        let Some((base, ptrs)) = declared_type(pf, d, id) else {
+            if derefs > 0 {
+                return None; // `*id` of something that is not a local: unknown
+            }
+            continue; // a type name (`sizeof(u64)`)
+        };
+        if derefs > ptrs {
+            return None;
+        }
+        out.push_str(&len[pos..t.start]);
+        out.push_str(&format!("sizeof({base}{})", "*".repeat(ptrs - derefs)));
+        pos = i;
+    }
+    out.push_str(&len[pos..]);
+    Some(out)
+}
+
+/// The declared type of local or parameter `name` of `d`: the base type as
+/// written (`struct skge_element`) and its pointer depth.
+fn declared_type(pf: &fgft_parse::ParsedFile, d: &FnDef, name: &str) -> Option<(String, usize)> {
+    let text = pf.text.as_str();
+    let root = pf.tree.root_node();
+    let def = root.descendant_for_byte_range(d.range.start, d.range.end)?;
+    let mut stack = vec![def];
+    while let Some(n) = stack.pop() {
+        let mut c = n.walk();
+        for ch in n.named_children(&mut c) {
+            stack.push(ch);
+        }
+        if !matches!(n.kind(), "declaration" | "parameter_declaration") {
+            continue;
+        }
+        let Some(ty) = n.child_by_field_name("type") else {
+            continue;
+        };
+        let mut c = n.walk();
+        for decl in n.children_by_field_name("declarator", &mut c) {
+            let mut t = decl;
+            let mut ptrs = 0;
+            loop {
+                match t.kind() {
+                    "init_declarator" => t = t.child_by_field_name("declarator")?,
+                    "pointer_declarator" => {
+                        ptrs += 1;
+                        t = t.child_by_field_name("declarator")?;
+                    }
+                    _ => break,
+                }
+            }
+            if t.kind() == "identifier" && &text[t.byte_range()] == name {
+                let base: String = text[ty.byte_range()]
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                return Some((base, ptrs));
+            }
+        }
     }
     None
 }
@@ -689,26 +862,54 @@ fn member_holding(
 
 /// The one value local `name` is given in `d` (`size_t size = expr;` or
 /// `size = expr;`), when every assignment gives the same text.
-fn local_value(pf: &fgft_parse::ParsedFile, d: &FnDef, name: &str) -> Option<String> {
+/// The value local `name` has at byte `at` of `d`: its one value, or, when
+/// it is given several, the last one given before `at` on the way there
+/// (not in a branch or loop `at` is outside of: `size = A; alloc(size);
+/// size = B; alloc(size);`).
+fn local_value(pf: &fgft_parse::ParsedFile, d: &FnDef, name: &str, at: usize) -> Option<String> {
     let text = pf.text.as_str();
     let body = pf
         .tree
         .root_node()
         .descendant_for_byte_range(d.body.start, d.body.end)?;
-    let mut vals: Vec<String> = local_values(body, text, name)?
-        .iter()
-        .map(|v| {
-            text[v.byte_range()]
-                .split_whitespace()
-                .collect::<Vec<_>>()
-                .join(" ")
-        })
-        .collect();
+    let spelled = |v: &Node<'_>| {
+        text[v.byte_range()]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let nodes = local_values(body, text, name)?;
+    let mut vals: Vec<String> = nodes.iter().map(spelled).collect();
+    vals.sort();
     vals.dedup();
-    match vals.as_slice() {
-        [one] => Some(one.clone()),
-        _ => None,
+    if let [one] = vals.as_slice() {
+        return Some(one.clone());
     }
+    let last = nodes
+        .iter()
+        .filter(|v| v.end_byte() <= at)
+        .max_by_key(|v| v.start_byte())?;
+    let mut up = last.parent();
+    while let Some(n) = up {
+        if n.id() == body.id() {
+            break;
+        }
+        let branch = matches!(
+            n.kind(),
+            "if_statement"
+                | "for_statement"
+                | "while_statement"
+                | "do_statement"
+                | "switch_statement"
+                | "case_statement"
+                | "conditional_expression"
+        );
+        if branch && !(n.start_byte() <= at && at < n.end_byte()) {
+            return None;
+        }
+        up = n.parent();
+    }
+    Some(spelled(last))
 }
 
 #[cfg(test)]

@@ -539,8 +539,24 @@ fn tu_header(src: &Sources<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> St
     );
     let _ = writeln!(s, "#ifndef {guard}\n#define {guard}\n");
     let _ = writeln!(s, "#include \"fgft_{}_sfi.h\"\n", plan.driver);
-    // Files visible from this unit: its .c files and the headers.
+    // Files visible from this unit: its .c files and the headers it
+    // includes, transitively (a header whose includers are not known is
+    // taken as visible).
     let unit: BTreeSet<FileId> = files.iter().copied().collect();
+    let mut visible = unit.clone();
+    loop {
+        let more: Vec<FileId> = (0..src.files.len())
+            .filter(|h| !visible.contains(h) && src.files[*h].role == FileRole::Header)
+            .filter(|&h| {
+                let by = &src.files[h].included_by;
+                by.is_empty() || by.iter().any(|i| visible.contains(i))
+            })
+            .collect();
+        if more.is_empty() {
+            break;
+        }
+        visible.extend(more);
+    }
     for f in &plan.sfi_fns {
         let defs = prog.defs(f);
         let Some(&first) = defs.first() else { continue };
@@ -549,11 +565,11 @@ fn tu_header(src: &Sources<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> St
             continue;
         }
         let here = defs.iter().any(|&i| unit.contains(&prog.fns[i].file));
-        // Non-static closure functions declared in a header visible here.
-        let hdr_proto = prog
-            .protos
-            .iter()
-            .any(|p| p.name == *f && src.files[p.file].role == FileRole::Header);
+        // Non-static closure functions declared in a header visible here
+        // (a unit that does not include the header cannot name them).
+        let hdr_proto = prog.protos.iter().any(|p| {
+            p.name == *f && src.files[p.file].role == FileRole::Header && visible.contains(&p.file)
+        });
         if !here && (!hdr_proto || d.is_static) {
             continue;
         }

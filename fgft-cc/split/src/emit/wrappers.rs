@@ -3,7 +3,7 @@
 //! macros that send SFI calls to them, and the SFI module's own runtime file
 //! (table of main-module addresses, object translation, init/exit).
 
-use crate::plan::table::{ApiEntry, ArgSpec, Table};
+use crate::plan::table::{ApiEntry, ArgSpec, LockKind, Table};
 use crate::plan::Plan;
 use fgft_base::{ident, lex};
 use std::collections::BTreeSet;
@@ -334,6 +334,12 @@ pub(crate) fn sfi_rt(
             headers.insert(h.clone());
         }
     }
+    let releases = release_fns(plan, table);
+    for r in &releases {
+        if let Some(h) = table.apis.get(r).and_then(|e| e.header.as_ref()) {
+            headers.insert(h.clone());
+        }
+    }
     headers.extend(table.globals.values().cloned());
     for h in &headers {
         let _ = writeln!(s, "#include <{h}>");
@@ -346,6 +352,9 @@ pub(crate) fn sfi_rt(
     translation_helpers(&mut s, d, plan, table);
     grant_fn(&mut s, d, table);
     stack_guard(&mut s);
+    for r in &releases {
+        release_fn(&mut s, &table.apis[r]);
+    }
     for w in &plan.wrapped {
         if let Some(e) = table.apis.get(w) {
             wrapper(&mut s, d, e, plan.callbacks.get(w));
@@ -506,6 +515,14 @@ fn check_arg(s: &mut String, d: &str, p: &crate::plan::table::WParam) {
         ArgSpec::In(l) => checked("FGFT_R", l),
         ArgSpec::InOut(l) => checked("FGFT_RW", l),
         ArgSpec::Str => format!("\tfgft_sfi_{d}_str({});", p.name),
+        ArgSpec::Shadow(t) => fgft_stubs::wrap_call(
+            1,
+            &format!(
+                "{} = fgft_shadow(fgft_current(), {}, sizeof({t}))",
+                p.name, p.name
+            ),
+            ";",
+        ),
         // An MMIO or port cookie: checked for range, never read.
         _ if p.ty.contains("__iomem") => format!("\tfgft_iomem_check({});", p.name),
         _ => return,
@@ -634,8 +651,99 @@ fn call_args(e: &ApiEntry) -> String {
     args.join(", ")
 }
 
+/// The unlock functions the runtime calls for `lock = "call"` locks of the
+/// wrapped functions (each lock's `release`, each unlock itself), sorted.
+fn release_fns(plan: &Plan, table: &Table) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for w in &plan.wrapped {
+        let Some(e) = table.apis.get(w) else { continue };
+        if e.lock == Some(LockKind::Call) {
+            out.extend(e.release.iter().cloned());
+        }
+        if e.unlock == Some(LockKind::Call) {
+            out.insert(e.name.clone());
+        }
+    }
+    out.retain(|r| table.apis.contains_key(r));
+    out
+}
+
+fn release_name(unlock: &str) -> String {
+    format!("fgft_release_{unlock}")
+}
+
+/// `static void fgft_release_up(void *arg)`: the call the runtime makes to
+/// release a `lock = "call"` lock (at the end, or on abort).
+fn release_fn(s: &mut String, u: &ApiEntry) {
+    let _ = writeln!(
+        s,
+        "/* fgft: releases a lock taken through a kernel function: {}() */",
+        u.name
+    );
+    let _ = writeln!(s, "static void {}(void *arg)\n{{", release_name(&u.name));
+    if u.params.is_empty() {
+        let _ = writeln!(s, "\t{}();", u.name);
+    } else {
+        let _ = writeln!(s, "\t{}(arg);", u.name);
+    }
+    s.push_str("}\n\n");
+}
+
+/// A `lock = "call"` lock or unlock: the real function takes it, the
+/// runtime keeps it to the end and releases it with the unlock function.
+fn call_lock_body(s: &mut String, e: &ApiEntry) {
+    let key = e
+        .lock_arg
+        .clone()
+        .or_else(|| {
+            wparams(e)
+                .iter()
+                .find(|p| p.kind == ArgSpec::Kobj)
+                .map(|p| format!("(void *){}", p.name))
+        })
+        .unwrap_or_else(|| "NULL".into());
+    if e.unlock.is_some() {
+        let _ = writeln!(
+            s,
+            "\tfgft_call_unlock(txn, {key}, {});",
+            release_name(&e.name)
+        );
+        return;
+    }
+    let rel = release_name(e.release.as_deref().unwrap_or_default());
+    let call = format!("{}({})", e.name, call_args(e));
+    let held = match e.lock_ok.as_deref() {
+        Some("ret") => " 1",
+        Some(_) => " 0",
+        None => "",
+    };
+    let _ = writeln!(
+        s,
+        "\tif (!fgft_call_lock(txn, {key}, {rel}))\n\t\treturn{held};"
+    );
+    match e.lock_ok.as_deref() {
+        None => {
+            let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &call, ";"));
+            let _ = writeln!(s, "\tfgft_call_locked(txn, {key}, {rel});");
+        }
+        Some(ok) => {
+            let _ = writeln!(
+                s,
+                "{}",
+                fgft_stubs::wrap_call(1, &format!("ret = {call}"), ";")
+            );
+            let _ = writeln!(s, "\tif ({ok})\n\t\tfgft_call_locked(txn, {key}, {rel});");
+            s.push_str("\treturn ret;\n");
+        }
+    }
+}
+
 /// A lock or unlock: the runtime takes or releases it for the transaction.
 fn lock_body(s: &mut String, e: &ApiEntry) {
+    if e.lock.or(e.unlock) == Some(LockKind::Call) {
+        call_lock_body(s, e);
+        return;
+    }
     let params = wparams(e);
     let mut lock_arg = e.lock_arg.clone().unwrap_or_else(|| {
         params
@@ -820,6 +928,9 @@ mod tests {
             lock: None,
             unlock: None,
             lock_arg: None,
+            release: None,
+            lock_ok: None,
+            callbacks: Vec::new(),
             raw: false,
             shared_memory: false,
             note: None,

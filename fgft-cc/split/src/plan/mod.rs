@@ -569,19 +569,18 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
 /// The wrapped kernel functions that may call back into the driver: a
 /// parameter points to a kernel record with function members the driver
 /// stores its functions into (`mii_ethtool_set_link_ksettings` calls the
-/// driver's `mdio_read` through `struct mii_if_info`).  Needs the kernel's
-/// headers (--kdir).
+/// driver's `mdio_read` through `struct mii_if_info`; needs the kernel's
+/// headers, --kdir), or the table says which driver callbacks it calls
+/// (`callbacks = ["ndo_stop"]` of `dev_close`) and the driver stores one.
 fn callbacks(inp: &Inputs<'_>, wrapped: &BTreeSet<String>) -> BTreeMap<String, String> {
     let mut out = BTreeMap::new();
-    let Some(k) = inp.kernel else {
-        return out;
-    };
     for w in wrapped {
         let Some(e) = inp.table.apis.get(w) else {
             continue;
         };
         let mut why = Vec::new();
-        for p in &e.params {
+        for p in e.params.iter().filter(|_| inp.kernel.is_some()) {
+            let Some(k) = inp.kernel else { break };
             let t = fgft_facts::ctype::from_text(&p.ty);
             if !t.is_pointer() {
                 continue;
@@ -596,6 +595,15 @@ fn callbacks(inp: &Inputs<'_>, wrapped: &BTreeSet<String>) -> BTreeMap<String, S
             if !fns.is_empty() {
                 why.push(format!("struct {tag}: {}", fns.join(", ")));
             }
+        }
+        let named: Vec<&str> = e
+            .callbacks
+            .iter()
+            .filter(|m| inp.icalls.stored_fns.contains_key(*m))
+            .map(String::as_str)
+            .collect();
+        if !named.is_empty() {
+            why.push(format!("compensations.toml: {}", named.join(", ")));
         }
         if !why.is_empty() {
             out.insert(w.clone(), why.join("; "));

@@ -80,6 +80,10 @@ struct EntryRaw {
     lock: Option<String>,
     unlock: Option<String>,
     lock_arg: Option<String>,
+    release: Option<String>,
+    lock_ok: Option<String>,
+    #[serde(default)]
+    callbacks: Vec<String>,
     #[serde(default)]
     raw: bool,
     memory: Option<String>,
@@ -119,6 +123,12 @@ pub enum ArgSpec {
     /// An lvalue the kernel macro assigns (`flags` of spin_lock_irqsave):
     /// set to 0 at the call site and not passed.
     Lvalue,
+    /// SFI memory of this type the kernel keeps a pointer to after the call
+    /// (`init_wait_entry(&__wq_entry)` of a wait on the stack): the kernel
+    /// gets a stand-in that lives to the end of the transaction, keyed by
+    /// the address, so an abort never leaves the kernel pointing into a
+    /// dead stack frame.
+    Shadow(String),
 }
 
 /// Which runtime lock tracker a lock or unlock function goes through.
@@ -134,6 +144,10 @@ pub enum LockKind {
     Rcu,
     /// `local_bh_disable` / `local_bh_enable`: no lock word, nests.
     Bh,
+    /// A lock taken and released by kernel functions the runtime has no
+    /// primitive for (`netif_tx_lock_bh`, `down`): the wrapper calls the
+    /// real function, the runtime calls the entry's `release` function.
+    Call,
 }
 
 impl LockKind {
@@ -159,6 +173,8 @@ impl LockKind {
             (LockKind::Rcu, true) => "fgft_rcu_read_unlock",
             (LockKind::Bh, false) => "fgft_local_bh_disable",
             (LockKind::Bh, true) => "fgft_local_bh_enable",
+            (LockKind::Call, false) => "fgft_call_lock",
+            (LockKind::Call, true) => "fgft_call_unlock",
         }
     }
 }
@@ -172,6 +188,7 @@ fn lock_kind(s: &str) -> Option<LockKind> {
         "mutex" => LockKind::Mutex,
         "rcu" => LockKind::Rcu,
         "bh" => LockKind::Bh,
+        "call" => LockKind::Call,
         _ => return None,
     })
 }
@@ -206,6 +223,14 @@ pub struct ApiEntry {
     /// The lock, as a C expression over the parameters (default: the first
     /// kernel-object parameter).
     pub lock_arg: Option<String>,
+    /// `lock = "call"`: the table's unlock function that releases it.
+    pub release: Option<String>,
+    /// `lock = "call"` returning a value: `!ret` (0 is success, as for
+    /// `down_interruptible`) or `ret` (non-zero is, as for trylocks).
+    pub lock_ok: Option<String>,
+    /// Members of the driver's ops structs the function calls (`ndo_stop`
+    /// of `dev_close`): a callback point when the driver stores into one.
+    pub callbacks: Vec<String>,
     /// A raw_spinlock_t: tracked as the spinlock_t it is laid out like.
     pub raw: bool,
     /// `memory = "shared"`: what the call returns is device-visible memory
@@ -279,7 +304,32 @@ impl Table {
                 t.apis.insert(name, e);
             }
         }
+        for src in sources {
+            t.check_releases(src)?;
+        }
         Ok(t)
+    }
+
+    /// Each `release` of the entries `src` defines names an entry with
+    /// `unlock = "call"` that takes at most the lock's one pointer.
+    fn check_releases(&self, src: &TableSource) -> Result<(), Error> {
+        let me = src.display(TABLE_NAME);
+        for e in self.apis.values().filter(|e| e.source == me) {
+            let Some(r) = &e.release else { continue };
+            let ok = self.apis.get(r).is_some_and(|u| {
+                u.unlock == Some(LockKind::Call)
+                    && u.params.len() <= 1
+                    && u.params.iter().all(|p| p.kind == ArgSpec::Kobj)
+            });
+            if !ok {
+                return Err(located(
+                    src,
+                    r,
+                    format!("api `{}`: release `{r}` is not an entry with `unlock = \"call\"` taking at most the lock (one pointer)", e.name),
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The analysis' view of the table.
@@ -297,7 +347,9 @@ impl Table {
                             (
                                 p.name.clone(),
                                 match &p.kind {
-                                    ArgSpec::Val | ArgSpec::Lvalue => ArgKind::Val,
+                                    ArgSpec::Val | ArgSpec::Lvalue | ArgSpec::Shadow(_) => {
+                                        ArgKind::Val
+                                    }
                                     ArgSpec::Kobj => ArgKind::Kobj,
                                     ArgSpec::Out(l) => ArgKind::Out(l.clone()),
                                     ArgSpec::In(l) => ArgKind::In(l.clone()),
@@ -378,6 +430,9 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         lock,
         unlock,
         lock_arg: raw.lock_arg,
+        release: raw.release,
+        lock_ok: raw.lock_ok,
+        callbacks: raw.callbacks,
         raw: raw.raw,
         shared_memory,
         note: raw.note,
@@ -516,7 +571,7 @@ fn locks_of(
                     src,
                     o,
                     format!(
-                        "api `{name}`: unknown lock kind `{o}` (spin, spin_irqsave, spin_irqrestore, spin_irq, spin_bh, mutex, rcu, bh)"
+                        "api `{name}`: unknown lock kind `{o}` (spin, spin_irqsave, spin_irqrestore, spin_irq, spin_bh, mutex, rcu, bh, call)"
                     ),
                 )
             }),
@@ -524,6 +579,43 @@ fn locks_of(
     };
     let lock = lock_of(&raw.lock)?;
     let unlock = lock_of(&raw.unlock)?;
+    let here = format!("[api.{name}]");
+    let call = lock.or(unlock) == Some(LockKind::Call);
+    if call && lock.is_some() && raw.release.is_none() {
+        return Err(located(
+            src,
+            &here,
+            format!("api `{name}`: a `lock = \"call\"` function needs `release`, the table's unlock function that releases it"),
+        ));
+    }
+    if raw.release.is_some() && !(call && lock.is_some()) {
+        return Err(located(
+            src,
+            &here,
+            format!("api `{name}`: `release` belongs to a `lock = \"call\"` entry"),
+        ));
+    }
+    let void = params_ret_void(raw);
+    match raw.lock_ok.as_deref() {
+        None if call && lock.is_some() && !void => {
+            return Err(located(
+                src,
+                &here,
+                format!("api `{name}`: a lock function that returns a value needs `lock_ok`: \"!ret\" (0 means taken) or \"ret\" (non-zero means taken)"),
+            ))
+        }
+        Some(o) if !(call && lock.is_some()) || void || !matches!(o, "!ret" | "ret") => {
+            return Err(located(
+                src,
+                o,
+                format!("api `{name}`: `lock_ok` is \"!ret\" or \"ret\", for a `lock = \"call\"` function that returns a value"),
+            ))
+        }
+        _ => {}
+    }
+    if call {
+        return Ok((lock, unlock));
+    }
     let section = lock.or(unlock).is_some_and(LockKind::is_section);
     if (lock.is_some() || unlock.is_some())
         && !section
@@ -537,6 +629,14 @@ fn locks_of(
         ));
     }
     Ok((lock, unlock))
+}
+
+/// Whether the entry's prototype returns `void`.
+fn params_ret_void(raw: &EntryRaw) -> bool {
+    raw.proto.as_deref().is_some_and(|p| {
+        let head = p.split('(').next().unwrap_or("");
+        head.split_whitespace().next() == Some("void") && !head.contains('*')
+    })
 }
 
 type Grants = (Option<(String, String)>, Vec<(String, String, String)>);
@@ -635,7 +735,9 @@ fn parse_arg(s: &str) -> Option<ArgSpec> {
         "func" => ArgSpec::Func,
         "lvalue" => ArgSpec::Lvalue,
         _ => {
-            if let Some(l) = inner("inout") {
+            if let Some(t) = inner("shadow") {
+                ArgSpec::Shadow(t)
+            } else if let Some(l) = inner("inout") {
                 ArgSpec::InOut(l)
             } else if let Some(l) = inner("out") {
                 ArgSpec::Out(l)

@@ -5,7 +5,7 @@
 use super::uses::ParamUse;
 use super::{bare_tag, Inputs, Use, Uses};
 use crate::diag::Located;
-use fgft_annotations::{Access, HintKind, HintTarget};
+use fgft_annotations::{Access, HintKind, HintSource, HintTarget};
 use fgft_base::ident;
 use fgft_facts::ctype::CType;
 use fgft_facts::model::{AccessKind, PtrUseKind, Relation, Site};
@@ -417,8 +417,18 @@ impl TypeBuilder<'_, '_> {
                 *writes = true;
             }
             // Hints on this member.
-            let hint =
-                bare_tag(t).and_then(|tag| self.inp.ann.field_hints(&tag, m).next().cloned());
+            // A hint inferred from one object's allocation counts only
+            // where the member is indexed.
+            let hint = bare_tag(t).and_then(|tag| {
+                self.inp
+                    .ann
+                    .field_hints(&tag, m)
+                    .find(|h| {
+                        u.array_use.is_some()
+                            || !matches!(h.source, HintSource::InferredObject { .. })
+                    })
+                    .cloned()
+            });
             let how = if let Some(h) = &hint {
                 self.used.insert(super::hints::describe(h));
                 self.field_hinted(h, t, m, &fty, prefix, u)

@@ -3,7 +3,10 @@
  * A virtual net driver for the split tests that needs no hint: what the
  * kernel hands its ethtool entry points is sized by fgft's contracts, and
  * its rings by the allocation sites below (kcalloc, a local's value,
- * dma_alloc_coherent for the descriptors).
+ * dma_alloc_coherent for the descriptors).  The sites are written as
+ * upstream drivers write them: a local given two values, sizeof of a local
+ * pointer, a pointer into another ring's memory (desc + K), a volatile
+ * status word the device writes; and a macro defined inside a function.
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -13,6 +16,7 @@
 #include <linux/vmalloc.h>
 
 #define RINGDEMO_NREGS 8
+#define RINGDEMO_LO 4
 #define RINGDEMO_EEPROM_LEN 64
 
 struct ringdemo_desc {
@@ -29,7 +33,11 @@ struct ringdemo_ring {
 	unsigned int count;
 	struct ringdemo_buf *buf;
 	struct ringdemo_desc *desc;
+	/* The descriptors past the first RINGDEMO_LO. */
+	struct ringdemo_desc *hi;
+	volatile __le32 *status;
 	dma_addr_t dma;
+	dma_addr_t status_dma;
 };
 
 struct ringdemo {
@@ -51,6 +59,7 @@ static const char ringdemo_test_names[][ETH_GSTRING_LEN] = {
 
 static int ringdemo_alloc_ring(struct ringdemo_ring *r, unsigned int count)
 {
+	struct ringdemo_desc *d;
 	size_t size;
 
 	r->count = count;
@@ -59,9 +68,16 @@ static int ringdemo_alloc_ring(struct ringdemo_ring *r, unsigned int count)
 	if (!r->buf)
 		return -ENOMEM;
 	/* The fixture is built and split, never loaded: no device here. */
-	r->desc = dma_alloc_coherent(NULL, r->count * sizeof(struct ringdemo_desc),
-				     &r->dma, GFP_KERNEL);
+	size = r->count * sizeof(*d);
+	r->desc = dma_alloc_coherent(NULL, size, &r->dma, GFP_KERNEL);
 	if (!r->desc) {
+		vfree(r->buf);
+		return -ENOMEM;
+	}
+	r->hi = r->desc + RINGDEMO_LO;
+	r->status = dma_alloc_coherent(NULL, sizeof(*r->status), &r->status_dma, GFP_KERNEL);
+	if (!r->status) {
+		dma_free_coherent(NULL, size, r->desc, r->dma);
 		vfree(r->buf);
 		return -ENOMEM;
 	}
@@ -93,6 +109,9 @@ static void ringdemo_free(struct ringdemo *rd)
 	for (i = 0; i < rd->nrings; i++) {
 		struct ringdemo_ring *r = &rd->rings[i];
 
+		if (r->status)
+			dma_free_coherent(NULL, sizeof(*r->status), (void *)r->status,
+					  r->status_dma);
 		if (r->desc)
 			dma_free_coherent(NULL, r->count * sizeof(struct ringdemo_desc),
 					  r->desc, r->dma);
@@ -197,9 +216,16 @@ static void ringdemo_get_ethtool_stats(struct net_device *dev, struct ethtool_st
 				       u64 *data)
 {
 	struct ringdemo *rd = netdev_priv(dev);
+	static const int at[] = {
+#define RINGDEMO_STAT(i) (i)
+		RINGDEMO_STAT(0),
+		RINGDEMO_STAT(1),
+#undef RINGDEMO_STAT
+	};
+	int i;
 
-	data[0] = rd->stats[0];
-	data[1] = rd->stats[1];
+	for (i = 0; i < ARRAY_SIZE(at); i++)
+		data[i] = rd->stats[at[i]];
 }
 
 /* Walks every ring's bookkeeping and descriptors. */
@@ -216,6 +242,8 @@ static void ringdemo_self_test(struct net_device *dev, struct ethtool_test *test
 			seen += r->buf[j].bytes;
 			r->desc[j].len = cpu_to_le32(0);
 		}
+		r->hi[0].addr = cpu_to_le32(0);
+		seen += le32_to_cpu(*r->status);
 	}
 	data[0] = seen;
 	test->flags = 0;
