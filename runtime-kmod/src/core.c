@@ -826,6 +826,12 @@ void *fgft_shadow(struct fgft_txn *txn, void *p, size_t size)
 
 	if (IS_ERR_OR_NULL(txn) || !p)
 		return p;
+	/*
+	 * Only the stack dies with the body: memory elsewhere (a wait entry
+	 * in the driver's object) is the kernel object it is, or its copy's.
+	 */
+	if (!object_is_on_stack(p))
+		return fgft_kobj(txn, p);
 	sh = fgft_objtrack_find(&txn->objs, p);
 	if (sh)
 		return sh;

@@ -206,8 +206,10 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p);
  * entry on the SFI stack.  One per address, alive to the end of the
  * transaction; made on first use from what @p holds, pointers into @p moved
  * to the same offset in the stand-in (a list head's self-links).  An abort
- * so never leaves the kernel pointing into a dead stack frame.  Outside a
- * transaction, @p; no memory fails the running body (FGFT_CAUSE_EXPLICIT).
+ * so never leaves the kernel pointing into a dead stack frame.  Memory not
+ * on the stack is handed over as fgft_kobj() does (the original of a copy);
+ * outside a transaction, @p; no memory fails the running body
+ * (FGFT_CAUSE_EXPLICIT).
  */
 void *fgft_shadow(struct fgft_txn *txn, void *p, size_t size);
 
