@@ -940,6 +940,34 @@ impl Walker<'_, '_> {
         Info::default()
     }
 
+    /// Whether the callee `func` of a call reads as casts: `(T)` with `T` a
+    /// name that is no local, parameter, global or function (a type name),
+    /// or such a cast applied to another (`(__u32)(__le32)`).
+    fn is_cast_chain(&self, pf: &ParsedFile, func: Node<'_>) -> bool {
+        let type_name = |n: Node<'_>| {
+            n.kind() == "identifier" && {
+                let name = pf.node_text(n);
+                self.lookup(name).is_none()
+                    && !self.prog.is_fn(name)
+                    && self.prog.global(name).is_none()
+            }
+        };
+        match func.kind() {
+            "parenthesized_expression" => {
+                func.named_child_count() == 1 && func.named_child(0).is_some_and(type_name)
+            }
+            "call_expression" => {
+                let inner = func.child_by_field_name("function");
+                let args = func.child_by_field_name("arguments");
+                inner.is_some_and(|f| self.is_cast_chain(pf, f))
+                    && args.is_some_and(|a| {
+                        a.named_child_count() == 1 && a.named_child(0).is_some_and(type_name)
+                    })
+            }
+            _ => false,
+        }
+    }
+
     /// Records a call through a pointer: its arguments walked, the
     /// functions they name, where the pointer comes from.
     fn indirect_call(
@@ -1037,6 +1065,15 @@ impl Walker<'_, '_> {
                 self.expr(pf, *a, Ctx::Read);
             }
             return Info::default();
+        }
+        if self.is_cast_chain(pf, func) {
+            // `(__u32)(__le32)(x)`: casts to type names tree-sitter does not
+            // know (a kernel helper's `__force` casts), not calls.
+            let mut last = Info::default();
+            for a in &arg_nodes {
+                last = self.expr(pf, *a, Ctx::Read);
+            }
+            return last;
         }
         if func.kind() != "identifier" {
             // Through a pointer (`ops->f(x)`, `(*fp)(x)`): where the pointer

@@ -611,13 +611,17 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
     if !plan.entries.is_empty() {
         s.push('\n');
     }
-    // Stubs compiled in another unit than their entry's, and the
-    // originals they call with isolation off.
-    for e in plan.entries.iter().filter(|e| e.home.is_some()) {
-        for name in [Some(e.spec.stub_name()), e.spec.orig.clone()]
-            .into_iter()
-            .flatten()
-        {
+    // Stubs other units name (an entry that is not static, as the
+    // driver's ops struct in another unit takes it), and stubs compiled in
+    // another unit than their entry's with the originals they call with
+    // isolation off.
+    for e in plan
+        .entries
+        .iter()
+        .filter(|e| e.home.is_some() || !e.spec.is_static)
+    {
+        let orig = e.home.and(e.spec.orig.clone());
+        for name in [Some(e.spec.stub_name()), orig].into_iter().flatten() {
             let sig = fgft_stubs::signature(&e.spec.ret, &name, &e.spec.params);
             let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &sig, ";"));
         }

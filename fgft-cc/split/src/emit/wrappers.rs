@@ -329,15 +329,12 @@ pub(crate) fn sfi_rt(
     headers.insert("linux/module.h".into());
     headers.insert("linux/kernel.h".into());
     headers.insert("linux/string.h".into());
-    for w in &plan.wrapped {
-        if let Some(h) = table.apis.get(w).and_then(|e| e.header.as_ref()) {
-            headers.insert(h.clone());
-        }
-    }
     let releases = release_fns(plan, table);
-    for r in &releases {
-        if let Some(h) = table.apis.get(r).and_then(|e| e.header.as_ref()) {
-            headers.insert(h.clone());
+    for n in plan.wrapped.iter().chain(&releases) {
+        if let Some(h) = table.apis.get(n).and_then(|e| e.header.as_ref()) {
+            // `header = "pcmcia/cistpl.h pcmcia/ds.h"`: a header with the
+            // ones it needs (the include block is sorted by name).
+            headers.extend(h.split_whitespace().map(str::to_string));
         }
     }
     headers.extend(table.globals.values().cloned());

@@ -5,6 +5,8 @@
  * (down()/up(), netif_tx_lock_bh()), wait on a wait queue with
  * wait_event_timeout() (a wait entry on the SFI stack), and close and open
  * the device around a ring change (dev_close() calls back into ndo_stop).
+ * The entry points are not static: the ethtool_ops that holds them is in
+ * the other unit, lockdemo_ethtool.c.
  */
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -13,14 +15,7 @@
 #include <linux/semaphore.h>
 #include <linux/wait.h>
 
-struct lockdemo {
-	struct net_device *dev;
-	struct semaphore sem;
-	wait_queue_head_t wq;
-	u32 ready;
-	u32 rx_pending;
-	u32 msg_enable;
-};
+#include "lockdemo.h"
 
 static int lockdemo_open(struct net_device *dev)
 {
@@ -45,7 +40,7 @@ static const struct net_device_ops lockdemo_netdev_ops = {
 };
 
 /* Under the driver's semaphore, as drivers that sleep for their device do. */
-static u32 lockdemo_get_msglevel(struct net_device *dev)
+u32 lockdemo_get_msglevel(struct net_device *dev)
 {
 	struct lockdemo *ld = netdev_priv(dev);
 	u32 v;
@@ -57,7 +52,7 @@ static u32 lockdemo_get_msglevel(struct net_device *dev)
 	return v;
 }
 
-static void lockdemo_set_msglevel(struct net_device *dev, u32 v)
+void lockdemo_set_msglevel(struct net_device *dev, u32 v)
 {
 	struct lockdemo *ld = netdev_priv(dev);
 
@@ -70,7 +65,7 @@ static void lockdemo_set_msglevel(struct net_device *dev, u32 v)
 }
 
 /* Waits for the (virtual) device to be ready, at most a jiffy. */
-static int lockdemo_nway_reset(struct net_device *dev)
+int lockdemo_nway_reset(struct net_device *dev)
 {
 	struct lockdemo *ld = netdev_priv(dev);
 
@@ -79,7 +74,7 @@ static int lockdemo_nway_reset(struct net_device *dev)
 	return 0;
 }
 
-static void lockdemo_get_ringparam(struct net_device *dev, struct ethtool_ringparam *ring,
+void lockdemo_get_ringparam(struct net_device *dev, struct ethtool_ringparam *ring,
 				   struct kernel_ethtool_ringparam *kring,
 				   struct netlink_ext_ack *extack)
 {
@@ -89,7 +84,7 @@ static void lockdemo_get_ringparam(struct net_device *dev, struct ethtool_ringpa
 	ring->rx_pending = ld->rx_pending;
 }
 
-static int lockdemo_set_ringparam(struct net_device *dev, struct ethtool_ringparam *ring,
+int lockdemo_set_ringparam(struct net_device *dev, struct ethtool_ringparam *ring,
 				  struct kernel_ethtool_ringparam *kring,
 				  struct netlink_ext_ack *extack)
 {
@@ -103,14 +98,6 @@ static int lockdemo_set_ringparam(struct net_device *dev, struct ethtool_ringpar
 		return dev_open(dev, extack);
 	return 0;
 }
-
-static const struct ethtool_ops lockdemo_ethtool_ops = {
-	.get_msglevel = lockdemo_get_msglevel,
-	.set_msglevel = lockdemo_set_msglevel,
-	.nway_reset = lockdemo_nway_reset,
-	.get_ringparam = lockdemo_get_ringparam,
-	.set_ringparam = lockdemo_set_ringparam,
-};
 
 static struct net_device *lockdemo_dev;
 
