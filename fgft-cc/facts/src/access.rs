@@ -1235,9 +1235,19 @@ impl Walker<'_, '_> {
                     names: m.params.iter().map(|p| p.0.clone()).collect(),
                     variadic: None,
                 };
+                // Arguments parenthesized (the model is an expression), but
+                // a bare name as it is: a model may paste it
+                // (`stats.__##FIELD` of DEV_STATS_READ).
                 let args: Vec<String> = arg_nodes
                     .iter()
-                    .map(|a| format!("({})", pf.node_text(*a)))
+                    .map(|a| {
+                        let t = pf.node_text(*a);
+                        if !t.is_empty() && t.bytes().all(fgft_base::ident::is_byte) {
+                            t.to_string()
+                        } else {
+                            format!("({t})")
+                        }
+                    })
                     .collect();
                 let text = macros::expand(&params, model_text, &args);
                 self.in_header += usize::from(m.header);

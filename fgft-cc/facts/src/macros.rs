@@ -251,6 +251,17 @@ mod tests {
     }
 
     #[test]
+    fn pastes_onto_an_underscore_prefix() {
+        let m = p(&["DEV", "FIELD"], "(DEV, FIELD)");
+        let e = expand(
+            &m,
+            "atomic_long_read(&(DEV)->stats.__##FIELD)",
+            &["dev".into(), "tx_errors".into()],
+        );
+        assert_eq!(e, "atomic_long_read(&(dev)->stats.__tx_errors)");
+    }
+
+    #[test]
     fn gnu_variadic_comma() {
         let m = p(
             &["msglvl", "format", "arg", "..."],

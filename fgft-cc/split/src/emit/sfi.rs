@@ -570,10 +570,13 @@ fn tu_header(src: &Sources<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> St
         let hdr_proto = prog.protos.iter().any(|p| {
             p.name == *f && src.files[p.file].role == FileRole::Header && visible.contains(&p.file)
         });
+        // An exported function is declared in a kernel header the unit
+        // includes (`cdc_ncm_change_mtu` in linux/usb/cdc_ncm.h).
+        let kernel_proto = here && plan.exported_fns.contains(f);
         if !here && (!hdr_proto || d.is_static) {
             continue;
         }
-        if !d.is_static && hdr_proto {
+        if !d.is_static && (hdr_proto || kernel_proto) {
             let _ = writeln!(s, "extern typeof({f}) fgft_sfi_{f};");
         }
         let _ = writeln!(s, "#define {f} fgft_sfi_{f}");

@@ -126,6 +126,9 @@ pub struct Plan {
     /// take a kernel record whose function members the driver stores its
     /// own functions into.  Name -> why (`struct mii_if_info: mdio_read`).
     pub callbacks: BTreeMap<String, String>,
+    /// Closure functions the kernel's Module.symvers exports (with --kdir):
+    /// their prototypes are in a kernel header the unit includes.
+    pub exported_fns: BTreeSet<String>,
     /// Main-module functions and globals SFI code refers to by address.
     pub gtab: Vec<GtabEntry>,
     /// Every use of a `gtab` name in SFI code, by SFI function (sorted),
@@ -553,6 +556,14 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
         }
     }
     plan.callbacks = callbacks(inp, &plan.wrapped);
+    if let Some(k) = inp.kernel {
+        plan.exported_fns = plan
+            .sfi_fns
+            .iter()
+            .filter(|f| k.is_exported(f))
+            .cloned()
+            .collect();
+    }
     for e in &plan.entries {
         for g in &e.spec.globals {
             let w = plan
