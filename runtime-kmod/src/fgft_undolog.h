@@ -38,8 +38,8 @@ enum fgft_lock_kind {
 	FGFT_LOCK_SPIN_IRQ,
 	FGFT_LOCK_RCU,		/* rcu_read_lock(): no lock word, nests */
 	FGFT_LOCK_BH,		/* local_bh_disable(): no lock word, nests */
-	FGFT_LOCK_CALL,		/* a kernel lock function: a[0] its argument,
-				 * a[1] the function that releases it */
+	/* A kernel lock function: a[0] its argument, a[1] its release. */
+	FGFT_LOCK_CALL,
 };
 
 struct fgft_rec {
@@ -48,8 +48,8 @@ struct fgft_rec {
 	u8 unlock_pending;	/* LOCK: the body asked to unlock */
 	u8 released;
 	fgft_undo_fn fn;
-	unsigned long a[4];	/* LOCK / UNLOCK: a[0] lock, a[1] irq flags
-				 * (CALL: the release function) */
+	/* LOCK / UNLOCK: a[0] lock, a[1] irq flags (CALL: the release) */
+	unsigned long a[4];
 };
 
 struct fgft_undolog {
