@@ -27,6 +27,11 @@ pub fn kernel_calls(facts: &DriverFacts, closure: &Closure) -> Vec<ApiUse> {
         };
         for c in &ff.calls {
             if let CallTarget::Kernel(name) = &c.target {
+                // A compiler builtin (`__builtin_constant_p`, `__builtin_expect`)
+                // is compiled in place: no call into the kernel.
+                if name.starts_with("__builtin_") {
+                    continue;
+                }
                 let e = by.entry(name.clone()).or_insert_with(|| ApiUse {
                     name: name.clone(),
                     sites: Vec::new(),
