@@ -1146,6 +1146,19 @@ void fgft_mutex_lock(struct fgft_txn *txn, struct mutex *lock)
 }
 EXPORT_SYMBOL_GPL(fgft_mutex_lock);
 
+int fgft_mutex_trylock(struct fgft_txn *txn, struct mutex *lock)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return mutex_trylock(lock);
+	if (!lock_prepare(txn, lock))
+		return 1;
+	if (!mutex_trylock(lock))
+		return 0;
+	lock_record(txn, FGFT_LOCK_MUTEX, lock, 0);
+	return 1;
+}
+EXPORT_SYMBOL_GPL(fgft_mutex_trylock);
+
 /*
  * An unlock inside the transaction: a lock it took stays held until the end
  * (two-phase locking); one it did not take is released at the end.

@@ -211,7 +211,16 @@ impl Program {
                 p.typedefs.entry(n).or_insert(t);
             }
             for m in out.macros {
-                p.macros.entry(m.name.clone()).or_insert(m);
+                // First definition wins, except that a function-like one
+                // wins over an object-like one (`#ifdef DEBUG #define ASD
+                // hme_debug #else #define ASD(...) #endif`): the uses that
+                // matter are calls.
+                match p.macros.get(&m.name) {
+                    Some(o) if o.params.is_some() || m.params.is_none() => {}
+                    _ => {
+                        p.macros.insert(m.name.clone(), m);
+                    }
+                }
             }
             p.enumerators.extend(out.enumerators);
         }
@@ -572,9 +581,27 @@ fn nested_macros(pf: &ParsedFile, fid: FileId, root: Node<'_>, out: &mut Collect
             let hash = at + off;
             at = hash + 1;
             let line = memchr::memrchr(b'\n', &text[..hash]).map_or(0, |p| p + 1);
-            // A directive the rewrite blanked: `#` starts the line in the
-            // original, a blank stands there in what tree-sitter saw.
-            if !text[line..hash].iter().all(u8::is_ascii_whitespace) || hinted[hash] != b' ' {
+            // `#` starts the line in the original, and either the rewrite
+            // blanked it (a blank stands there in what tree-sitter saw) or
+            // tree-sitter swallowed it into an error node (a `#if 0` inside
+            // an initializer list takes the rest of the file with it).
+            if !text[line..hash].iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let in_error = || {
+                let mut n = root.descendant_for_byte_range(hash, hash + 1);
+                while let Some(x) = n {
+                    if x.kind() == "comment" {
+                        return false;
+                    }
+                    if x.is_error() {
+                        return true;
+                    }
+                    n = x.parent();
+                }
+                false
+            };
+            if hinted[hash] != b' ' && !in_error() {
                 continue;
             }
             let mut end = hash;
@@ -1069,4 +1096,46 @@ fn macro_def(pf: &ParsedFile, fid: FileId, n: Node<'_>) -> Option<MacroDef> {
         body: body.replace("\\\n", " "),
         line: n.start_position().row + 1,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn program(text: &str) -> Program {
+        let pf = fgft_parse::parse_text_with(
+            Path::new("d.h"),
+            text.to_string(),
+            &fgft_parse::Options::default(),
+        )
+        .unwrap();
+        Program::new(vec![pf])
+    }
+
+    #[test]
+    fn defines_inside_a_parse_error_are_read() {
+        // `#if 0` inside an initializer list: tree-sitter takes the rest of
+        // the header into one error node.
+        let p = program(
+            "#ifndef D_H\n#define D_H\n#define PRE(x) \\\n{ \"a\", 1, /* c */ \\\n  2}\n\
+             #ifdef USE_T\nstatic struct t tab[] = {\n\tPRE(1),\n#if 0\n//@@@ old\n#endif\n\
+             \t{ \"b\", 3, 4},\n};\n#endif\n#define LATE(x, y) (((y) << (x ## _SHIFT)))\n\
+             /* #define NOT_ONE(x) x */\n#endif\n",
+        );
+        let root = p.files[0].tree.root_node();
+        assert!(root.has_error(), "the case this test is for");
+        assert!(p.macros.contains_key("LATE"), "{:?}", p.macros.keys());
+        assert!(
+            !p.macros.contains_key("NOT_ONE"),
+            "a define in a comment is none"
+        );
+    }
+
+    #[test]
+    fn a_function_like_definition_wins_over_an_object_like_one() {
+        let p = program("#ifdef DBG\n#define ASD hme_debug\n#else\n#define ASD(...)\n#endif\n");
+        assert!(p.macros["ASD"].params.is_some());
+        let p = program("#ifdef DBG\n#define ASD(...)\n#else\n#define ASD hme_debug\n#endif\n");
+        assert!(p.macros["ASD"].params.is_some());
+    }
 }

@@ -150,7 +150,8 @@ pub fn preprocess_with(kdir: &Path, file: &Path, defines: bool) -> Result<String
     std::fs::write(
         scratch.path().join("Kbuild"),
         format!(
-            "obj-m := {stem}.o\n{}",
+            "obj-m := {stem}.o\n{}{}",
+            driver_ccflags(kdir, dir, stem),
             // The kernel's view is that of SFI code, which is compiled
             // with tracepoints out (NOTRACE).
             if defines {
@@ -178,6 +179,93 @@ pub fn preprocess_with(kdir: &Path, file: &Path, defines: bool) -> Result<String
     let from = format!("{}/", scratch.path().display());
     let to = format!("{}/", dir.display());
     Ok(text.replace(&from, &to))
+}
+
+/// The compiler flags the driver's own Kbuild files give this unit, as
+/// Kbuild lines for the scratch copy: `-I` of the unit's directory (its
+/// `#include "../other/x.h"` resolve from there, not from the copy), the
+/// directory Makefile's `ccflags-y`, `ccflags-$(CONFIG_X)` for options the
+/// kernel's `.config` sets and `CFLAGS_<unit>.o`, and the `subdir-ccflags`
+/// of the Makefiles above it; `$(src)`, `$(obj)` and `$(srctree)` are
+/// spelled out.
+fn driver_ccflags(kdir: &Path, dir: &Path, stem: &str) -> String {
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let config = std::fs::read_to_string(kdir.join(".config")).unwrap_or_default();
+    let set = |opt: &str| {
+        config
+            .lines()
+            .any(|l| l.strip_prefix(opt).is_some_and(|r| r == "=y" || r == "=m"))
+    };
+    let srctree = dir
+        .ancestors()
+        .find(|a| {
+            a.join("Kconfig").is_file() && a.join("arch").is_dir() && a.join("drivers").is_dir()
+        })
+        .map(Path::to_path_buf)
+        .unwrap_or_else(|| kdir.to_path_buf());
+    let mut out = format!("ccflags-y += -I{}\n", dir.display());
+    let mut at = Some(dir.as_path());
+    let mut own = true;
+    while let Some(d) = at {
+        if d == srctree || !d.starts_with(&srctree) {
+            break;
+        }
+        if let Ok(mk) = std::fs::read_to_string(d.join("Makefile"))
+            .or_else(|_| std::fs::read_to_string(d.join("Kbuild")))
+        {
+            for (var, value) in make_assignments(&mk) {
+                let keep = match var.as_str() {
+                    "subdir-ccflags-y" => true,
+                    "ccflags-y" | "EXTRA_CFLAGS" => own,
+                    v if v == format!("CFLAGS_{stem}.o") => own,
+                    v => v
+                        .strip_prefix(if own {
+                            "ccflags-$("
+                        } else {
+                            "subdir-ccflags-$("
+                        })
+                        .or_else(|| v.strip_prefix("subdir-ccflags-$("))
+                        .and_then(|r| r.strip_suffix(')'))
+                        .is_some_and(&set),
+                };
+                if !keep {
+                    continue;
+                }
+                let value = value
+                    .replace("$(src)", &d.display().to_string())
+                    .replace("$(obj)", &d.display().to_string())
+                    .replace("$(srctree)", &srctree.display().to_string());
+                // Flags naming make variables fgft does not know are left out.
+                if value.contains("$(") {
+                    continue;
+                }
+                out.push_str(&format!("ccflags-y += {value}\n"));
+            }
+        }
+        own = false;
+        at = d.parent();
+    }
+    out
+}
+
+/// `VAR = value`, `VAR := value` and `VAR += value` lines of a Makefile
+/// (continuations joined), in order.
+fn make_assignments(mk: &str) -> Vec<(String, String)> {
+    let joined = mk.replace("\\\n", " ");
+    let mut out = Vec::new();
+    for line in joined.lines() {
+        let line = line.split('#').next().unwrap_or("");
+        let Some(eq) = line.find('=') else {
+            continue;
+        };
+        let (lhs, rhs) = (&line[..eq], line[eq + 1..].trim());
+        let var = lhs.trim_end_matches([':', '+', '?']).trim();
+        if var.is_empty() || var.contains(char::is_whitespace) || rhs.is_empty() {
+            continue;
+        }
+        out.push((var.to_string(), rhs.to_string()));
+    }
+    out
 }
 
 // ------------------------------------------------------------- fix-up ---
@@ -946,6 +1034,46 @@ fn ts_fields(pf: &ParsedFile, body: tree_sitter::Node<'_>) -> Vec<Field> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn driver_kbuild_flags_reach_the_scratch_copy() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        for d in ["arch", "drivers/net/a/b", "drivers/net/a/common", "kdir"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("Kconfig"), "").unwrap();
+        std::fs::write(
+            root.join("kdir/.config"),
+            "CONFIG_ON=y\n# CONFIG_OFF is not set\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("drivers/net/a/Makefile"),
+            "subdir-ccflags-y += -I$(src)/common\nccflags-y += -DPARENT_ONLY\n",
+        )
+        .unwrap();
+        std::fs::write(
+            root.join("drivers/net/a/b/Makefile"),
+            "obj-m += u.o\nccflags-y := -I $(srctree)/drivers/net/a/common \\\n\t-DTWO\n\
+             ccflags-$(CONFIG_ON) += -DON\nccflags-$(CONFIG_OFF) += -DOFF\n\
+             CFLAGS_u.o := -DU # for u only\nCFLAGS_v.o := -DV\nccflags-y += $(UNKNOWN)\n",
+        )
+        .unwrap();
+        let dir = root.join("drivers/net/a/b");
+        let f = driver_ccflags(&root.join("kdir"), &dir, "u");
+        let r = root.display();
+        assert_eq!(
+            f,
+            format!(
+                "ccflags-y += -I{r}/drivers/net/a/b\n\
+                 ccflags-y += -I {r}/drivers/net/a/common  \t-DTWO\n\
+                 ccflags-y += -DON\n\
+                 ccflags-y += -DU\n\
+                 ccflags-y += -I{r}/drivers/net/a/common\n"
+            )
+        );
+    }
 
     #[test]
     fn fix_up_keeps_offsets_and_lines() {

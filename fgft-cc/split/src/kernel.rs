@@ -63,6 +63,9 @@ pub struct Kernel {
     /// Members of the kernel's structs and unions that are function
     /// pointers, by tag (`mii_if_info` -> `mdio_read`, `mdio_write`).
     fn_members: BTreeMap<String, BTreeSet<String>>,
+    /// Members of the kernel's structs and unions that point to a struct
+    /// or union, by tag (`sk_buff` -> `dev` -> `net_device`).
+    ptr_members: BTreeMap<String, BTreeMap<String, String>>,
     /// Every struct and union tag read (a member not in `arrays` is not one).
     records: BTreeSet<String>,
     /// Object-like macros that only rename a function
@@ -240,6 +243,12 @@ impl Kernel {
         Some(self.arrays.get(tag).is_some_and(|m| m.contains(member)))
     }
 
+    /// The struct or union tag member `member` of the kernel's record `tag`
+    /// points to (`sk_buff`, `dev` -> `net_device`).
+    pub fn member_pointee(&self, tag: &str, member: &str) -> Option<&str> {
+        self.ptr_members.get(tag)?.get(member).map(String::as_str)
+    }
+
     /// The function-pointer members of the kernel's struct or union `tag`
     /// (without keyword); empty when it has none or was not read.
     pub fn fn_members(&self, tag: &str) -> impl Iterator<Item = &str> {
@@ -312,6 +321,7 @@ impl Kernel {
                                     record_members(&text[i + 1..end - 1], &mut m);
                                     self.records.insert(tag.clone());
                                     self.arrays.insert(tag.clone(), m.arrays);
+                                    self.ptr_members.insert(tag.clone(), m.ptrs);
                                     self.fn_members.insert(tag, m.fns);
                                 }
                             } else if head.contains("inline") && !file.starts_with(&own_dir) {
@@ -570,6 +580,8 @@ struct Members {
     arrays: BTreeSet<String>,
     /// Function pointers (`int (*mdio_read)(...)`).
     fns: BTreeSet<String>,
+    /// Pointers to a record: member -> tag (`struct net_device *dev`).
+    ptrs: BTreeMap<String, String>,
 }
 
 /// The array and function-pointer members of a struct body (`{` and `}`
@@ -607,6 +619,16 @@ fn member_decl(d: &str, out: &mut Members) {
         let after = d[close + 1..].trim();
         if after.is_empty() || after.starts_with("__attribute__") {
             record_members(&d[open + 1..close], out);
+        } else if ident::is_ident(after) {
+            // `struct { ... } link_modes;`: its members by path
+            // (`link_modes.advertising`).
+            let mut inner = Members::default();
+            record_members(&d[open + 1..close], &mut inner);
+            let p = |m: &String| format!("{after}.{m}");
+            out.arrays.extend(inner.arrays.iter().map(p));
+            out.fns.extend(inner.fns.iter().map(p));
+            out.ptrs
+                .extend(inner.ptrs.iter().map(|(m, t)| (p(m), t.clone())));
         } else {
             declarators(after, out);
         }
@@ -619,8 +641,28 @@ fn member_decl(d: &str, out: &mut Members) {
 
 fn declarators(d: &str, out: &mut Members) {
     let parts = lex::split_top(d, b',');
+    // `struct tag *a, *b`: the record every single-pointer declarator
+    // points to.
+    let words: Vec<&str> = d
+        .split(|c: char| c.is_whitespace() || c == '*')
+        .filter(|w| !w.is_empty() && !matches!(*w, "const" | "volatile"))
+        .collect();
+    let pointee = match words.as_slice() {
+        [kw, tag, ..] if matches!(*kw, "struct" | "union") && ident::is_ident(tag) => {
+            Some(tag.to_string())
+        }
+        _ => None,
+    };
     for p in parts {
         let p = p.trim();
+        if let Some(tag) = &pointee {
+            if !p.contains(['(', '[']) && p.matches('*').count() == 1 {
+                let n = p.bytes().rev().take_while(|&c| ident::is_byte(c)).count();
+                if n > 0 {
+                    out.ptrs.insert(p[p.len() - n..].to_string(), tag.clone());
+                }
+            }
+        }
         if let Some(star) = p.find("(*") {
             // `ret (*name)(params)`: the name up to its closing parenthesis.
             let rest = p[star + 2..].trim_start();
@@ -789,7 +831,7 @@ static inline void x_bad(struct x *a)
 {
 	x_exported(a);
 }
-struct x { int n; char name[16], *p; union { u8 addr[6]; u32 w; }; struct { int q[2]; } in; unsigned int f:1; int (*rd)(struct x *, int), (*wr)(int); void (*tab[2])(void); };
+struct x { int n; char name[16], *p; union { u8 addr[6]; u32 w; }; struct { int q[2]; struct y *to; } in; unsigned int f:1; int (*rd)(struct x *, int), (*wr)(int); void (*tab[2])(void); struct y *dev, *peers[2]; const struct y *cdev; struct y **pp; };
 extern void x_exported(struct x *);
 # 1 "/drv/d.c"
 static inline int drv_own(int a) { return a; }
@@ -833,6 +875,17 @@ static inline int drv_own(int a) { return a; }
         assert_eq!(k.member_is_array("x", "in"), Some(false));
         assert_eq!(k.member_is_array("x", "f"), Some(false));
         assert_eq!(k.member_is_array("y", "name"), None);
+        assert_eq!(
+            k.member_is_array("x", "in.q"),
+            Some(true),
+            "a named member of an unnamed struct type is read by path"
+        );
+        assert_eq!(k.member_pointee("x", "dev"), Some("y"));
+        assert_eq!(k.member_pointee("x", "cdev"), Some("y"));
+        assert_eq!(k.member_pointee("x", "in.to"), Some("y"));
+        assert_eq!(k.member_pointee("x", "peers"), None, "an array of pointers");
+        assert_eq!(k.member_pointee("x", "pp"), None, "a pointer to a pointer");
+        assert_eq!(k.member_pointee("x", "p"), None);
         assert_eq!(
             k.fn_members("x").collect::<Vec<_>>(),
             ["rd", "wr"],

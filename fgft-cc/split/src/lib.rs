@@ -158,7 +158,28 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         kernel: kernel.as_ref(),
         icalls: &icalls,
     };
-    let plan = plan::build(&inputs);
+    let mut plan = plan::build(&inputs);
+    // A unit Kbuild could not preprocess: what the kernel defines is not
+    // known there, and its macros and inlines read as unknown calls.
+    if let Some(k) = &kernel {
+        for (unit, why) in &k.unavailable {
+            plan.diags.insert(
+                0,
+                Located {
+                    path: unit.clone(),
+                    text: String::new(),
+                    range: 0..0,
+                    message: format!(
+                        "{}: the kernel's view of this unit is not known (macros and static inlines of its headers read as kernel calls): {why}",
+                        unit.display()
+                    ),
+                    label: String::new(),
+                    notes: vec![],
+                    warning: true,
+                },
+            );
+        }
+    }
     if plan.has_errors() {
         return Err(Error::Located(plan.diags));
     }

@@ -146,6 +146,57 @@ fn header_statics(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
         }
         mf.edits[g.file].insert(g.range.start + k + "static ".len(), "__maybe_unused ");
     }
+    // Definitions tree-sitter could not read (a header whose parse is one
+    // error node) are not among the globals: a `static` at the start of a
+    // line inside the error is marked the same way.
+    for (fid, pf) in prog.files.iter().enumerate() {
+        if cx.src.files[fid].role != FileRole::Header {
+            continue;
+        }
+        let root = pf.tree.root_node();
+        if !root.has_error() {
+            continue;
+        }
+        let mut at = 0;
+        for line in pf.text.split_inclusive('\n') {
+            let start = at;
+            at += line.len();
+            let Some(rest) = line.strip_prefix("static ") else {
+                continue;
+            };
+            if rest.contains("inline")
+                || [
+                    "__maybe_unused",
+                    "__always_unused",
+                    "__used",
+                    "__attribute__",
+                ]
+                .iter()
+                .any(|a| rest.contains(a))
+                || prog
+                    .globals
+                    .iter()
+                    .any(|g| g.file == fid && g.range.contains(&start))
+            {
+                continue;
+            }
+            let mut n = root.descendant_for_byte_range(start, start + 1);
+            let mut in_error = false;
+            while let Some(x) = n {
+                if x.kind() == "comment" {
+                    break;
+                }
+                if x.is_error() {
+                    in_error = true;
+                    break;
+                }
+                n = x.parent();
+            }
+            if in_error {
+                mf.edits[fid].insert(start + "static ".len(), "__maybe_unused ");
+            }
+        }
+    }
 }
 
 /// The forward declaration of an entry's stub (its own signature, so it can

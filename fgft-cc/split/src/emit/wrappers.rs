@@ -603,10 +603,12 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     if e.save.is_some() {
         s.push_str("\tlong saved;\n");
     }
-    if !void && !e.commit {
+    // A trylock returns the runtime's answer as it is.
+    let has_ret = !void && !e.commit && !e.lock.is_some_and(|k| k.is_try());
+    if has_ret {
         let _ = writeln!(s, "\t{}{}ret;", e.ret, sep(&e.ret));
     }
-    if needs_txn || e.save.is_some() || (!void && !e.commit) {
+    if needs_txn || e.save.is_some() || has_ret {
         s.push('\n');
     }
     // A wait: spin locks the body already unlocked go now (two-phase
@@ -753,6 +755,11 @@ fn lock_body(s: &mut String, e: &ApiEntry) {
         lock_arg = format!("(spinlock_t *)({lock_arg})");
         s.push_str("\t/* a raw_spinlock_t is laid out as the spinlock_t that wraps it */\n");
         s.push_str("\tBUILD_BUG_ON(sizeof(spinlock_t) != sizeof(raw_spinlock_t));\n");
+    }
+    if let Some(k) = e.lock.filter(|k| k.is_try()) {
+        s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn 0;\n");
+        let _ = writeln!(s, "\treturn {}(txn, {lock_arg});", k.runtime_fn(false));
+        return;
     }
     s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
     if let Some(k) = e.lock.or(e.unlock).filter(|k| k.is_section()) {

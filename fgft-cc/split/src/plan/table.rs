@@ -140,6 +140,10 @@ pub enum LockKind {
     SpinIrq,
     SpinBh,
     Mutex,
+    /// `spin_trylock` / `mutex_trylock`: taken when the call returns
+    /// non-zero (released as `Spin` / `Mutex`).
+    SpinTry,
+    MutexTry,
     /// `rcu_read_lock` / `rcu_read_unlock`: no lock word, nests.
     Rcu,
     /// `local_bh_disable` / `local_bh_enable`: no lock word, nests.
@@ -156,6 +160,11 @@ impl LockKind {
         matches!(self, LockKind::Rcu | LockKind::Bh)
     }
 
+    /// A trylock: the runtime function returns whether the lock was taken.
+    pub fn is_try(self) -> bool {
+        matches!(self, LockKind::SpinTry | LockKind::MutexTry)
+    }
+
     /// The runtime function that takes (or, `unlock`, releases) the lock.
     pub fn runtime_fn(self, unlock: bool) -> &'static str {
         match (self, unlock) {
@@ -164,6 +173,8 @@ impl LockKind {
             (LockKind::SpinIrq, false) => "fgft_spin_lock_irq",
             (LockKind::SpinBh, false) => "fgft_spin_lock_bh",
             (LockKind::Mutex, false) => "fgft_mutex_lock",
+            (LockKind::SpinTry, _) => "fgft_spin_trylock",
+            (LockKind::MutexTry, _) => "fgft_mutex_trylock",
             (LockKind::Spin, true) => "fgft_spin_unlock",
             (LockKind::SpinIrqsave, true) => "fgft_spin_unlock_irqrestore",
             (LockKind::SpinIrq, true) => "fgft_spin_unlock_irq",
@@ -186,6 +197,8 @@ fn lock_kind(s: &str) -> Option<LockKind> {
         "spin_irq" => LockKind::SpinIrq,
         "spin_bh" => LockKind::SpinBh,
         "mutex" => LockKind::Mutex,
+        "spin_try" => LockKind::SpinTry,
+        "mutex_try" => LockKind::MutexTry,
         "rcu" => LockKind::Rcu,
         "bh" => LockKind::Bh,
         "call" => LockKind::Call,

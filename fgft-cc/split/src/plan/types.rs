@@ -658,9 +658,35 @@ impl TypeBuilder<'_, '_> {
     /// Whether the kernel's headers (with --kdir) declare member `m` of the
     /// record `base` an array.
     fn kernel_array(&self, base: &CType, m: &str) -> bool {
-        let (Some(k), Some(tag)) = (self.inp.kernel, bare_tag(base)) else {
+        let Some(k) = self.inp.kernel else {
             return false;
         };
+        // A record reached through a kernel member is spelled
+        // symbolically (`typeof(((struct sk_buff *)0)->dev)`, or a member
+        // path of an unnamed struct member, `link_modes`): the kernel's
+        // headers name its tag, or the path within it.
+        fn locate(k: &crate::kernel::Kernel, t: &CType) -> Option<(String, String)> {
+            match t {
+                CType::PointeeOf(inner) => match inner.as_ref() {
+                    CType::FieldOf(rec, path) => {
+                        let (outer, pre) = locate(k, rec)?;
+                        let to = k.member_pointee(&outer, &format!("{pre}{path}"))?;
+                        Some((to.to_string(), String::new()))
+                    }
+                    _ => None,
+                },
+                CType::FieldOf(rec, path) => {
+                    let (tag, pre) = locate(k, rec)?;
+                    Some((tag, format!("{pre}{path}.")))
+                }
+                _ => bare_tag(t).map(|tag| (tag, String::new())),
+            }
+        }
+        let Some((tag, pre)) = locate(k, base) else {
+            return false;
+        };
+        let m = format!("{pre}{m}");
+        let m = m.as_str();
         k.member_is_array(&tag, m).unwrap_or(false)
     }
 }
