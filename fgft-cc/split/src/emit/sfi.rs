@@ -359,7 +359,30 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
             .iter()
             .filter(|u| u.file == fid)
             .collect();
-        if dead.is_empty() && calls.is_empty() {
+        // Non-static closure functions this header declares and one of its
+        // own inline functions calls (cxgb3's `t3_wait_op_done()` calls
+        // `t3_wait_op_done_val()`): the inline body is compiled before the
+        // unit's SFI header renames the callee, so the prototype is
+        // followed by a declaration that gives it the SFI copy's symbol.
+        let own_calls: BTreeSet<&str> = prog
+            .fns
+            .iter()
+            .filter(|f| f.file == fid)
+            .flat_map(|f| {
+                let t = &prog.files[fid].text[f.range.clone()];
+                fgft_base::lex::ident_tokens(t)
+                    .into_iter()
+                    .map(move |r| &t[r.start..r.end])
+            })
+            .collect();
+        let relabel: Vec<&fgft_facts::program::Proto> = prog
+            .protos
+            .iter()
+            .filter(|p| p.file == fid && !p.is_static && p.alone)
+            .filter(|p| cx.plan.sfi_fns.contains(&p.name) && own_calls.contains(p.name.as_str()))
+            .filter(|p| prog.def(&p.name).is_some_and(|d| !d.is_static))
+            .collect();
+        if dead.is_empty() && calls.is_empty() && relabel.is_empty() {
             continue;
         }
         let main = PathBuf::from("main").join(&df.rel);
@@ -405,6 +428,18 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
                     continue;
                 }
             }
+        }
+        for p in relabel {
+            let decl = &pf.text[p.range.clone()];
+            if text.matches(decl).count() != 1 {
+                continue;
+            }
+            let n = &p.name;
+            text = text.replacen(
+                decl,
+                &format!("{decl} extern typeof({n}) {n} __asm__(\"fgft_sfi_{n}\");"),
+                1,
+            );
         }
         for p in dead {
             let decl = &pf.text[p.range.clone()];

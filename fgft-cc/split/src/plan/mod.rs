@@ -517,6 +517,11 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
         for c in &ff.calls {
             if let CallTarget::Kernel(k) = &c.target {
                 kapis.insert(k.clone());
+                // `usb_put_urb` is `#define usb_put_urb usb_free_urb`: the
+                // function it names is the one wrapped.
+                if let Some(kern) = inp.kernel {
+                    kapis.insert(kern.resolve(k).to_string());
+                }
             }
         }
         for g in &ff.globals {
