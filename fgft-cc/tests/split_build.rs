@@ -388,6 +388,33 @@ fn corpus_splits_build_clean_on_612_and_61() {
             "{}",
             wrapper("dev_close")
         );
+        // A trylock returns what the runtime's trylock says.
+        assert!(
+            wrapper("mutex_trylock").contains("return fgft_mutex_trylock(txn, lock);"),
+            "{}",
+            wrapper("mutex_trylock")
+        );
+        // eth_hw_addr_random() is a kernel inline compiled into SFI code;
+        // the exports its body calls are declared with their wrapper's
+        // symbol, so the SFI object calls the wrappers, never the exports.
+        let hdr = std::fs::read_to_string(ld.join("sfi/fgft_lockdemo_sfi.h")).unwrap();
+        let und: Vec<String> = sfi_objects(ld)
+            .iter()
+            .filter(|o| !o.to_string_lossy().contains("_sfi_rt"))
+            .flat_map(|o| undefined(o))
+            .collect();
+        for e in ["get_random_bytes", "dev_addr_mod"] {
+            assert!(
+                hdr.contains(&format!(
+                    "extern typeof(fgft_w_{e}) {e} __asm__(\"fgft_w_{e}\");"
+                )),
+                "{k}: {hdr}"
+            );
+            assert!(
+                und.contains(&format!("fgft_w_{e}")) && !und.contains(&e.to_string()),
+                "{k}: {e}: {und:?}"
+            );
+        }
     }
 
     // struct device has function members too, but e100 stores none.

@@ -18,7 +18,7 @@
 //! would wrap the inline itself; nothing here guesses: a unit that cannot
 //! be preprocessed leaves its names unclassified (today's diagnostics).
 
-use crate::plan::table::Table;
+use crate::plan::table::{ArgSpec, Table};
 use fgft_base::{ident, lex};
 use fgft_facts::model::{ApiModel, ApiModels, ArgKind, Returns};
 use std::collections::{BTreeMap, BTreeSet};
@@ -398,6 +398,18 @@ impl Kernel {
         );
     }
 
+    /// Whether SFI code may reach `c`'s wrapper through the symbol itself:
+    /// an exported function whose wrapper takes what it takes (no lvalue
+    /// argument, not variadic).  The SFI units declare it with the
+    /// wrapper's symbol (`__asm__("fgft_w_c")`), so the kernel's own
+    /// inline helpers compiled into SFI code call the wrapper too.
+    pub fn relabels(&self, c: &str, table: &Table) -> bool {
+        self.exported.contains(c)
+            && table.apis.get(c).is_some_and(|e| {
+                !e.inline && !e.variadic && e.params.iter().all(|p| p.kind != ArgSpec::Lvalue)
+            })
+    }
+
     /// Every name `name`'s definition reaches, through other definitions.
     pub fn reach(&self, name: &str) -> BTreeSet<String> {
         let mut seen = BTreeSet::new();
@@ -491,7 +503,8 @@ impl Kernel {
                     let safe = known.is_none_or(|e| {
                         e.inline || HEADER_SAFE_EFFECTS.contains(&e.effect.as_str())
                     }) || HEADER_SAFE_CALLS.contains(&c.as_str())
-                        || table.direct.contains(c);
+                        || table.direct.contains(c)
+                        || self.relabels(c, table);
                     if let (Some(h), false) = (header_code, safe) {
                         problems.push((
                             format!(

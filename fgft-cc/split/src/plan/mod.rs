@@ -129,6 +129,9 @@ pub struct Plan {
     /// Closure functions the kernel's Module.symvers exports (with --kdir):
     /// their prototypes are in a kernel header the unit includes.
     pub exported_fns: BTreeSet<String>,
+    /// Wrapped exports the kernel's inline helpers in SFI code call: the
+    /// SFI units declare them with their wrapper's symbol.
+    pub relabel: BTreeSet<String>,
     /// Main-module functions and globals SFI code refers to by address.
     pub gtab: Vec<GtabEntry>,
     /// Every use of a `gtab` name in SFI code, by SFI function (sorted),
@@ -553,6 +556,21 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
     icall::dispatches(inp, plan, &mut gtab);
     plan.gtab = gtab.into_iter().collect();
     plan.gtab_refs = gtab_refs(inp, &plan.sfi_fns, &plan.gtab);
+    // What the kernel's macros and inline helpers SFI code uses call in
+    // their bodies, when it is wrapped.
+    if let Some(kern) = inp.kernel {
+        for k in kapis.clone() {
+            if kern.def(&k).is_none() {
+                continue;
+            }
+            for c in kern.reach(&k) {
+                if kern.relabels(&c, inp.table) {
+                    plan.relabel.insert(c.clone());
+                    kapis.insert(c);
+                }
+            }
+        }
+    }
     for k in kapis {
         if let Some(a) = inp.table.apis.get(&k) {
             if !a.inline {

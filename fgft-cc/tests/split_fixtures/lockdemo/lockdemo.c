@@ -81,7 +81,11 @@ void lockdemo_get_ringparam(struct net_device *dev, struct ethtool_ringparam *ri
 	struct lockdemo *ld = netdev_priv(dev);
 
 	ring->rx_max_pending = 256;
+	/* A trylock: the runtime holds what it took to the end. */
+	if (!mutex_trylock(&ld->cfg_lock))
+		return;
 	ring->rx_pending = ld->rx_pending;
+	mutex_unlock(&ld->cfg_lock);
 }
 
 int lockdemo_set_ringparam(struct net_device *dev, struct ethtool_ringparam *ring,
@@ -94,6 +98,11 @@ int lockdemo_set_ringparam(struct net_device *dev, struct ethtool_ringparam *rin
 	if (running)
 		dev_close(dev);
 	ld->rx_pending = ring->rx_pending;
+	/*
+	 * A kernel inline helper whose body calls wrapped exports
+	 * (get_random_bytes, dev_addr_mod).
+	 */
+	eth_hw_addr_random(dev);
 	if (running)
 		return dev_open(dev, extack);
 	return 0;
@@ -113,6 +122,7 @@ static int __init lockdemo_init(void)
 	ld->dev = dev;
 	sema_init(&ld->sem, 1);
 	init_waitqueue_head(&ld->wq);
+	mutex_init(&ld->cfg_lock);
 	ld->rx_pending = 64;
 	dev->netdev_ops = &lockdemo_netdev_ops;
 	dev->ethtool_ops = &lockdemo_ethtool_ops;

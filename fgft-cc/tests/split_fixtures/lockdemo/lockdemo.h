@@ -6,11 +6,13 @@
 #include <linux/ethtool.h>
 #include <linux/semaphore.h>
 #include <linux/wait.h>
+#include <linux/mutex.h>
 
 struct lockdemo {
 	struct net_device *dev;
 	struct semaphore sem;
 	wait_queue_head_t wq;
+	struct mutex cfg_lock;
 	u32 ready;
 	u32 rx_pending;
 	u32 msg_enable;
