@@ -1112,3 +1112,98 @@ fn diagnostics_as_sarif() {
         .all(|r| r["level"] == "warning"));
     assert!(err.contains("fgft-cc split"), "{err}");
 }
+
+#[test]
+fn byte_offsets_into_a_parameter_copy_the_object_whole() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("offs.c");
+    std::fs::write(
+        &src,
+        r#"// SPDX-License-Identifier: GPL-2.0
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/ethtool.h>
+
+struct offs_priv {
+	u64 rx;
+	u64 tx;
+};
+
+struct offs_attr {
+	u32 a;
+	u32 b;
+};
+
+/* Offsets from the net_device: its own statistics, then the private area. */
+static size_t offs_at[2];
+
+static void offs_stats(struct net_device *dev, struct ethtool_stats *s, u64 *data)
+{
+	int i;
+
+	for (i = 0; i < 2; i++)
+		data[i] = *(u64 *)((char *)dev + offs_at[i]);
+}
+
+static int offs_count(struct net_device *dev, int sset)
+{
+	struct offs_priv *p = netdev_priv(dev);
+
+	return p->rx ? 2 : 0;
+}
+
+static u32 offs_field(struct offs_attr *attr, size_t off)
+{
+	return *(u32 *)((u8 *)attr + off);
+}
+
+static u32 offs_msglevel(struct net_device *dev)
+{
+	struct offs_attr a = { 1, 2 };
+
+	return offs_field(&a, offsetof(struct offs_attr, b));
+}
+
+static const struct ethtool_ops offs_ethtool_ops = {
+	.get_ethtool_stats = offs_stats,
+	.get_sset_count = offs_count,
+	.get_msglevel = offs_msglevel,
+};
+
+static int __init offs_init(void)
+{
+	offs_at[0] = offsetof(struct net_device, stats);
+	offs_at[1] = sizeof(struct net_device) + offsetof(struct offs_priv, tx);
+	return offs_ethtool_ops.get_sset_count ? 0 : -EINVAL;
+}
+module_init(offs_init);
+MODULE_LICENSE("GPL");
+"#,
+    )
+    .unwrap();
+    let out = t.path().join("out");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--isolate",
+        "offs_stats",
+        "--isolate",
+        "offs_field",
+        "--no-checkpoint",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
+    // plan.txt folds long lines: compare with the folds joined.
+    let flat = plan.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A net_device with one private type: it and its private area.
+    assert!(
+        flat.contains("hint offs_stats(dev): blob of (size_t)((char *)netdev_priv(dev) - (char *)dev) + sizeof(struct offs_priv) bytes (inferred from byte offsets into the object, "),
+        "{plan}"
+    );
+    // Any other record: the record.
+    assert!(
+        flat.contains("hint offs_field(attr): blob of sizeof(struct offs_attr) bytes (inferred from byte offsets into the object, "),
+        "{plan}"
+    );
+}

@@ -21,9 +21,10 @@ use crate::plan::table::Table;
 use crate::plan::DriverFile;
 use fgft_annotations::{Access, Annotations, Hint, HintKind, HintSource, HintTarget, Loc};
 use fgft_base::{ident, lex};
-use fgft_facts::model::DriverFacts;
+use fgft_facts::ctype::CType;
+use fgft_facts::model::{DriverFacts, Origin, PtrUseKind};
 use fgft_facts::program::{FnDef, Program};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
 
 /// One allocation site of a member.
@@ -117,6 +118,98 @@ pub fn hints(
         }
     }
     out
+}
+
+/// Parameters that point to a record and that the function reads or writes
+/// at byte offsets (`(char *)psmouse + offset`, e1000's statistics at
+/// `(char *)netdev + stat_offset`): the object is copied whole, its size
+/// that of the record; a `struct net_device` whose private area the driver
+/// reaches (`netdev_priv`, one private type) is copied with that area,
+/// which follows it.  Only where no annotation or contract sizes the
+/// parameter; the use site is the evidence.
+pub fn param_objects(
+    prog: &Program,
+    facts: &DriverFacts,
+    files: &[DriverFile],
+    ann: &Annotations,
+) -> Vec<Hint> {
+    let mut privs: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for ff in facts.per_fn.values() {
+        for r in &ff.relations {
+            if let fgft_facts::model::Relation::Priv { of, ty, accessor } = r {
+                if let (Some(o), Some(t)) = (of.record(), ty.record()) {
+                    privs
+                        .entry(o.to_string())
+                        .or_default()
+                        .insert((t.to_string(), accessor.clone()));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for d in &prog.fns {
+        let Some(ff) = facts.per_fn.get(&d.name) else {
+            continue;
+        };
+        for (k, p) in d.params.iter().enumerate() {
+            let CType::Ptr(pointee) = &p.ty else { continue };
+            let Some(rec) = prog.resolve(pointee).record().map(str::to_string) else {
+                continue;
+            };
+            if ann.param_hints(&d.name, &p.name).next().is_some() {
+                continue;
+            }
+            // Byte arithmetic on the parameter, cast away from its record.
+            let Some(u) = ff.ptr_uses.iter().find(|u| {
+                matches!(u.kind, PtrUseKind::Arith | PtrUseKind::Index)
+                    && u.origins.contains(&Origin::Param(k))
+                    && matches!(&u.ty, CType::Ptr(t) if is_byte(t))
+            }) else {
+                continue;
+            };
+            let len = match privs
+                .get(&rec)
+                .filter(|s| s.len() == 1)
+                .and_then(|s| s.first())
+            {
+                Some((ty, acc)) if rec == "struct net_device" => format!(
+                    "(size_t)((char *){acc}({n}) - (char *){n}) + sizeof({ty})",
+                    n = p.name
+                ),
+                _ => format!("sizeof({rec})"),
+            };
+            let pf = &prog.files[u.at.file];
+            let shown = files
+                .get(u.at.file)
+                .map(|f| f.shown.clone())
+                .unwrap_or_else(|| pf.path.clone());
+            out.push(Hint {
+                target: HintTarget::Param {
+                    function: d.name.clone(),
+                    param: p.name.clone(),
+                },
+                kind: HintKind::Blob { len },
+                loc: Loc::from_span(&shown, &pf.text, u.at.range.start, u.at.range.end),
+                source: HintSource::Inferred {
+                    how: "byte offsets into the object".into(),
+                },
+            });
+        }
+    }
+    out
+}
+
+/// `char`, `u8`, `void` and their kin: what a pointer is cast to for byte
+/// offsets.
+fn is_byte(t: &CType) -> bool {
+    match t {
+        CType::Void => true,
+        CType::Scalar(s) | CType::Named(s) => matches!(
+            s.trim_start_matches("const ").trim(),
+            "char" | "unsigned char" | "signed char" | "u8" | "__u8" | "uint8_t" | "s8"
+        ),
+        _ => false,
+    }
 }
 
 /// The hint of a member that points into another's memory, pushed onto

@@ -35,5 +35,7 @@ pub fn extend(
     ann.hints.extend(from_contracts);
     let inferred = infer::hints(prog, facts, table, files, &ann);
     ann.hints.extend(inferred);
+    let objects = infer::param_objects(prog, facts, files, &ann);
+    ann.hints.extend(objects);
     ann
 }
