@@ -62,6 +62,11 @@ pub struct Args {
     /// warn that the driver has none.
     #[arg(long = "no-checkpoint")]
     pub no_checkpoint: bool,
+    /// Leave out the marshaling hints of the annotation files and the
+    /// sources (`[[hint]]`, `FGFT_BLOB` and the like): what the kernel's
+    /// contracts and inference find alone (plan.txt names each source).
+    #[arg(long = "no-hints")]
+    pub no_hints: bool,
     /// Kernel version for the sidecar's per-version file lists (default:
     /// read from the tree's Makefile).
     #[arg(long = "kernel-version")]
@@ -94,6 +99,7 @@ impl Args {
             no_read_checks: self.no_read_checks,
             module: self.module.clone(),
             no_checkpoint: self.no_checkpoint,
+            no_hints: self.no_hints,
             kernel_version: self.kernel_version.clone(),
         }
     }

@@ -200,6 +200,29 @@ pure = ["mystery_kernel_call"]
     let main = std::fs::read_to_string(out.join("main/demo.c")).unwrap();
     assert!(main.contains(".get_regs = fgft_stub_demo_get_regs,"));
     assert!(main.contains("module_init(fgft_init_demo);"));
+
+    // --no-hints: the sidecar's hints are left out; the contract sizes
+    // `buf` (get_regs: regs->len), the member is refused again, naming
+    // the hint; the pure declaration stays.
+    let out2 = t.path().join("out2");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--annotations",
+        side.to_str().unwrap(),
+        "--isolate",
+        "demo_get_*",
+        "--no-hints",
+        "-o",
+        out2.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 1, "{err}");
+    assert!(
+        err.contains("member `table` of `struct demo_priv` is a pointer used as an array"),
+        "{err}"
+    );
+    assert!(!err.contains("mystery_kernel_call"), "{err}");
+    assert!(!err.contains("parameter `buf`"), "{err}");
+    assert!(!out2.exists());
 }
 
 #[test]

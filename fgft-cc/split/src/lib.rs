@@ -64,6 +64,9 @@ pub struct Options {
     pub module: Option<String>,
     /// No device checkpoint, and no warning that the driver has none.
     pub no_checkpoint: bool,
+    /// Drop the annotations' marshaling hints (sidecar and inline): only
+    /// contracts and inference size what the entry points touch.
+    pub no_hints: bool,
     /// Kernel version for the sidecar's per-version file lists.
     pub kernel_version: Option<String>,
 }
@@ -92,7 +95,10 @@ pub fn compute(opts: &Options) -> Result<Split, Error> {
 pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     let ann = annotations(opts, tables)?;
     let fl = driver::gather(opts, &ann)?;
-    let ann = with_inline_annotations(ann, &fl)?;
+    let mut ann = with_inline_annotations(ann, &fl)?;
+    if opts.no_hints {
+        ann.hints.clear();
+    }
     let popts = fgft_parse::Options {
         hints: Some(tables.hints.clone()),
         budget: Default::default(),

@@ -53,6 +53,11 @@ pub struct Driver {
     /// fgft build isolates as well, for the throughput comparison.
     #[serde(default)]
     pub io_path: Vec<String>,
+    /// Build the fgft module without the sidecar's marshaling hints (only
+    /// the kernel's contracts and inference size what the entry points
+    /// touch); `fgft-campaign --no-hints` sets it for every config.
+    #[serde(default, rename = "no-hints")]
+    pub no_hints: bool,
 }
 
 /// One compatibility edit: `find` occurs exactly once in `file` (relative

@@ -37,6 +37,11 @@ struct Args {
     /// Skip the fgft runs.
     #[arg(long = "no-fgft")]
     no_fgft: bool,
+    /// Build the fgft modules without the sidecars' marshaling hints: what
+    /// the kernel's contracts and inference find alone (give it its own
+    /// --report).
+    #[arg(long = "no-hints")]
+    no_hints: bool,
     /// Throughput rounds (stock driver against the fgft build isolating the
     /// campaign's entry points, same boot); 0 skips it.
     #[arg(long, default_value_t = 0)]
@@ -192,7 +197,8 @@ fn run(args: &Args) -> Result<usize, CampaignError> {
             .map(|k| FaultKind::parse(k))
             .collect::<Result<Vec<_>, _>>()?;
         for path in &args.configs {
-            let cfg = Config::load(path)?;
+            let mut cfg = Config::load(path)?;
+            cfg.driver.no_hints |= args.no_hints;
             match run_driver(args, &env, &cfg, &kinds) {
                 Ok(mut r) => {
                     let file = data.join(format!("{}.json", r.driver));

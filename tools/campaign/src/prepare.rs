@@ -231,6 +231,7 @@ pub fn build_fgft(
         kdir: Some(env.kdir.clone()),
         tables: vec![tables],
         module: Some(cfg.driver.module.clone()),
+        no_hints: cfg.driver.no_hints,
         ..Default::default()
     };
     crate::split::split(&opts, &out, &cfg.driver.name)?;
