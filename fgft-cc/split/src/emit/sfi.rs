@@ -84,6 +84,7 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
         .enumerate()
         .map(|(i, g)| (g.name.as_str(), i))
         .collect();
+    let mut in_macros: BTreeSet<&str> = BTreeSet::new();
     for r in &plan.gtab_refs {
         let (f, name, site, is_fn) = (&r.func, r.name.as_str(), &r.site, r.is_fn);
         {
@@ -92,6 +93,29 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
             };
             let text = &src.prog.files[site.file].text;
             if text.get(site.range.clone()) != Some(name) {
+                // An object of the same file, used inside a driver macro
+                // (`IPW_DEBUG(...)` reads `ipw_debug_level`): its name is
+                // redirected from its definition on, for the macros too.
+                let def = src.prog.global_def(name).filter(|g| g.file == site.file);
+                if let (false, Some(g)) = (is_fn, def) {
+                    if in_macros.insert(name) {
+                        let k = gindex[name];
+                        // The SFI copy's own definition is no longer used.
+                        let def = &text[g.range.clone()];
+                        if def.starts_with("static ") && !def.contains("__maybe_unused") {
+                            ed.insert(g.range.start + "static ".len(), "__maybe_unused ");
+                        }
+                        let at = g.range.end;
+                        ed.insert(
+                            at,
+                            format!(
+                                "\n#define {name} {}",
+                                grefs.use_expr(&plan.driver, k, name, false)
+                            ),
+                        );
+                    }
+                    continue;
+                }
                 cx.error(
                     site.file,
                     site.range.clone(),

@@ -437,6 +437,15 @@ impl TypeBuilder<'_, '_> {
                 // it, the accessor wrappers (ioread32, writel, ...) take it as
                 // is, so the pointer value is all the copy needs.
                 FieldHow::Assign
+            } else if is_flexible(&fty) {
+                // `u8 priv[]`: the object's tail, of a size only the code
+                // that allocated the object knows.
+                // Not copied: only indexed through does it need one (its
+                // address alone is checked where it is dereferenced).
+                if let Some((site, _)) = &u.array_use {
+                    self.flexible_member_diag(t, m, site);
+                }
+                continue;
             } else if let Some((site, kind)) = &u.array_use {
                 if !matches!(fty, CType::Ptr(_)) {
                     // A member of unknown type used as an array: an array.
@@ -523,6 +532,23 @@ impl TypeBuilder<'_, '_> {
 
     /// A pointer member used as an array or a string: an error asking for
     /// the hint that sizes its target.
+    fn flexible_member_diag(&mut self, t: &CType, m: &str, site: &Site) {
+        let tag = bare_tag(t).unwrap_or_else(|| t.c_spelling());
+        self.diags.push(self.inp.diag(
+            site,
+            false,
+            format!(
+                "member `{m}` of `{}` is a flexible array (the object's tail) used in the closure of isolated `{}`, and fgft cannot tell its size",
+                t.c_spelling(),
+                self.entry
+            ),
+            "needs a marshaling hint",
+            vec![format!(
+                "give what points to the `{tag}` a blob hint that covers the tail: [[hint]] ..., kind = \"blob\", len = \"sizeof(struct {tag}) + <tail bytes>\""
+            )],
+        ));
+    }
+
     fn array_member_diag(&mut self, t: &CType, m: &str, site: &Site, kind: &PtrUseKind) {
         let tag = bare_tag(t).unwrap_or_else(|| t.c_spelling());
         let (what, hint) = if matches!(kind, PtrUseKind::Str) {
@@ -697,6 +723,11 @@ fn shared_rights(a: Access) -> Rights {
         Access::Read => Rights::R,
         Access::ReadWrite => Rights::RW,
     }
+}
+
+/// A flexible array member (`u8 priv[]`, or the old `[0]`).
+fn is_flexible(t: &CType) -> bool {
+    matches!(t, CType::Array(_, n) if n.as_deref().is_none_or(|n| n.trim() == "0" || n.trim().is_empty()))
 }
 
 fn is_const_ptr(decl: &str) -> bool {

@@ -64,7 +64,9 @@ fn hook_module_init(cx: &Ctx<'_, '_>, mf: &mut MainFiles, init: &Hook, exit: Opt
     match exit {
         Some((efid, eitem, _, earg)) => {
             let mut t = String::new();
-            if efid != fid {
+            // The exit hook may stand first (`module_exit(ipw_exit);
+            // module_init(ipw_init);`): it includes the header then.
+            if efid != fid || eitem.start < item.start {
                 t.push_str(&header);
             }
             let _ = writeln!(
