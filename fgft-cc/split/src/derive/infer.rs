@@ -199,6 +199,99 @@ pub fn param_objects(
     out
 }
 
+/// Members the driver hands to `container_of(x->m, T, f)` (a misc device's
+/// `file->private_data`, which points at the `misc` member of the
+/// driver's device): a container hint, `m` points at member `f` of a `T`,
+/// when every such use agrees.  Only where no annotation or contract
+/// covers the member; the first use is the evidence.
+pub fn containers(
+    prog: &Program,
+    facts: &DriverFacts,
+    files: &[DriverFile],
+    ann: &Annotations,
+) -> Vec<Hint> {
+    type Key = (String, String);
+    let mut by: BTreeMap<Key, Vec<(String, String, fgft_facts::model::Site)>> = BTreeMap::new();
+    for ff in facts.per_fn.values() {
+        for c in &ff.calls {
+            if !matches!(&c.target, fgft_facts::model::CallTarget::Kernel(k) if k == "container_of")
+            {
+                continue;
+            }
+            let text = &prog.files[c.at.file].text;
+            let Some(call) = text.get(c.at.range.clone()) else {
+                continue;
+            };
+            let Some(inner) = call
+                .strip_prefix("container_of")
+                .map(str::trim_start)
+                .and_then(|r| r.strip_prefix('('))
+                .and_then(|r| r.strip_suffix(')'))
+            else {
+                continue;
+            };
+            let args = fgft_facts::macros::split_args(inner);
+            let [_, outer, member] = args.as_slice() else {
+                continue;
+            };
+            let outer = outer.trim();
+            let outer = outer
+                .strip_prefix("struct ")
+                .unwrap_or(outer)
+                .trim()
+                .to_string();
+            let member = member.trim().to_string();
+            if !ident::is_ident(&outer) || !ident::is_ident(&member) {
+                continue;
+            }
+            for o in c.args.first().into_iter().flatten() {
+                if let Origin::FieldVal(ty, m) = o {
+                    let Some(tag) = ty.record() else { continue };
+                    let tag = tag
+                        .trim_start_matches("struct ")
+                        .trim_start_matches("union ")
+                        .to_string();
+                    by.entry((tag, m.clone())).or_default().push((
+                        outer.clone(),
+                        member.clone(),
+                        c.at.clone(),
+                    ));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for ((strukt, field), uses) in by {
+        if ann.field_hints(&strukt, &field).next().is_some() {
+            continue;
+        }
+        let (outer, member, _) = &uses[0];
+        if uses.iter().any(|(o, m, _)| o != outer || m != member) {
+            continue;
+        }
+        let mut sites: Vec<&fgft_facts::model::Site> = uses.iter().map(|u| &u.2).collect();
+        sites.sort_by_key(|s| (s.file, s.range.start));
+        let site = sites[0];
+        let pf = &prog.files[site.file];
+        let shown = files
+            .get(site.file)
+            .map(|f| f.shown.clone())
+            .unwrap_or_else(|| pf.path.clone());
+        out.push(Hint {
+            target: HintTarget::Field { strukt, field },
+            kind: HintKind::Container {
+                outer: outer.clone(),
+                member: member.clone(),
+            },
+            loc: Loc::from_span(&shown, &pf.text, site.range.start, site.range.end),
+            source: HintSource::Inferred {
+                how: "container_of".into(),
+            },
+        });
+    }
+    out
+}
+
 /// `char`, `u8`, `void` and their kin: what a pointer is cast to for byte
 /// offsets.
 fn is_byte(t: &CType) -> bool {

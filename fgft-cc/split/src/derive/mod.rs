@@ -37,5 +37,7 @@ pub fn extend(
     ann.hints.extend(inferred);
     let objects = infer::param_objects(prog, facts, files, &ann);
     ann.hints.extend(objects);
+    let containers = infer::containers(prog, facts, files, &ann);
+    ann.hints.extend(containers);
     ann
 }
