@@ -126,6 +126,22 @@ fn proto(e: &ApiEntry) -> String {
     format!("{}{}fgft_w_{}({})", e.ret, sep(&e.ret), e.name, plist)
 }
 
+/// The exports the kernel's inline helpers in SFI code call, declared with
+/// their wrapper's symbol (`Plan::relabel`).
+fn relabels(s: &mut String, plan: &Plan) {
+    if plan.relabel.is_empty() {
+        return;
+    }
+    s.push_str(
+        "/*\n * Called by the kernel's inline helpers compiled into SFI code: the\n * symbol is the wrapper's.\n */\n",
+    );
+    for n in &plan.relabel {
+        let decl = format!("extern typeof(fgft_w_{n}) {n} __asm__(\"fgft_w_{n}\")");
+        let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &decl, ";"));
+    }
+    s.push('\n');
+}
+
 /// The common SFI header: wrapper prototypes and redirect macros.
 pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     let d = &plan.driver;
@@ -183,23 +199,7 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     }
     // The wrappers themselves (fgft_<m>_sfi_rt.c) call the real functions.
     s.push_str("\n#ifndef FGFT_SFI_RT\n\n");
-    if !plan.relabel.is_empty() {
-        s.push_str(
-            "/*\n * Called by the kernel's inline helpers compiled into SFI code: the\n * symbol is the wrapper's.\n */\n",
-        );
-        for n in &plan.relabel {
-            let _ = writeln!(
-                s,
-                "{}",
-                fgft_stubs::wrap_call(
-                    0,
-                    &format!("extern typeof(fgft_w_{n}) {n} __asm__(\"fgft_w_{n}\")"),
-                    ";"
-                )
-            );
-        }
-        s.push('\n');
-    }
+    relabels(&mut s, plan);
     for n in &plan.wrapped {
         let Some(e) = table.apis.get(n) else { continue };
         let _ = writeln!(s, "#undef {}", e.name);
