@@ -731,19 +731,20 @@ fn module_hooks(text: &str, table: &Table) -> ModuleHooks {
             let arg = rest[..close].trim();
             ident::is_ident(arg).then(|| arg.to_string())
         };
-        if let Some(f) = call("module_init") {
+        let name: String = t.chars().take_while(|&c| ident::is_char(c)).collect();
+        if let Some(f) = table
+            .module_macros
+            .is_init(&name)
+            .then(|| call(&name))
+            .flatten()
+        {
             init = Some(f);
         } else if let Some(f) = call("module_exit") {
             exit = Some(f);
-        } else if t.starts_with("module_") {
-            let name: String = t.chars().take_while(|&c| ident::is_char(c)).collect();
-            if table.module_macros.contains(&name) {
-                if let Some(arg) = call(&name) {
-                    if let Some(semi) = t.find(';') {
-                        let start = off + lead;
-                        drv = Some((start..start + semi + 1, name, arg));
-                    }
-                }
+        } else if t.starts_with("module_") && table.module_macros.contains(&name) {
+            if let (Some(arg), Some(semi)) = (call(&name), t.find(';')) {
+                let start = off + lead;
+                drv = Some((start..start + semi + 1, name, arg));
             }
         }
         off += line.len();

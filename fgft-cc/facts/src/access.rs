@@ -934,6 +934,25 @@ impl Walker<'_, '_> {
                 ..Default::default()
             };
         }
+        // An object-like driver macro that names driver globals or
+        // functions (ns83820's `SPDSTS_POLARITY` reads `lnksts`): its
+        // expansion is walked, as a function-like macro's is.
+        if let Some(m) = self.prog.macros.get(&name) {
+            let names_driver = || {
+                fgft_base::lex::ident_tokens(&m.body).into_iter().any(|r| {
+                    let t = &m.body[r.start..r.end];
+                    t != name && (self.prog.global(t).is_some() || self.prog.is_fn(t))
+                })
+            };
+            if m.params.is_none()
+                && !self.expanding.contains(&name)
+                && self.expanding.len() < MAX_EXPANSION_DEPTH
+                && names_driver()
+            {
+                let body = m.body.clone();
+                return self.walk_expansion(pf, n, &name, &body, true);
+            }
+        }
         if self.kglobals.contains(&name) {
             self.facts.kernel_globals.insert(name);
         }
@@ -1111,7 +1130,11 @@ impl Walker<'_, '_> {
             };
             return self.indirect_call(pf, n, name, callee, &arg_nodes);
         }
-        // A driver function.
+        // A driver function, or a macro naming one.
+        let name = match self.prog.fn_alias(&name) {
+            Some(f) if !self.prog.is_fn(&name) => f.to_string(),
+            _ => name,
+        };
         if self.prog.is_fn(&name) {
             let mut args = Vec::new();
             let mut names = Vec::new();

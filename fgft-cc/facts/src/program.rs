@@ -84,6 +84,10 @@ pub struct Global {
     /// The initializer's text when it does not stand in the file as such
     /// (a global declared by a driver macro).
     pub init_text: Option<String>,
+    /// For a global a macro statement declares: its declaration as the
+    /// expansion spells it, without storage class or initializer
+    /// (`const struct attribute_group *tg3_groups[]`).
+    pub decl_text: Option<String>,
     pub line: usize,
     /// Whether the declaration declares only this variable.
     pub alone: bool,
@@ -166,6 +170,52 @@ pub struct Program {
 }
 
 impl Program {
+    /// Indexes the given parsed files, with the kernel macros of the
+    /// macro-hint table's `[expand]` that define file-scope objects
+    /// (`ATTRIBUTE_GROUPS(tg3);` defines `tg3_groups`): what such a
+    /// statement of the driver declares is known as the driver's own
+    /// macros' is.
+    pub fn with_expansions(
+        files: Vec<ParsedFile>,
+        expand: &BTreeMap<String, fgft_parse::hints::Expansion>,
+    ) -> Program {
+        let mut p = Program::new(files);
+        for fid in 0..p.files.len() {
+            for k in 0..p.top[fid].len() {
+                let TopKind::MacroStmt(m) = &p.top[fid][k].kind else {
+                    continue;
+                };
+                let Some(x) = expand.get(m).filter(|_| !p.macros.contains_key(m)) else {
+                    continue;
+                };
+                let def = MacroDef {
+                    name: m.clone(),
+                    file: fid,
+                    params_raw: x.params.join(", "),
+                    params: Some(x.params.clone()),
+                    body: x.body.clone(),
+                    line: 0,
+                };
+                let range = p.top[fid][k].range.clone();
+                for g in macro_stmt_globals_of(&p, fid, &def, range) {
+                    if p.global_index.contains_key(&g.name) {
+                        continue;
+                    }
+                    p.global_index
+                        .entry(g.name.clone())
+                        .or_default()
+                        .push(p.globals.len());
+                    p.globals.push(g);
+                }
+            }
+        }
+        let tds = p.typedefs.clone();
+        for g in &mut p.globals {
+            g.ty = resolve_typedefs(&tds, &g.ty);
+        }
+        p
+    }
+
     /// Indexes the given parsed files (C files and driver headers).
     pub fn new(files: Vec<ParsedFile>) -> Program {
         let mut p = Program {
@@ -303,6 +353,28 @@ impl Program {
         self.fn_index.contains_key(name)
     }
 
+    /// The driver function an object-like driver macro names
+    /// (atl1.h: `#define atlx_hash_set atl1_hash_set`, for the shared
+    /// atlx.c), through at most a few such macros.
+    pub fn fn_alias(&self, name: &str) -> Option<&str> {
+        let mut cur = name;
+        for _ in 0..4 {
+            let m = self.macros.get(cur)?;
+            if m.params.is_some() {
+                return None;
+            }
+            let body = m.body.trim();
+            if !fgft_base::ident::is_ident(body) {
+                return None;
+            }
+            if self.is_fn(body) {
+                return Some(self.fn_index.get_key_value(body)?.0.as_str());
+            }
+            cur = self.macros.get_key_value(body)?.0.as_str();
+        }
+        None
+    }
+
     /// The defining (non-extern) declaration of a global, else any.
     pub fn global(&self, name: &str) -> Option<&Global> {
         let ids = self.global_index.get(name)?;
@@ -401,6 +473,47 @@ fn macro_stmt_globals(p: &Program, fid: FileId, m: &str, range: Range<usize>) ->
     let Some(def) = p.macros.get(m) else {
         return Vec::new();
     };
+    macro_stmt_globals_of(p, fid, def, range)
+}
+
+/// Each variable declaration `decl` declares, by name, spelled with the
+/// declaration's type words (storage class and initializer left out).
+fn declarator_texts(pf: &ParsedFile, decl: Node<'_>) -> Vec<(String, String)> {
+    let mut words = Vec::new();
+    let mut out = Vec::new();
+    let mut c = decl.walk();
+    for ch in decl.named_children(&mut c) {
+        match ch.kind() {
+            "storage_class_specifier" | "comment" => {}
+            "init_declarator" | "identifier" | "pointer_declarator" | "array_declarator" => {
+                let d = if ch.kind() == "init_declarator" {
+                    ch.child_by_field_name("declarator").unwrap_or(ch)
+                } else {
+                    ch
+                };
+                let text = pf.node_text(d).to_string();
+                let name = fgft_base::lex::ident_tokens(&text)
+                    .into_iter()
+                    .map(|r| text[r.start..r.end].to_string())
+                    .find(|t| t != "const" && t != "volatile");
+                if let Some(name) = name {
+                    out.push((name, format!("{} {text}", words.join(" "))));
+                }
+            }
+            _ => words.push(pf.node_text(ch).to_string()),
+        }
+    }
+    out
+}
+
+/// The globals statement `range` of file `fid`, a use of macro `def`,
+/// declares.
+fn macro_stmt_globals_of(
+    p: &Program,
+    fid: FileId,
+    def: &MacroDef,
+    range: Range<usize>,
+) -> Vec<Global> {
     let Some(list) = def.params.as_ref() else {
         return Vec::new();
     };
@@ -436,7 +549,12 @@ fn macro_stmt_globals(p: &Program, fid: FileId, m: &str, range: Range<usize>) ->
         }
         let mut col = Collected::default();
         declaration(&sp, fid, ch, &mut col);
+        let decls = declarator_texts(&sp, ch);
         for mut g in col.globals {
+            g.decl_text = decls
+                .iter()
+                .find(|(n, _)| *n == g.name)
+                .map(|(_, t)| t.clone());
             g.init_text = g.init.as_ref().map(|r| sp.text[r.clone()].to_string());
             g.init = None;
             let at = pf.text[range.clone()]
@@ -881,6 +999,7 @@ fn declaration(pf: &ParsedFile, fid: FileId, n: Node<'_>, out: &mut Collected) -
                 is_extern,
                 init,
                 init_text: None,
+                decl_text: None,
                 line: pf.line_of(name_range.start),
                 alone,
             });

@@ -146,8 +146,17 @@ pub(crate) fn apply(out: &mut [u8], groups: &[Group], region: &Range<usize>, kee
             continue;
         }
         let nb = g.directives.len() - 1;
+        // `#if 0` is never compiled (ns83820's `.suspend = ,` stubs): its
+        // first branch is blanked in both variants, the next one kept.
+        let never = if_zero(&out[g.directives[0].clone()]);
         for k in 0..nb {
-            let keep = if keep_first { k == 0 } else { k == nb - 1 };
+            let keep = if never {
+                k == 1
+            } else if keep_first {
+                k == 0
+            } else {
+                k == nb - 1
+            };
             if !keep {
                 blank(out, g.branch(k));
             }
@@ -156,6 +165,35 @@ pub(crate) fn apply(out: &mut [u8], groups: &[Group], region: &Range<usize>, kee
             blank(out, d.clone());
         }
     }
+}
+
+/// Whether directive line `d` is `#if 0` (a comment may follow).
+pub(crate) fn if_zero(d: &[u8]) -> bool {
+    let s = String::from_utf8_lossy(d);
+    let rest = s.trim_start().trim_start_matches('#').trim_start();
+    let Some(rest) = rest.strip_prefix("if") else {
+        return false;
+    };
+    if !rest.starts_with([' ', '\t']) {
+        return false;
+    }
+    let rest = rest.trim_start();
+    let Some(after) = rest.strip_prefix('0') else {
+        return false;
+    };
+    let after = after.trim_start();
+    after.is_empty() || after.starts_with("/*") || after.starts_with("//")
+}
+
+/// `region` extended to the end of every group that starts inside it.
+pub(crate) fn cover_groups(groups: &[Group], region: Range<usize>) -> Range<usize> {
+    let mut end = region.end;
+    for g in groups {
+        if g.span.start >= region.start && g.span.start < end {
+            end = end.max(g.span.end);
+        }
+    }
+    region.start..end
 }
 
 /// Whether any group lies inside `region`.
@@ -186,6 +224,12 @@ mod tests {
                 && !first.contains("#ifdef")
                 && first.contains("#if 0")
         );
+        let z = "#if 0 /* FIXME */\n.a = ,\n#else\nk\n#endif\n";
+        let mut v = z.as_bytes().to_vec();
+        apply(&mut v, &groups(z), &(0..z.len()), true);
+        let v = String::from_utf8(v).unwrap();
+        assert!(!v.contains(".a") && v.contains("\nk\n"), "{v}");
+        assert!(!if_zero(b"#if 01") && !if_zero(b"#ifdef 0") && if_zero(b"# if 0"));
         let mut last = t.as_bytes().to_vec();
         apply(&mut last, &g, &(0..t.len()), false);
         let last = String::from_utf8(last).unwrap();

@@ -389,8 +389,12 @@ fn cond_fallback(
         return Ok((tree, hinted));
     }
     let groups = cond::groups(&hinted);
+    // A region the parser's error ends inside a conditional (an unclosed
+    // brace swallowing the rest of the file, up to ns83820's `#if 0`
+    // stubs) takes the whole conditional.
     let regions: Vec<Range<usize>> = regions
         .into_iter()
+        .map(|r| cond::cover_groups(&groups, r))
         .filter(|r| cond::any_inside(&groups, r))
         .collect();
     if regions.is_empty() {

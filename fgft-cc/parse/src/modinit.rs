@@ -13,7 +13,7 @@
 
 use crate::tables::{self, TableDirs};
 use crate::ParseError;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 pub const TABLE_NAME: &str = "module-init.toml";
 const BUILTIN: &str = include_str!("../../tables/module-init.toml");
@@ -38,15 +38,28 @@ impl ModuleMacro {
     }
 }
 
-/// Every known helper, by macro name.
+/// Every known helper, by macro name, and the initcall macros that stand
+/// for `module_init` in a module.
 #[derive(Debug, Clone, Default)]
-pub struct ModuleMacros(BTreeMap<String, ModuleMacro>);
+pub struct ModuleMacros {
+    macros: BTreeMap<String, ModuleMacro>,
+    initcalls: BTreeSet<String>,
+}
 
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
     #[serde(default)]
     macros: BTreeMap<String, Raw>,
+    #[serde(default)]
+    initcalls: Initcalls,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Initcalls {
+    #[serde(default)]
+    module_init: Vec<String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -61,8 +74,10 @@ impl ModuleMacros {
     /// replace earlier ones of the same name).
     pub fn load(dirs: &TableDirs) -> Result<ModuleMacros, ParseError> {
         let mut out = BTreeMap::new();
+        let mut initcalls = BTreeSet::from(["module_init".to_string()]);
         for src in dirs.sources(BUILTIN, TABLE_NAME)? {
             let f: File = tables::parse_toml(&src, TABLE_NAME)?;
+            initcalls.extend(f.initcalls.module_init);
             for (name, raw) in f.macros {
                 for (key, t) in [("register", &raw.register), ("unregister", &raw.unregister)] {
                     if !t.contains("{arg}") {
@@ -83,19 +98,29 @@ impl ModuleMacros {
                 out.insert(name, m);
             }
         }
-        Ok(ModuleMacros(out))
+        Ok(ModuleMacros {
+            macros: out,
+            initcalls,
+        })
     }
 
     pub fn get(&self, name: &str) -> Option<&ModuleMacro> {
-        self.0.get(name)
+        self.macros.get(name)
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.0.contains_key(name)
+        self.macros.contains_key(name)
+    }
+
+    /// Whether `name(f)` registers `f` as the module's init
+    /// (`module_init`, or an initcall macro that a module build turns into
+    /// `module_init`, as `late_initcall`).
+    pub fn is_init(&self, name: &str) -> bool {
+        self.initcalls.contains(name)
     }
 
     pub fn iter(&self) -> impl Iterator<Item = (&str, &ModuleMacro)> {
-        self.0.iter().map(|(k, v)| (k.as_str(), v))
+        self.macros.iter().map(|(k, v)| (k.as_str(), v))
     }
 }
 
@@ -114,6 +139,8 @@ mod tests {
         assert_eq!(pci.unregister_call("d"), "pci_unregister_driver(&d)");
         assert!(t.contains("module_pcmcia_driver"));
         assert!(!t.contains("module_init"));
+        assert!(t.is_init("module_init") && t.is_init("late_initcall"));
+        assert!(!t.is_init("module_exit"));
     }
 
     #[test]

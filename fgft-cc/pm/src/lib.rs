@@ -392,6 +392,14 @@ pub fn derive(
     }
     dfs(&cb.suspend, &defs, files, &filtered, &mut seen, &mut order);
     dfs(&cb.resume, &defs, files, &filtered, &mut seen, &mut order);
+    // Only what lives with the suspend code is copied, so only calls to
+    // those are renamed (mana's suspend calls mana_remove() of another
+    // unit: the original is called).
+    let copied: BTreeSet<String> = filtered
+        .iter()
+        .filter(|n| defs[n.as_str()].file == sus.file)
+        .cloned()
+        .collect();
     for n in &order {
         let d = &defs[n];
         if d.file != sus.file {
@@ -411,7 +419,7 @@ pub fn derive(
             d,
             n,
             rules,
-            &filtered,
+            &copied,
             &mut decisions,
         ));
     }

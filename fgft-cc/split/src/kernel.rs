@@ -60,6 +60,8 @@ pub struct Kernel {
     /// Members of the kernel's structs and unions that are arrays, by tag
     /// (`net_device` -> `name`, ...); anonymous members flattened.
     arrays: BTreeMap<String, BTreeSet<String>>,
+    /// The flexible array members among `arrays`.
+    flex: BTreeMap<String, BTreeSet<String>>,
     /// Members of the kernel's structs and unions that are function
     /// pointers, by tag (`mii_if_info` -> `mdio_read`, `mdio_write`).
     fn_members: BTreeMap<String, BTreeSet<String>>,
@@ -243,6 +245,12 @@ impl Kernel {
         Some(self.arrays.get(tag).is_some_and(|m| m.contains(member)))
     }
 
+    /// Whether member `member` of the kernel's record `tag` is a flexible
+    /// array (the object's tail, of no size of its own).
+    pub fn member_is_flexible(&self, tag: &str, member: &str) -> bool {
+        self.flex.get(tag).is_some_and(|m| m.contains(member))
+    }
+
     /// The struct or union tag member `member` of the kernel's record `tag`
     /// points to (`sk_buff`, `dev` -> `net_device`).
     pub fn member_pointee(&self, tag: &str, member: &str) -> Option<&str> {
@@ -321,6 +329,7 @@ impl Kernel {
                                     record_members(&text[i + 1..end - 1], &mut m);
                                     self.records.insert(tag.clone());
                                     self.arrays.insert(tag.clone(), m.arrays);
+                                    self.flex.insert(tag.clone(), m.flex);
                                     self.ptr_members.insert(tag.clone(), m.ptrs);
                                     self.fn_members.insert(tag, m.fns);
                                 }
@@ -591,6 +600,9 @@ fn record_tag(head: &str) -> Option<String> {
 #[derive(Default)]
 struct Members {
     arrays: BTreeSet<String>,
+    /// Flexible array members (`struct hwc_work_request reqs[];`), also in
+    /// `arrays`.
+    flex: BTreeSet<String>,
     /// Function pointers (`int (*mdio_read)(...)`).
     fns: BTreeSet<String>,
     /// Pointers to a record: member -> tag (`struct net_device *dev`).
@@ -639,6 +651,7 @@ fn member_decl(d: &str, out: &mut Members) {
             record_members(&d[open + 1..close], &mut inner);
             let p = |m: &String| format!("{after}.{m}");
             out.arrays.extend(inner.arrays.iter().map(p));
+            out.flex.extend(inner.flex.iter().map(p));
             out.fns.extend(inner.fns.iter().map(p));
             out.ptrs
                 .extend(inner.ptrs.iter().map(|(m, t)| (p(m), t.clone())));
@@ -701,6 +714,10 @@ fn declarators(d: &str, out: &mut Members) {
         let name = &before[before.len() - nb..];
         if !name.is_empty() {
             out.arrays.insert(name.to_string());
+            let size = p[br + 1..].split(']').next().unwrap_or("").trim();
+            if size.is_empty() || size == "0" {
+                out.flex.insert(name.to_string());
+            }
         }
     }
 }

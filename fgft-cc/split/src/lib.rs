@@ -107,7 +107,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     for p in &fl.paths {
         parsed.push(fgft_parse::parse_file_with(p, &popts)?);
     }
-    let prog = Program::new(parsed);
+    let prog = Program::with_expansions(parsed, &tables.hints.expand);
     let mut models = tables.api.models(&ann.pure_apis);
     // With a kernel build directory: what the kernel's headers define.
     let kernel = opts.kdir.as_ref().map(|kdir| {

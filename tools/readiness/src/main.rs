@@ -37,6 +37,10 @@ struct Args {
     /// The runtime module's sources, built for KDIR first.
     #[arg(long, default_value = "runtime-kmod")]
     runtime_src: PathBuf,
+    /// Only these modules (comma-separated names, as `e1000e,8139cp`): for
+    /// trying a fix on the modules it concerns.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// How the report says it is regenerated.
     #[arg(long, default_value = "scripts/bench-readiness.sh")]
     command: String,
@@ -49,7 +53,10 @@ fn run(a: Args) -> Result<(), Error> {
     };
     let kconfig_path = a.kdir.join(".config");
     let kconfig = std::fs::read_to_string(&kconfig_path).map_err(io(&kconfig_path))?;
-    let cands = candidates(&a.tree, &kconfig, a.sample)?;
+    let mut cands = candidates(&a.tree, &kconfig, a.sample)?;
+    if !a.only.is_empty() {
+        cands.retain(|c| a.only.contains(&c.module));
+    }
     eprintln!("readiness: {} modules", cands.len());
     let rt = tempfile::tempdir().map_err(io(&std::env::temp_dir()))?;
     let symvers = build_runtime(&a.runtime_src, &a.kdir, rt.path())?;

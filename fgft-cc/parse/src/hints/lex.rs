@@ -225,6 +225,18 @@ pub(super) fn is_define(d: &[u8]) -> bool {
     body.starts_with(b"define") || body.starts_with(b"undef")
 }
 
+/// The directive word of `d` (`if`, `ifdef`, `else`, `endif`, ...).
+pub(super) fn directive_word(d: &[u8]) -> &[u8] {
+    let rest = d.get(1..).unwrap_or_default();
+    let blanks = rest
+        .iter()
+        .take_while(|c| **c == b' ' || **c == b'\t')
+        .count();
+    let body = &rest[blanks..];
+    let n = body.iter().take_while(|c| c.is_ascii_alphabetic()).count();
+    &body[..n]
+}
+
 /// Whether `b` (starting with a digit) is a C integer or floating constant.
 pub(super) fn valid_number(b: &[u8]) -> bool {
     let suffix = |r: &[u8]| r.iter().all(|c| matches!(c, b'u' | b'U' | b'l' | b'L'));

@@ -172,6 +172,11 @@ impl<'a> Rewriter<'a> {
                 return close + 1;
             }
         }
+        if let Some(&(a, b)) = table.declare_array.get(name) {
+            if self.declare_array(i, close, a, b) {
+                return close + 1;
+            }
+        }
         if self.at_statement_start(i)
             && (self.in_set(i, ITERATOR) || (t.nested && self.is_punct(close + 1, b'{')))
         {
@@ -357,6 +362,34 @@ impl<'a> Rewriter<'a> {
         let keep = self.toks[s];
         self.blank(self.toks[i + 1].start, keep.start);
         self.blank(keep.end, self.toks[close].end);
+        true
+    }
+
+    /// `NAME(a, n)` declaring array `a` of `n` elements -> `int  a[n]`
+    /// (the comma becomes `[`, the closing parenthesis `]`).
+    pub(super) fn declare_array(&mut self, i: usize, close: usize, a: usize, b: usize) -> bool {
+        let mut args = std::mem::take(&mut self.args);
+        self.split_args(i + 1, close, &mut args);
+        let (name, count) = (args.get(a).copied(), args.get(b).copied());
+        self.args = args;
+        let (Some((s, e)), Some((cs, ce))) = (name, count) else {
+            return false;
+        };
+        // The comma between the two is the token before the count.
+        if e != s + 1 || !self.is_ident(s) || cs == 0 || ce <= cs || !self.is_punct(cs - 1, b',') {
+            return false;
+        }
+        let t = self.toks[i];
+        self.blank(t.start, self.toks[close].end);
+        self.out[t.start..t.start + 3].copy_from_slice(b"int");
+        for (from, to) in [
+            (self.toks[s].start, self.toks[s].end),
+            (self.toks[cs].start, self.toks[ce - 1].end),
+        ] {
+            self.out[from..to].copy_from_slice(&self.src[from..to]);
+        }
+        self.out[self.toks[cs - 1].start] = b'[';
+        self.out[self.toks[close].start] = b']';
         true
     }
 

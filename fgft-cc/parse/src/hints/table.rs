@@ -28,6 +28,10 @@ pub(super) struct HintFile {
     #[serde(default)]
     pub(super) declare: BTreeMap<String, usize>,
     #[serde(default)]
+    pub(super) declare_array: BTreeMap<String, Vec<usize>>,
+    #[serde(default)]
+    pub(super) expand: BTreeMap<String, ExpandRaw>,
+    #[serde(default)]
     pub(super) decl_call: DeclCall,
     #[serde(default)]
     pub(super) init_fragment: Names,
@@ -167,6 +171,22 @@ pub(super) fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     (0..=last).find(|&i| hay[i] == n0 && same_word(&hay[i..i + needle.len()], needle))
 }
 
+/// `[expand.NAME]`: what a kernel macro that defines file-scope objects
+/// stands for.
+#[derive(Debug, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+pub(super) struct ExpandRaw {
+    params: Vec<String>,
+    body: String,
+}
+
+/// A kernel macro's definition, as `[expand]` gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expansion {
+    pub params: Vec<String>,
+    pub body: String,
+}
+
 /// The compiled macro-hint table.
 #[derive(Debug, Clone)]
 pub struct HintTable {
@@ -175,6 +195,12 @@ pub struct HintTable {
     pub iterators: NameSet,
     /// Declaration macro -> argument position of the declared name.
     pub declare: HashMap<String, usize, FxBuild>,
+    /// Array declaration macro -> argument positions of the declared name
+    /// and of the element count (`DECLARE_BITMAP(name, bits)`).
+    pub declare_array: HashMap<String, (usize, usize), FxBuild>,
+    /// Kernel macros that define file-scope objects (`ATTRIBUTE_GROUPS(x)`
+    /// defines `x_group` and `x_groups`), with their definitions.
+    pub expand: BTreeMap<String, Expansion>,
     pub decl_call: NameSet,
     pub storage: HashSet<String, FxBuild>,
     pub init_fragment: NameSet,
@@ -192,6 +218,8 @@ impl Default for HintTable {
             blank_call: NameSet::default(),
             iterators: NameSet::default(),
             declare: HashMap::default(),
+            declare_array: HashMap::default(),
+            expand: BTreeMap::new(),
             decl_call: NameSet::default(),
             storage: HashSet::default(),
             init_fragment: NameSet::default(),
@@ -261,6 +289,27 @@ impl HintTable {
                 }
                 t.declare.insert(n.clone(), *pos);
             }
+            for (n, e) in &f.expand {
+                let x = Expansion {
+                    params: e.params.clone(),
+                    body: e.body.clone(),
+                };
+                t.expand.insert(n.clone(), x);
+            }
+            for (n, pos) in &f.declare_array {
+                let ok = matches!(pos.as_slice(), [a, b] if *b == a + 1) && n.len() >= 3;
+                if !ok {
+                    return Err(tables::table_error(
+                        src,
+                        TABLE_NAME,
+                        n,
+                        format!(
+                            "array declaration macro `{n}`: give [name, count] argument positions, the count right after the name (and a name no shorter than `int`)"
+                        ),
+                    ));
+                }
+                t.declare_array.insert(n.clone(), (pos[0], pos[1]));
+            }
             for n in &f.decl_call.names {
                 t.decl_call.add(n);
             }
@@ -302,9 +351,16 @@ impl HintTable {
         // Directives inside initializer lists (`#ifdef CONFIG_PM` around
         // `.suspend = f,`): tree-sitter cannot parse them there; blanking the
         // directive lines keeps every branch's items.
-        for d in &dirs {
+        for (k, d) in dirs.iter().enumerate() {
             let next = toks.get(d.next_tok);
             let inside = next.is_some_and(|t| t.nested);
+            if next.is_some_and(|t| t.in_init) && crate::cond::if_zero(&rw.src[d.start..d.end]) {
+                // `#if 0` there (ns83820's `.suspend = ,` stubs) is never
+                // compiled: its first branch goes with the directive.
+                if let Some(to) = branch_end(&dirs, k, rw.src) {
+                    rw.blank(d.start, to);
+                }
+            }
             if next.is_some_and(|t| t.in_init) || (inside && is_define(&rw.src[d.start..d.end])) {
                 // Also `#define` inside enum and struct bodies and blocks: not
                 // C, and tree-sitter only takes them between declarations.
@@ -319,4 +375,21 @@ impl HintTable {
         // characters, so this cannot fail; fall back to the original if it does.
         String::from_utf8(out).unwrap_or_else(|_| text.to_string())
     }
+}
+
+/// Where the first branch of the conditional that directive `k` opens
+/// ends: the start of its `#else`, `#elif` or `#endif`.
+fn branch_end(dirs: &[Directive], k: usize, src: &[u8]) -> Option<usize> {
+    let mut depth = 0usize;
+    for d in &dirs[k + 1..] {
+        match directive_word(&src[d.start..d.end]) {
+            b"if" | b"ifdef" | b"ifndef" => depth += 1,
+            b"endif" if depth > 0 => depth -= 1,
+            b"else" | b"elif" | b"elifdef" | b"elifndef" | b"endif" if depth == 0 => {
+                return Some(d.start)
+            }
+            _ => {}
+        }
+    }
+    None
 }

@@ -143,7 +143,7 @@ fn declaration_macros() {
     );
     assert_eq!(
         rw("struct s { DECLARE_BITMAP(map, 64); };"),
-        "struct s { int            map     ; };"
+        "struct s { int            map[ 64]; };"
     );
     assert_eq!(
         rw("static SIMPLE_DEV_PM_OPS(pm, s, r);"),
@@ -202,12 +202,31 @@ fn generic_rules() {
 }
 
 #[test]
+fn array_declarations() {
+    assert_eq!(
+        rw("struct t {\n\tDECLARE_BITMAP(flags, TG3_FLAG_NUMBER);\n};\n"),
+        "struct t {\n\tint            flags[ TG3_FLAG_NUMBER];\n};\n"
+    );
+    assert_eq!(
+        rw("static DEFINE_HASHTABLE(h, 4);"),
+        "static int              h[ 4];"
+    );
+}
+
+#[test]
 fn directives_in_initializers() {
     let s = "static const struct x o = {\n\t.a = f,\n#ifdef CONFIG_PM\n\t.b = g,\n#endif\n};\n\
              void h(void) {\n#ifdef X\n\tf();\n#endif\n}\n";
     let out = rw(s);
     assert!(!out.contains("#ifdef CONFIG_PM") && out.contains("\t.b = g,"));
     assert!(out.contains("#ifdef X"));
+    let z = "static struct x o = {\n\t.a = f,\n#if 0\t/* FIXME */\n\t.b = ,\n#else\n\t.c = g,\n#endif\n};\n";
+    let out = rw(z);
+    assert!(
+        !out.contains(".b") && out.contains("\t.c = g,") && !out.contains("#"),
+        "{out}"
+    );
+    assert_eq!(out.len(), z.len());
     assert_eq!(rw("CONFIGFS_ATTR(, release);"), "CONFIGFS_ATTR(  release);");
     let e = "enum { A = 1,\n#define A_X 3\n B };\n#define D(x, args...) f(x, ##args)\n";
     assert_eq!(

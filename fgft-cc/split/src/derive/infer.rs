@@ -38,6 +38,18 @@ struct Site {
     /// `x->m = &x->n[K]`: a pointer into member `n`'s memory, `K` elements
     /// in.
     interior: Option<(String, String)>,
+    /// `x->m = dma_pool_alloc(x->p, ...)`: a block of the pool member `p`
+    /// of the same struct holds (sized where the pool is created).
+    pool: Option<String>,
+}
+
+/// Where the driver's allocation sites are: members allocated, and the
+/// block sizes of the pools members hold (`x->p = dma_pool_create(..,
+/// size, ..)`), both by (struct, member).
+#[derive(Default)]
+struct Scan {
+    by: BTreeMap<(String, String), Vec<Site>>,
+    pools: BTreeMap<(String, String), Vec<Option<String>>>,
 }
 
 /// The hints the driver's allocation sites give, in (struct, member) order.
@@ -48,9 +60,17 @@ pub fn hints(
     files: &[DriverFile],
     ann: &Annotations,
 ) -> Vec<Hint> {
-    let mut by: BTreeMap<(String, String), Vec<Site>> = BTreeMap::new();
+    let mut scan = Scan::default();
     for d in &prog.fns {
-        scan_fn(prog, facts, table, d, &mut by);
+        scan_fn(prog, facts, table, d, &mut scan);
+    }
+    let Scan { mut by, pools } = scan;
+    for ((strukt, _), sites) in by.iter_mut() {
+        for s in sites.iter_mut() {
+            if let Some(p) = &s.pool {
+                s.len = pool_block(&pools, strukt, p);
+            }
+        }
     }
     let mut out = Vec::new();
     let mut interior: Vec<((String, String), Vec<Site>)> = Vec::new();
@@ -374,14 +394,24 @@ fn inferred(
     }
 }
 
+/// The block size of the pool member `p` of `strukt` holds, when every
+/// creation of it gives the same.
+fn pool_block(
+    pools: &BTreeMap<(String, String), Vec<Option<String>>>,
+    strukt: &str,
+    p: &str,
+) -> Option<String> {
+    let sizes = pools.get(&(strukt.to_string(), p.to_string()))?;
+    let first = sizes.first()?.clone()?;
+    sizes
+        .iter()
+        .all(|s| s.as_deref() == Some(first.as_str()))
+        .then_some(first)
+}
+
 /// Every `x->m = ALLOC(...)` in `d`.
-fn scan_fn(
-    prog: &Program,
-    facts: &DriverFacts,
-    table: &Table,
-    d: &FnDef,
-    by: &mut BTreeMap<(String, String), Vec<Site>>,
-) {
+fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: &mut Scan) {
+    let by = &mut scan.by;
     let pf = &prog.files[d.file];
     let Some(body) = pf
         .tree
@@ -420,7 +450,15 @@ fn scan_fn(
         let Some(e) = table.apis.get(&api) else {
             continue;
         };
-        let Some((grant, _)) = &e.grant else { continue };
+        let Some(grant) = e
+            .grant
+            .as_ref()
+            .map(|g| &g.0)
+            .or(e.makes.as_ref())
+            .or(e.block_of.as_ref())
+        else {
+            continue;
+        };
         // A length over what the call returns (`sizeof(*ret)` of an
         // sk_buff) sizes a kernel object, not an array of the driver's.
         if lex::has_token(grant, "ret") {
@@ -448,6 +486,33 @@ fn scan_fn(
         {
             continue;
         }
+        let prefix = format!("{}{}", &text[base.byte_range()], &text[op.byte_range()]);
+        if let Some(b) = &e.block_of {
+            // A block of a pool the same object holds (`nic->cbs =
+            // dma_pool_zalloc(nic->cbs_pool, ...)`).
+            let Some(i) = e.params.iter().position(|p| &p.name == b) else {
+                continue;
+            };
+            let arg: String = args
+                .get(i)
+                .map_or("", |a| a.as_str())
+                .split_whitespace()
+                .collect();
+            let compact: String = prefix.split_whitespace().collect();
+            let Some(pool) = arg.strip_prefix(&compact).filter(|p| ident::is_ident(p)) else {
+                continue;
+            };
+            by.entry((tag, m.to_string())).or_default().push(Site {
+                file: d.file,
+                range: n.byte_range(),
+                api,
+                len: None,
+                shared: e.shared_memory,
+                interior: None,
+                pool: Some(pool.to_string()),
+            });
+            continue;
+        }
         // The granted length over the call's arguments.
         let names: Vec<&str> = e.params.iter().map(|p| p.name.as_str()).collect();
         if names.len() != args.len() {
@@ -456,10 +521,16 @@ fn scan_fn(
         let granted = lex_subst(grant, |id| {
             names.iter().position(|n| *n == id).map(|i| atom(&args[i]))
         });
-        let prefix = format!("{}{}", &text[base.byte_range()], &text[op.byte_range()]);
         let members: Vec<&str> = rec.fields.iter().map(|f| f.name.as_str()).collect();
         let at = n.start_byte();
         let len = over_members(prog, table, pf, d, (&granted, at), &prefix, &members);
+        if e.makes.is_some() {
+            scan.pools
+                .entry((tag, m.to_string()))
+                .or_default()
+                .push(len);
+            continue;
+        }
         by.entry((tag, m.to_string())).or_default().push(Site {
             file: d.file,
             range: n.byte_range(),
@@ -467,6 +538,7 @@ fn scan_fn(
             len,
             shared: e.shared_memory,
             interior: None,
+            pool: None,
         });
     }
 }
@@ -562,6 +634,7 @@ fn interior_site(
             len: None,
             shared: false,
             interior: Some((n.to_string(), k)),
+            pool: None,
         },
     ))
 }
@@ -1040,10 +1113,28 @@ fn member_holding(
     }
     found.sort();
     found.dedup();
+    if found.len() > 1 {
+        // Several members take the count (xen-netback's `num_queues` and
+        // `stalled_queues`, which later counts down): the one named as a
+        // count.
+        found.retain(|m| is_count_name(m));
+    }
     match found.as_slice() {
         [one] => Some(one.clone()),
         _ => None,
     }
+}
+
+/// A member name that says it holds a count (`num_queues`, `rx_count`,
+/// `nr_rings`, `ring_size`).
+fn is_count_name(m: &str) -> bool {
+    let m = m.to_ascii_lowercase();
+    m.split('_').any(|w| {
+        matches!(
+            w,
+            "num" | "nr" | "count" | "cnt" | "size" | "len" | "entries" | "n"
+        )
+    })
 }
 
 /// The one value local `name` is given in `d` (`size_t size = expr;` or

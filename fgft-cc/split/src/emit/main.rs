@@ -727,7 +727,10 @@ fn module_hooks(cx: &Ctx<'_, '_>) -> (Option<Hook>, Option<Hook>) {
                 .find('(')
                 .and_then(|a| text.rfind(')').map(|b| text[a + 1..b].trim().to_string()))
                 .unwrap_or_default();
-            if m == "module_init" || cx.opts.module_macros.contains(m) {
+            if cx.opts.module_macros.is_init(m) {
+                let m = "module_init".to_string();
+                init = Some((fid, it.range.clone(), m, arg));
+            } else if cx.opts.module_macros.contains(m) {
                 init = Some((fid, it.range.clone(), m.clone(), arg));
             } else if m == "module_exit" {
                 exit = Some((fid, it.range.clone(), m.clone(), arg));

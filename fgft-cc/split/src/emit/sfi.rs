@@ -85,6 +85,7 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
         .map(|(i, g)| (g.name.as_str(), i))
         .collect();
     let mut in_macros: BTreeSet<&str> = BTreeSet::new();
+    let mut header_macro_globals: BTreeMap<(FileId, &str), usize> = BTreeMap::new();
     for r in &plan.gtab_refs {
         let (f, name, site, is_fn) = (&r.func, r.name.as_str(), &r.site, r.is_fn);
         {
@@ -116,6 +117,20 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
                     }
                     continue;
                 }
+                // Defined in a driver header (s2io.h's `debug_level`, read
+                // by `DBG_PRINT()`): redirected before the first function of
+                // the unit that uses it.
+                let in_header = src
+                    .prog
+                    .global_def(name)
+                    .is_some_and(|g| src.files[g.file].role == FileRole::Header);
+                if !is_fn && in_header {
+                    let first = header_macro_globals
+                        .entry((site.file, name))
+                        .or_insert(site.range.start);
+                    *first = (*first).min(site.range.start);
+                    continue;
+                }
                 cx.error(
                     site.file,
                     site.range.clone(),
@@ -135,6 +150,23 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
                 grefs.use_expr(&plan.driver, k, name, is_fn),
             );
         }
+    }
+    for ((file, name), at) in header_macro_globals {
+        let Some(ed) = sedits.get_mut(&file) else {
+            continue;
+        };
+        let Some(f) = src
+            .prog
+            .fns
+            .iter()
+            .find(|f| f.file == file && f.range.start <= at && at < f.range.end)
+        else {
+            continue;
+        };
+        // `typeof(name)` still names the header's own object, which keeps
+        // it used.
+        let redirect = grefs.use_expr(&plan.driver, gindex[name], name, false);
+        ed.insert(f.range.start, format!("#define {name} {redirect}\n"));
     }
 }
 
@@ -330,7 +362,10 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
                     .iter()
                     .filter(|g| g.file == fid && g.range == it.range)
                     .filter(|g| shadows.contains(g.name.as_str()))
-                    .map(|g| format!("extern {} {};", g.ty.c_spelling(), g.name))
+                    .map(|g| match &g.decl_text {
+                        Some(d) => format!("extern {d};"),
+                        None => format!("extern {} {};", g.ty.c_spelling(), g.name),
+                    })
                     .collect();
                 if decls.is_empty() {
                     ed.delete(item_deletion(pf, it.range.clone()));
@@ -365,6 +400,17 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
     let prog = src.prog;
     let d = cx.plan.driver.clone();
     let in_units: BTreeSet<FileId> = units.iter().flat_map(|(_, v)| v.iter().copied()).collect();
+    let header_inline_calls: BTreeSet<&str> = prog
+        .fns
+        .iter()
+        .filter(|f| src.files[f.file].role == FileRole::Header && !in_units.contains(&f.file))
+        .flat_map(|f| {
+            let t = &prog.files[f.file].text[f.range.clone()];
+            fgft_base::lex::ident_tokens(t)
+                .into_iter()
+                .map(move |r| &t[r.start..r.end])
+        })
+        .collect();
     for (fid, df) in src.files.iter().enumerate() {
         if df.role != FileRole::Header || in_units.contains(&fid) {
             continue;
@@ -388,17 +434,9 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
         // `t3_wait_op_done_val()`): the inline body is compiled before the
         // unit's SFI header renames the callee, so the prototype is
         // followed by a declaration that gives it the SFI copy's symbol.
-        let own_calls: BTreeSet<&str> = prog
-            .fns
-            .iter()
-            .filter(|f| f.file == fid)
-            .flat_map(|f| {
-                let t = &prog.files[fid].text[f.range.clone()];
-                fgft_base::lex::ident_tokens(t)
-                    .into_iter()
-                    .map(move |r| &t[r.start..r.end])
-            })
-            .collect();
+        // Any driver header's inline counts: mwifiex's 11n.h inlines call
+        // `mwifiex_get_sta_entry()`, which main.h declares.
+        let own_calls = &header_inline_calls;
         let relabel: Vec<&fgft_facts::program::Proto> = prog
             .protos
             .iter()
@@ -470,10 +508,29 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
             if text.matches(decl).count() != 1 {
                 continue;
             }
-            let blank: String = decl.chars().filter(|&c| c == '\n').collect();
-            text = text.replacen(decl, &blank, 1);
+            // A closure function keeps its prototype under the SFI name:
+            // the unit may call it above its definition (atl2.c calls
+            // `atl2_hash_mc_addr()`, which atl2.h declares).
+            let new = if cx.plan.sfi_fns.contains(&p.name) {
+                rename_decl(decl, &p.name)
+            } else {
+                decl.chars().filter(|&c| c == '\n').collect()
+            };
+            text = text.replacen(decl, &new, 1);
         }
         cx.out.insert(PathBuf::from("sfi").join(&df.rel), text);
+    }
+}
+
+/// Prototype `decl` of `name` declaring `fgft_sfi_<name>` instead (the
+/// first token that names it is the declarator's).
+fn rename_decl(decl: &str, name: &str) -> String {
+    match fgft_base::lex::ident_tokens(decl)
+        .into_iter()
+        .find(|r| &decl[r.start..r.end] == name)
+    {
+        Some(r) => format!("{}fgft_sfi_{name}{}", &decl[..r.start], &decl[r.end..]),
+        None => decl.to_string(),
     }
 }
 

@@ -469,12 +469,17 @@ fn grant_fn(s: &mut String, d: &str, table: &Table) {
     } else {
         s.push_str("\tint err;\n\n");
         for (i, g) in table.globals.keys().enumerate() {
+            let size = table
+                .global_sizes
+                .get(g)
+                .cloned()
+                .unwrap_or_else(|| format!("sizeof({g})"));
             let _ = writeln!(
                 s,
                 "{}",
                 fgft_stubs::wrap_call(
                     1,
-                    &format!("err = fgft_map(txn, (const void *)&{g}, sizeof({g}), FGFT_R)"),
+                    &format!("err = fgft_map(txn, (const void *)&{g}, {size}, FGFT_R)"),
                     ";"
                 )
             );
@@ -954,6 +959,8 @@ mod tests {
             callbacks: Vec::new(),
             raw: false,
             shared_memory: false,
+            makes: None,
+            block_of: None,
             note: None,
             source: "t".into(),
         }

@@ -45,6 +45,8 @@ struct GlobalsRaw {
     read: Vec<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    #[serde(default)]
+    sizes: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,6 +89,8 @@ struct EntryRaw {
     #[serde(default)]
     raw: bool,
     memory: Option<String>,
+    makes: Option<String>,
+    block_of: Option<String>,
     note: Option<String>,
 }
 
@@ -249,6 +253,12 @@ pub struct ApiEntry {
     /// `memory = "shared"`: what the call returns is device-visible memory
     /// (DMA-coherent), so a member it is stored in is inferred `shared`.
     pub shared_memory: bool,
+    /// `makes = "size"`: the call creates a pool whose blocks are this
+    /// many bytes (C expression over the parameters: `dma_pool_create`).
+    pub makes: Option<String>,
+    /// `block_of = "pool"`: what the call returns is one block of the pool
+    /// passed as this parameter (its size is the creator's `makes`).
+    pub block_of: Option<String>,
     pub note: Option<String>,
     /// Which table file it came from (for messages).
     pub source: PathBuf,
@@ -271,6 +281,9 @@ pub struct Table {
     pub direct: BTreeSet<String>,
     /// Kernel globals SFI code may read; value: header that declares it.
     pub globals: BTreeMap<String, String>,
+    /// Bytes of a kernel variable whose declaration has no size
+    /// (`extern const unsigned char _ctype[];`).
+    pub global_sizes: BTreeMap<String, String>,
 }
 
 fn located(src: &TableSource, needle: &str, message: String) -> Error {
@@ -310,6 +323,9 @@ impl Table {
                     .get(&g)
                     .cloned()
                     .unwrap_or_else(|| "linux/jiffies.h".into());
+                if let Some(n) = f.globals.sizes.get(&g) {
+                    t.global_sizes.insert(g.clone(), n.clone());
+                }
                 t.globals.insert(g, h);
             }
             for (name, raw) in f.api {
@@ -414,15 +430,24 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
     check_combination(src, name, &raw, &shape)?;
     let shared_memory = match raw.memory.as_deref() {
         None => false,
-        Some("shared") if grant.is_some() => true,
+        Some("shared") if grant.is_some() || raw.block_of.is_some() => true,
         Some(m) => {
             return Err(located(
                 src,
                 &format!("[api.{name}]"),
-                format!("api `{name}`: `memory = \"{m}\"`: the only value is \"shared\", on an entry with `grant`"),
+                format!("api `{name}`: `memory = \"{m}\"`: the only value is \"shared\", on an entry with `grant` or `block_of`"),
             ))
         }
     };
+    if let Some(b) = &raw.block_of {
+        if !params.iter().any(|p| &p.name == b) {
+            return Err(located(
+                src,
+                &format!("[api.{name}]"),
+                format!("api `{name}`: `block_of = \"{b}\"` names no parameter of the prototype"),
+            ));
+        }
+    }
     Ok(ApiEntry {
         name: name.to_string(),
         effect: raw.effect,
@@ -448,6 +473,8 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         callbacks: raw.callbacks,
         raw: raw.raw,
         shared_memory,
+        makes: raw.makes,
+        block_of: raw.block_of,
         note: raw.note,
         source: src.display(TABLE_NAME),
     })

@@ -437,13 +437,20 @@ impl TypeBuilder<'_, '_> {
                 // it, the accessor wrappers (ioread32, writel, ...) take it as
                 // is, so the pointer value is all the copy needs.
                 FieldHow::Assign
-            } else if is_flexible(&fty) {
+            } else if is_flexible(&fty) || self.kernel_flexible(t, m) {
                 // `u8 priv[]`: the object's tail, of a size only the code
                 // that allocated the object knows.
                 // Not copied: only indexed through does it need one (its
                 // address alone is checked where it is dereferenced).
                 if let Some((site, _)) = &u.array_use {
-                    self.flexible_member_diag(t, m, site);
+                    // A kernel record spelled symbolically is named by its tag.
+                    let shown = match self.kernel_member(t, m) {
+                        Some((_, tag, _)) if bare_tag(t).is_none() => {
+                            CType::Record(format!("struct {tag}"))
+                        }
+                        _ => t.clone(),
+                    };
+                    self.flexible_member_diag(&shown, m, site);
                 }
                 continue;
             } else if let Some((site, kind)) = &u.array_use {
@@ -684,9 +691,24 @@ impl TypeBuilder<'_, '_> {
     /// Whether the kernel's headers (with --kdir) declare member `m` of the
     /// record `base` an array.
     fn kernel_array(&self, base: &CType, m: &str) -> bool {
-        let Some(k) = self.inp.kernel else {
-            return false;
-        };
+        self.kernel_member(base, m)
+            .is_some_and(|(k, tag, m)| k.member_is_array(&tag, &m).unwrap_or(false))
+    }
+
+    /// Whether the kernel's headers declare member `m` of `base` a
+    /// flexible array.
+    fn kernel_flexible(&self, base: &CType, m: &str) -> bool {
+        self.kernel_member(base, m)
+            .is_some_and(|(k, tag, m)| k.member_is_flexible(&tag, &m))
+    }
+
+    /// The kernel record and member path that member `m` of `base` is.
+    fn kernel_member(
+        &self,
+        base: &CType,
+        m: &str,
+    ) -> Option<(&crate::kernel::Kernel, String, String)> {
+        let k = self.inp.kernel?;
         // A record reached through a kernel member is spelled
         // symbolically (`typeof(((struct sk_buff *)0)->dev)`, or a member
         // path of an unnamed struct member, `link_modes`): the kernel's
@@ -708,12 +730,8 @@ impl TypeBuilder<'_, '_> {
                 _ => bare_tag(t).map(|tag| (tag, String::new())),
             }
         }
-        let Some((tag, pre)) = locate(k, base) else {
-            return false;
-        };
-        let m = format!("{pre}{m}");
-        let m = m.as_str();
-        k.member_is_array(&tag, m).unwrap_or(false)
+        let (tag, pre) = locate(k, base)?;
+        Some((k, tag, format!("{pre}{m}")))
     }
 }
 

@@ -188,6 +188,16 @@ impl Uses {
                                 continue;
                             }
                         }
+                        // A pointer to one record walked as words (bnx2's
+                        // `hw_stats = (u32 *)bp->stats_blk; hw_stats[i]`):
+                        // the record, copied whole; a walk past its end
+                        // faults in SFI code.
+                        if let Some(t) = words_of_record(prog, &prog.field_type(&b, &f), u) {
+                            self.whole.insert(t);
+                            self.mark(&b, &f, u.access);
+                            self.mark(&b, &f, AccessKind::Read);
+                            continue;
+                        }
                         let known_array = matches!(prog.field_type(&b, &f), CType::Array(..));
                         let unknown =
                             matches!(prog.field_type(&b, &f), CType::FieldOf(..) | CType::Unknown);
@@ -261,4 +271,20 @@ impl Uses {
             global_writes,
         }
     }
+}
+
+/// The record a pointer of type `fty` points to, when `u` indexes it
+/// through a cast to a pointer of scalars (`(u32 *)p`, `(u64 *)stats`).
+fn words_of_record(prog: &Program, fty: &CType, u: &fgft_facts::model::PtrUse) -> Option<CType> {
+    if !matches!(u.kind, PtrUseKind::Index | PtrUseKind::Arith) {
+        return None;
+    }
+    let CType::Ptr(t) = fty else { return None };
+    let t = prog.resolve(t);
+    if !t.is_recordish() {
+        return None;
+    }
+    let CType::Ptr(elem) = &u.ty else { return None };
+    let elem = prog.resolve(elem);
+    matches!(elem, CType::Scalar(_) | CType::Named(_)).then_some(t)
 }
