@@ -49,6 +49,9 @@ n=$(echo "$files" | wc -l)
 # Split outputs.  Exceptions, each justified:
 #  fgft_*_pm_copies.c: filtered copies of the driver's own PM functions, kept
 #    as upstream wrote them (8139too writes `f (x)`): SPACING;
+#  fgft_*_sfi.h, fgft_*_sfi_rt.c: the kernel-call wrappers repeat the
+#    kernel's own prototypes, and its bitops take `volatile unsigned long *`
+#    words: VOLATILE;
 #  the patch of a driver file has no commit message or sign-off (it is not
 #    a commit): COMMIT_MESSAGE, MISSING_SIGN_OFF.
 tmp=$(mktemp -d)
@@ -79,7 +82,10 @@ for drv in e1000 8139too; do
 					- 2>&1) || true
 		else
 			ign=FILE_PATH_CHANGES
-			case $b in fgft_*_pm_copies.c) ign=$ign,SPACING ;; esac
+			case $b in
+			fgft_*_pm_copies.c) ign=$ign,SPACING ;;
+			fgft_*_sfi.h | fgft_*_sfi_rt.c) ign=$ign,VOLATILE ;;
+			esac
 			text=$(perl "$cp" --no-tree --quiet --show-types --ignore "$ign" \
 				-f "$out/$f" 2>&1) || true
 		fi

@@ -1159,6 +1159,22 @@ int fgft_mutex_trylock(struct fgft_txn *txn, struct mutex *lock)
 }
 EXPORT_SYMBOL_GPL(fgft_mutex_trylock);
 
+int fgft_mutex_lock_interruptible(struct fgft_txn *txn, struct mutex *lock)
+{
+	int ret;
+
+	if (IS_ERR_OR_NULL(txn))
+		return mutex_lock_interruptible(lock);
+	if (!lock_prepare(txn, lock))
+		return 0;
+	ret = mutex_lock_interruptible(lock);
+	if (ret)
+		return ret;
+	lock_record(txn, FGFT_LOCK_MUTEX, lock, 0);
+	return 0;
+}
+EXPORT_SYMBOL_GPL(fgft_mutex_lock_interruptible);
+
 /*
  * An unlock inside the transaction: a lock it took stays held until the end
  * (two-phase locking); one it did not take is released at the end.

@@ -308,13 +308,16 @@ pub fn sfi_prototype(e: &EntrySpec) -> String {
     wrap_call(0, &signature(&e.ret, &e.sfi_name(), &e.params), ";")
 }
 
-/// Struct and union tags a parameter list names (for forward declarations).
+/// Struct, union and enum tags a parameter list names (for forward
+/// declarations).
 pub fn param_tags(params: &[ParamSpec]) -> Vec<String> {
     let mut out = Vec::new();
     for p in params {
         let toks: Vec<&str> = p.decl.split_whitespace().collect();
         for w in toks.windows(2) {
-            if w[0] == "struct" || w[0] == "union" {
+            // `enum x;` too: GNU C takes the forward declaration, and a
+            // prototype naming an unknown enum is a warning.
+            if w[0] == "struct" || w[0] == "union" || w[0] == "enum" {
                 let name: String = w[1].chars().take_while(|&c| ident::is_char(c)).collect();
                 let t = format!("{} {name}", w[0]);
                 if !name.is_empty() && !out.contains(&t) {

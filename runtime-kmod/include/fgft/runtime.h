@@ -271,6 +271,7 @@ void fgft_spin_lock_irqsave(struct fgft_txn *txn, spinlock_t *lock);
 void fgft_spin_lock_bh(struct fgft_txn *txn, spinlock_t *lock);
 void fgft_mutex_lock(struct fgft_txn *txn, struct mutex *lock);
 int fgft_mutex_trylock(struct fgft_txn *txn, struct mutex *lock);
+int fgft_mutex_lock_interruptible(struct fgft_txn *txn, struct mutex *lock);
 /* An unlock inside the transaction is deferred to its end (two-phase locking). */
 void fgft_unlock(struct fgft_txn *txn, void *lock);
 

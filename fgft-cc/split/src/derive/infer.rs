@@ -83,18 +83,21 @@ pub fn hints(
             continue;
         }
         sites.sort_by_key(|s| (s.file, s.range.start));
-        let first = &sites[0];
+        // Device memory at one site and plain memory at another (b44's
+        // `kzalloc` fallback when `dma_alloc_coherent` fails): used in
+        // place, as the device memory is.
+        let shared = sites.iter().any(|s| s.shared);
+        let Some(first) = sites.iter().find(|s| s.shared == shared) else {
+            continue;
+        };
         let Some(len) = &first.len else { continue };
-        if sites
-            .iter()
-            .any(|s| s.len.as_deref() != Some(len) || s.shared != first.shared)
-        {
+        if sites.iter().any(|s| s.len.as_deref() != Some(len)) {
             continue;
         }
         // One object (`kzalloc(sizeof(*p))`) is marshaled as the object it
         // is; only arrays and device memory need the hint. Indexed
         // (`x->m[0]`) it is an array of one: the hint applies only there.
-        if !first.shared && is_one_object(len) {
+        if !shared && is_one_object(len) {
             let mut h = inferred(
                 prog,
                 files,
@@ -109,7 +112,7 @@ pub fn hints(
             out.push(h);
             continue;
         }
-        let kind = if first.shared {
+        let kind = if shared {
             HintKind::Shared {
                 len: len.clone(),
                 rights: Access::ReadWrite,
@@ -581,7 +584,17 @@ fn interior_site(
     right: Node<'_>,
     text: &str,
 ) -> Option<((String, String), Site)> {
-    // `&x->n[K]`, or `x->n + K`: the same place.
+    // `&x->n[K]`, or `x->n + K`: the same place (through casts and
+    // parentheses: vmxnet3's `(struct Vmxnet3_RxQueueDesc *)(adapter->
+    // tqd_start + adapter->num_tx_queues)`).
+    let mut right = right;
+    loop {
+        match right.kind() {
+            "cast_expression" => right = right.child_by_field_name("value")?,
+            "parenthesized_expression" => right = right.named_child(0)?,
+            _ => break,
+        }
+    }
     let (arr, idx) = match right.kind() {
         "pointer_expression" if text[right.byte_range()].starts_with('&') => {
             let sub = right.child_by_field_name("argument")?;
@@ -618,12 +631,26 @@ fn interior_site(
     let m = &text[left.child_by_field_name("field")?.byte_range()];
     let n = &text[arr.child_by_field_name("field")?.byte_range()];
     let k = text[idx.byte_range()].trim().to_string();
-    if !k
+    // K a constant, or another member of the same object (spelled bare,
+    // as a hint's length names members).
+    let base: String = same_base(left)?
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect::<String>();
+    let compact: String = k.chars().filter(|c| !c.is_whitespace()).collect();
+    let member = ["->", "."]
+        .iter()
+        .find_map(|op| compact.strip_prefix(&format!("{base}{op}")))
+        .filter(|r| ident::is_ident(r))
+        .map(str::to_string);
+    let constant = k
         .bytes()
-        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
-    {
-        return None;
-    }
+        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    let k = match member {
+        Some(mem) => mem,
+        None if constant => k,
+        None => return None,
+    };
     let tag = member_struct(prog, facts, d, left, m)?;
     Some((
         (tag, m.to_string()),
@@ -681,6 +708,72 @@ fn local_values<'t>(body: Node<'t>, text: &str, name: &str) -> Option<Vec<Node<'
         vals.push(v);
     }
     Some(vals)
+}
+
+/// `size = A; size += B;` before `at`, in straight-line code of `body`
+/// (vmxnet3 sizes its queue descriptors so): `(A) + (B)`.  None when an
+/// assignment is another compound one, stands after `at`, or sits in a
+/// branch or loop.
+fn accumulated_value(body: Node<'_>, text: &str, name: &str, at: usize) -> Option<String> {
+    let mut parts: Vec<(usize, bool, String)> = Vec::new();
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        let mut c = n.walk();
+        stack.extend(n.named_children(&mut c));
+        let (target, value, op) = match n.kind() {
+            "init_declarator" => (
+                n.child_by_field_name("declarator"),
+                n.child_by_field_name("value"),
+                "=",
+            ),
+            "assignment_expression" => (
+                n.child_by_field_name("left"),
+                n.child_by_field_name("right"),
+                n.child_by_field_name("operator")
+                    .map_or("", |o| &text[o.byte_range()]),
+            ),
+            _ => continue,
+        };
+        let (Some(t), Some(v)) = (target, value) else {
+            continue;
+        };
+        if t.kind() != "identifier" || &text[t.byte_range()] != name {
+            continue;
+        }
+        if !matches!(op, "=" | "+=") || n.end_byte() > at {
+            return None;
+        }
+        let mut up = n.parent();
+        while let Some(p) = up.filter(|p| p.id() != body.id()) {
+            if matches!(
+                p.kind(),
+                "if_statement"
+                    | "for_statement"
+                    | "while_statement"
+                    | "do_statement"
+                    | "switch_statement"
+            ) {
+                return None;
+            }
+            up = p.parent();
+        }
+        let spelled = text[v.byte_range()]
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        parts.push((n.start_byte(), op == "=", spelled));
+    }
+    parts.sort_by_key(|p| p.0);
+    match parts.as_slice() {
+        [(_, true, _), rest @ ..] if !rest.is_empty() && rest.iter().all(|p| !p.1) => Some(
+            parts
+                .iter()
+                .map(|p| format!("({})", p.2))
+                .collect::<Vec<_>>()
+                .join(" + "),
+        ),
+        _ => None,
+    }
 }
 
 /// The one allocation call local `name` is given in the function `body`.
@@ -774,7 +867,8 @@ fn over_members(
     prefix: &str,
     members: &[&str],
 ) -> Option<String> {
-    let mut cur = sizeof_locals(pf, d, len)?;
+    let expanded = expand_macros(prog, len);
+    let mut cur = sizeof_locals(pf, d, &expanded)?;
     let compact: String = prefix.split_whitespace().collect();
     for _ in 0..4 {
         // Bare identifiers other than the allocating object are locals (a
@@ -803,6 +897,71 @@ fn over_members(
         cur = sizeof_locals(pf, d, &cur)?;
     }
     None
+}
+
+/// `len` with the driver's function-like macros expanded (qede's
+/// `QEDE_QUEUE_CNT(edev)` is `((edev)->num_queues)`), and `(x)->` spelled
+/// `x->`, so that the members it names show.  At most a few rounds.
+fn expand_macros(prog: &Program, len: &str) -> String {
+    let mut cur = len.to_string();
+    for _ in 0..3 {
+        let b = cur.as_bytes();
+        let mut out = String::new();
+        let mut last = 0;
+        let mut changed = false;
+        for r in lex::ident_tokens(&cur) {
+            if r.start < last {
+                continue;
+            }
+            let name = &cur[r.clone()];
+            let Some(m) = prog.macros.get(name) else {
+                continue;
+            };
+            let Some(list) = &m.params else { continue };
+            let open = cur[r.end..]
+                .find(|c: char| !c.is_whitespace())
+                .map(|o| r.end + o);
+            let Some(open) = open.filter(|&o| b[o] == b'(') else {
+                continue;
+            };
+            // The byte after the `)`.
+            let Some(close) = lex::close_paren(b, open) else {
+                continue;
+            };
+            let args: Vec<String> = lex::split_top(&cur[open + 1..close - 1], b',')
+                .into_iter()
+                .map(|a| a.trim().to_string())
+                .collect();
+            let params = fgft_facts::macros::MacroParams::from_list(list, &m.params_raw);
+            let exp = fgft_facts::macros::expand(&params, &m.body, &args);
+            out.push_str(&cur[last..r.start]);
+            out.push_str(&format!("({})", exp.trim()));
+            last = close;
+            changed = true;
+        }
+        if !changed {
+            break;
+        }
+        out.push_str(&cur[last..]);
+        cur = out;
+    }
+    // `(edev)->m` -> `edev->m`.
+    let mut out = String::new();
+    let mut rest = cur.as_str();
+    while let Some(i) = rest.find('(') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let n = after.bytes().take_while(|&c| ident::is_byte(c)).count();
+        if n > 0 && after[n..].starts_with(")->") {
+            out.push_str(&after[..n]);
+            rest = &after[n + 1..];
+        } else {
+            out.push('(');
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `len` with each `sizeof` of a local or parameter of `d` (`sizeof(*e)`
@@ -1155,7 +1314,9 @@ fn local_value(pf: &fgft_parse::ParsedFile, d: &FnDef, name: &str, at: usize) ->
             .collect::<Vec<_>>()
             .join(" ")
     };
-    let nodes = local_values(body, text, name)?;
+    let Some(nodes) = local_values(body, text, name) else {
+        return accumulated_value(body, text, name, at);
+    };
     let mut vals: Vec<String> = nodes.iter().map(spelled).collect();
     vals.sort();
     vals.dedup();

@@ -522,6 +522,29 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
     }
 }
 
+/// The identifiers `text` selects as members (after `.` or `->`) or uses
+/// as tags (after `struct`, `union`, `enum`).
+fn selected_members(text: &str) -> impl Iterator<Item = &str> {
+    let tag = |before: &str| {
+        ["struct", "union", "enum"].iter().any(|k| {
+            before.strip_suffix(k).is_some_and(|pre| {
+                pre.bytes()
+                    .last()
+                    .is_none_or(|c| !fgft_base::ident::is_byte(c))
+            })
+        })
+    };
+    fgft_base::lex::ident_tokens(text)
+        .into_iter()
+        .filter(move |r| {
+            let before = text[..r.start].trim_end();
+            before.ends_with("->")
+                || (before.ends_with('.') && !before.ends_with(".."))
+                || (before.len() < r.start && tag(before))
+        })
+        .map(move |r| &text[r.start..r.end])
+}
+
 /// Prototype `decl` of `name` declaring `fgft_sfi_<name>` instead (the
 /// first token that names it is the declarator's).
 fn rename_decl(decl: &str, name: &str) -> String {
@@ -673,6 +696,10 @@ fn tu_header(src: &Sources<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> St
         }
         visible.extend(more);
     }
+    let member_words: BTreeSet<&str> = visible
+        .iter()
+        .flat_map(|&fid| selected_members(&prog.files[fid].text))
+        .collect();
     for f in &plan.sfi_fns {
         let defs = prog.defs(f);
         let Some(&first) = defs.first() else { continue };
@@ -694,6 +721,18 @@ fn tu_header(src: &Sources<'_>, plan: &Plan, tu: FileId, files: &[FileId]) -> St
         }
         if !d.is_static && (hdr_proto || kernel_proto) {
             let _ = writeln!(s, "extern typeof({f}) fgft_sfi_{f};");
+        }
+        // A static function named as a member the unit selects (be2net's
+        // `embedded_payload()` beside `wrb->payload.embedded_payload`) or
+        // as a tag (`struct be_cmd_write_flashrom`) keeps its name: a macro
+        // would rename those too, and a static clashes with nothing in the
+        // main module.
+        if d.is_static && member_words.contains(f.as_str()) {
+            let _ = writeln!(
+                s,
+                "/* {f}: static, named as a member or tag; not renamed */"
+            );
+            continue;
         }
         let _ = writeln!(s, "#define {f} fgft_sfi_{f}");
     }

@@ -779,7 +779,11 @@ fn lock_body(s: &mut String, e: &ApiEntry) {
         s.push_str("\tBUILD_BUG_ON(sizeof(spinlock_t) != sizeof(raw_spinlock_t));\n");
     }
     if let Some(k) = e.lock.filter(|k| k.is_try()) {
-        s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn 0;\n");
+        let _ = writeln!(
+            s,
+            "\tif (WARN_ON_ONCE(!txn))\n\t\treturn {};",
+            k.not_taken()
+        );
         let _ = writeln!(s, "\treturn {}(txn, {lock_arg});", k.runtime_fn(false));
         return;
     }

@@ -517,8 +517,17 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
                 });
             }
         }
+        // A closure function of a driver header is compiled before the SFI
+        // header redirects kernel calls (be2net's be.h inline calls
+        // `netif_carrier_off()`): its wrapped calls are relabelled too.
+        let in_header = prog
+            .def(&f)
+            .is_some_and(|d| inp.files[d.file].role == FileRole::Header);
         for c in &ff.calls {
             if let CallTarget::Kernel(k) = &c.target {
+                if in_header && inp.kernel.is_some_and(|kern| kern.relabels(k, inp.table)) {
+                    plan.relabel.insert(k.clone());
+                }
                 kapis.insert(k.clone());
                 // `usb_put_urb` is `#define usb_put_urb usb_free_urb`: the
                 // function it names is the one wrapped.

@@ -148,6 +148,9 @@ pub enum LockKind {
     /// non-zero (released as `Spin` / `Mutex`).
     SpinTry,
     MutexTry,
+    /// `mutex_lock_interruptible`: taken when the call returns 0 (else
+    /// `-EINTR`), released as `Mutex`.
+    MutexIntr,
     /// `rcu_read_lock` / `rcu_read_unlock`: no lock word, nests.
     Rcu,
     /// `local_bh_disable` / `local_bh_enable`: no lock word, nests.
@@ -164,9 +167,23 @@ impl LockKind {
         matches!(self, LockKind::Rcu | LockKind::Bh)
     }
 
-    /// A trylock: the runtime function returns whether the lock was taken.
+    /// A lock that may not be taken: the runtime function returns whether
+    /// it was (a trylock's non-zero, `mutex_lock_interruptible`'s 0).
     pub fn is_try(self) -> bool {
-        matches!(self, LockKind::SpinTry | LockKind::MutexTry)
+        matches!(
+            self,
+            LockKind::SpinTry | LockKind::MutexTry | LockKind::MutexIntr
+        )
+    }
+
+    /// What the wrapper returns when it has no transaction (the lock not
+    /// taken).
+    pub fn not_taken(self) -> &'static str {
+        if self == LockKind::MutexIntr {
+            "-EINTR"
+        } else {
+            "0"
+        }
     }
 
     /// The runtime function that takes (or, `unlock`, releases) the lock.
@@ -179,6 +196,7 @@ impl LockKind {
             (LockKind::Mutex, false) => "fgft_mutex_lock",
             (LockKind::SpinTry, _) => "fgft_spin_trylock",
             (LockKind::MutexTry, _) => "fgft_mutex_trylock",
+            (LockKind::MutexIntr, _) => "fgft_mutex_lock_interruptible",
             (LockKind::Spin, true) => "fgft_spin_unlock",
             (LockKind::SpinIrqsave, true) => "fgft_spin_unlock_irqrestore",
             (LockKind::SpinIrq, true) => "fgft_spin_unlock_irq",
@@ -203,6 +221,7 @@ fn lock_kind(s: &str) -> Option<LockKind> {
         "mutex" => LockKind::Mutex,
         "spin_try" => LockKind::SpinTry,
         "mutex_try" => LockKind::MutexTry,
+        "mutex_intr" => LockKind::MutexIntr,
         "rcu" => LockKind::Rcu,
         "bh" => LockKind::Bh,
         "call" => LockKind::Call,
