@@ -1163,7 +1163,7 @@ impl Walker<'_, '_> {
             };
         }
         // A driver macro: walk its expansion.
-        if let Some(m) = self.prog.macros.get(&name) {
+        if let Some(m) = self.prog.call_macro(&name) {
             if let Some(list) = &m.params {
                 if !self.expanding.contains(&name) && self.expanding.len() < MAX_EXPANSION_DEPTH {
                     let params = MacroParams::from_list(list, &m.params_raw);

@@ -353,6 +353,25 @@ impl Program {
         self.fn_index.contains_key(name)
     }
 
+    /// The function-like driver macro a call of `name` expands: `name`'s
+    /// own, or the one an object-like macro names (sunhme's `#define ASD
+    /// hme_debug`), through at most a few such macros.
+    pub fn call_macro(&self, name: &str) -> Option<&MacroDef> {
+        let mut cur = name;
+        for _ in 0..4 {
+            let m = self.macros.get(cur)?;
+            if m.params.is_some() {
+                return Some(m);
+            }
+            let body = m.body.trim();
+            if !fgft_base::ident::is_ident(body) || body == cur {
+                return None;
+            }
+            cur = self.macros.get_key_value(body)?.0.as_str();
+        }
+        None
+    }
+
     /// The driver function an object-like driver macro names
     /// (atl1.h: `#define atlx_hash_set atl1_hash_set`, for the shared
     /// atlx.c), through at most a few such macros.

@@ -76,6 +76,10 @@ pub struct Kernel {
     /// Every identifier the driver's own files keep after preprocessing
     /// (what `#if` blocks of this configuration drop is not there).
     own_idents: BTreeSet<String>,
+    /// The driver's own macro definitions this configuration compiles
+    /// (the `-dD` unit's `#define` lines of the driver's files), by name:
+    /// the text after the name (`(__hp, __reg) readl(__reg)`).
+    own_defines: BTreeMap<String, String>,
     /// Units that could not be preprocessed, with why.
     pub unavailable: Vec<(PathBuf, String)>,
 }
@@ -200,15 +204,67 @@ impl Kernel {
                     own = f.starts_with(&own_dir);
                     seg_start = pos + line.len();
                 }
-            } else if line.starts_with("#define ") && own {
+            } else if let Some(d) = line.strip_prefix("#define ").filter(|_| own) {
                 // Definitions are not uses.
                 flush(self, &text[seg_start..pos]);
                 seg_start = pos + line.len();
+                let nb = d.bytes().take_while(|&c| ident::is_byte(c)).count();
+                if nb > 0 {
+                    let rest = d[nb..].trim_end_matches('\n').to_string();
+                    self.own_defines.insert(d[..nb].to_string(), rest);
+                }
             }
             pos += line.len();
         }
         if own {
             flush(self, &text[seg_start..]);
+        }
+    }
+
+    /// Gives each driver macro of `prog` the definition this configuration
+    /// compiles, where the driver defines it more than once (sunhme's
+    /// `hme_read32()` under `#ifdef CONFIG_SBUS` and `#else`): fgft's
+    /// parse keeps one of them, the preprocessed unit tells which holds.
+    pub fn active_macros(&self, prog: &mut fgft_facts::program::Program) {
+        for (name, m) in prog.macros.iter_mut() {
+            let Some(rest) = self.own_defines.get(name) else {
+                continue;
+            };
+            let (params, params_raw, body) = match rest.strip_prefix('(') {
+                Some(r) => {
+                    let Some(close) = r.find(')') else { continue };
+                    let raw = r[..close].to_string();
+                    // As tree-sitter lists them: `...` its own entry,
+                    // after the name of a GNU `args...`.
+                    let mut ps: Vec<String> = Vec::new();
+                    for p in raw.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+                        match p.strip_suffix("...") {
+                            Some(n) => {
+                                if !n.trim().is_empty() {
+                                    ps.push(n.trim().to_string());
+                                }
+                                ps.push("...".into());
+                            }
+                            None => ps.push(p.to_string()),
+                        }
+                    }
+                    (
+                        Some(ps),
+                        format!("({raw})"),
+                        r[close + 1..].trim().to_string(),
+                    )
+                }
+                None => (None, String::new(), rest.trim().to_string()),
+            };
+            let same = |a: &str, b: &str| {
+                a.split_whitespace().collect::<String>() == b.split_whitespace().collect::<String>()
+            };
+            if same(&m.body.replace("\\\n", " "), &body) && m.params == params {
+                continue;
+            }
+            m.params = params;
+            m.params_raw = params_raw;
+            m.body = body;
         }
     }
 

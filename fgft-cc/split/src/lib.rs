@@ -107,7 +107,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     for p in &fl.paths {
         parsed.push(fgft_parse::parse_file_with(p, &popts)?);
     }
-    let prog = Program::with_expansions(parsed, &tables.hints.expand);
+    let mut prog = Program::with_expansions(parsed, &tables.hints.expand);
     let mut models = tables.api.models(&ann.pure_apis);
     // With a kernel build directory: what the kernel's headers define.
     let kernel = opts.kdir.as_ref().map(|kdir| {
@@ -122,7 +122,9 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     });
     if let Some(k) = &kernel {
         k.add_models(&mut models);
+        k.active_macros(&mut prog);
     }
+    let prog = prog;
     let kglobals: KernelGlobals = tables.api.globals.keys().cloned().collect();
     let mut facts = access::analyze(&prog, &models, &kglobals);
     // The local headers' facts, read once for both runs of the slot finder.

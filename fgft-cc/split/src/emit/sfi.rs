@@ -377,6 +377,23 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
         }
     }
     if let Some(at) = first_code {
+        // Not inside a conditional block (sunhme's first item sits in an
+        // `#if 0` block): before the outermost one holding it.
+        let mut at = at;
+        let mut n = pf.tree.root_node().descendant_for_byte_range(at, at);
+        while let Some(x) = n {
+            if fgft_parse::walk::is_conditional_block(x.kind()) {
+                let mut top = x;
+                while top.kind() != "preproc_if" && top.kind() != "preproc_ifdef" {
+                    match top.parent() {
+                        Some(p) => top = p,
+                        None => break,
+                    }
+                }
+                at = at.min(top.start_byte());
+            }
+            n = x.parent();
+        }
         ed.insert(
             at,
             format!("/* fgft: SFI copy; closure functions renamed, kernel calls wrapped */\n#include \"{header}\"\n\n"),
