@@ -1230,3 +1230,123 @@ MODULE_LICENSE("GPL");
         "{plan}"
     );
 }
+
+#[test]
+fn allocation_sites_size_pools_sums_counts_and_interior_members() {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join("allocs.c");
+    std::fs::write(
+        &src,
+        r#"// SPDX-License-Identifier: GPL-2.0
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/ethtool.h>
+#include <linux/dma-mapping.h>
+#include <linux/dmapool.h>
+#include <linux/slab.h>
+
+struct al_a { u32 w[4]; };
+struct al_b { u64 v; };
+
+#define AL_QCNT(p) ((p)->nq)
+
+struct al_priv {
+	struct device *dev;
+	struct dma_pool *pool;
+	u32 *blk;
+	dma_addr_t blk_dma;
+	int nblk;
+	struct al_a *as;
+	struct al_b *bs;
+	dma_addr_t ab_dma;
+	int na;
+	int nb;
+	u32 *q;
+	int num_q;
+	int stalled_q;
+	u64 *rings;
+	int nq;
+};
+
+static int al_setup(struct al_priv *p, int n)
+{
+	size_t size;
+
+	p->pool = dma_pool_create("al", p->dev, p->nblk * sizeof(u32), 4, 0);
+	p->blk = dma_pool_zalloc(p->pool, GFP_KERNEL, &p->blk_dma);
+	size = sizeof(struct al_a) * p->na;
+	size += sizeof(struct al_b) * p->nb;
+	p->as = dma_alloc_coherent(p->dev, size, &p->ab_dma, GFP_KERNEL);
+	p->bs = (struct al_b *)(p->as + p->na);
+	p->q = kcalloc(n, sizeof(*p->q), GFP_KERNEL);
+	p->num_q = n;
+	p->stalled_q = n;
+	p->rings = kcalloc(AL_QCNT(p), sizeof(*p->rings), GFP_KERNEL);
+	return 0;
+}
+
+static void al_stats(struct net_device *dev, struct ethtool_stats *s, u64 *data)
+{
+	struct al_priv *p = netdev_priv(dev);
+	int i;
+
+	for (i = 0; i < p->nblk; i++)
+		data[0] += p->blk[i];
+	for (i = 0; i < p->nb; i++)
+		data[1] += p->bs[i].v + p->as[i].w[0];
+	for (i = 0; i < p->num_q; i++)
+		data[2] += p->q[i];
+	for (i = 0; i < p->nq; i++)
+		data[3] += p->rings[i];
+}
+
+static const struct ethtool_ops al_ethtool_ops = {
+	.get_ethtool_stats = al_stats,
+};
+
+static int __init al_init(void)
+{
+	return al_ethtool_ops.get_ethtool_stats ? al_setup(NULL, 0) : -EINVAL;
+}
+module_init(al_init);
+MODULE_LICENSE("GPL");
+"#,
+    )
+    .unwrap();
+    let out = t.path().join("out");
+    let (code, err) = run(&[
+        src.to_str().unwrap(),
+        "--isolate",
+        "al_stats",
+        "--no-checkpoint",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
+    let flat = plan.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A block of a pool: the size the pool was created with, device memory.
+    assert!(
+        flat.contains("hint struct al_priv.blk: shared, nblk * sizeof(u32) bytes, rw (inferred from dma_pool_zalloc"),
+        "{plan}"
+    );
+    // `size = A; size += B;`, and a pointer into that memory by a count.
+    assert!(
+        flat.contains("hint struct al_priv.as: shared, (sizeof(struct al_a) * na) + (sizeof(struct al_b) * nb) bytes"),
+        "{plan}"
+    );
+    assert!(
+        flat.contains("hint struct al_priv.bs: shared, ((sizeof(struct al_a) * na) + (sizeof(struct al_b) * nb)) - (na) * sizeof(*as) bytes"),
+        "{plan}"
+    );
+    // The count two members take: the one named as a count.
+    assert!(
+        flat.contains("hint struct al_priv.q: blob of num_q * sizeof(*q) bytes"),
+        "{plan}"
+    );
+    // A driver macro in the length, expanded to the member it reads.
+    assert!(
+        flat.contains("hint struct al_priv.rings: blob of nq * sizeof(*rings) bytes"),
+        "{plan}"
+    );
+}

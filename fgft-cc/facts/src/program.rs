@@ -1251,6 +1251,48 @@ mod tests {
     }
 
     #[test]
+    fn macro_aliases_name_functions_and_macros() {
+        let p = program(
+            "#define atlx_hash_set atl1_hash_set\n#define ALIAS2 atlx_hash_set\n\
+             #define hme_debug(fmt, ...) pr_debug(fmt, ##__VA_ARGS__)\n#define ASD hme_debug\n\
+             #define NUM 3\nstatic void atl1_hash_set(int v) { (void)v; }\n",
+        );
+        assert_eq!(p.fn_alias("atlx_hash_set"), Some("atl1_hash_set"));
+        assert_eq!(p.fn_alias("ALIAS2"), Some("atl1_hash_set"));
+        assert_eq!(p.fn_alias("NUM"), None);
+        assert_eq!(p.fn_alias("ASD"), None);
+        assert_eq!(p.call_macro("ASD").map(|m| m.name.as_str()), Some("hme_debug"));
+        assert!(p.call_macro("NUM").is_none());
+    }
+
+    #[test]
+    fn table_expansions_declare_the_globals_a_statement_defines() {
+        let pf = fgft_parse::parse_text_with(
+            Path::new("d.c"),
+            "static struct attribute *tg3_attrs[] = { NULL };\nATTRIBUTE_GROUPS(tg3);\n".to_string(),
+            &fgft_parse::Options::default(),
+        )
+        .unwrap();
+        let mut expand = BTreeMap::new();
+        expand.insert(
+            "ATTRIBUTE_GROUPS".to_string(),
+            fgft_parse::hints::Expansion {
+                params: vec!["_name".into()],
+                body: "static const struct attribute_group _name##_group = { .attrs = _name##_attrs, }; \
+                       static const struct attribute_group *_name##_groups[] = { &_name##_group, NULL, };"
+                    .into(),
+            },
+        );
+        let p = Program::with_expansions(vec![pf], &expand);
+        let g = p.global("tg3_groups").expect("tg3_groups");
+        assert_eq!(
+            g.decl_text.as_deref(),
+            Some("const struct attribute_group *tg3_groups[]")
+        );
+        assert!(p.global("tg3_group").is_some());
+    }
+
+    #[test]
     fn defines_inside_a_parse_error_are_read() {
         // `#if 0` inside an initializer list: tree-sitter takes the rest of
         // the header into one error node.
