@@ -1136,12 +1136,31 @@ fn diagnostics_as_sarif() {
     assert!(err.contains("fgft-cc split"), "{err}");
 }
 
+/// Splits driver `text` (written as `name`) isolating `isolate`, with no
+/// checkpoint; plan.txt, and the same with its folds joined.
+fn split_plan(name: &str, text: &str, isolate: &[&str]) -> (String, String) {
+    let t = tempfile::tempdir().unwrap();
+    let src = t.path().join(name);
+    std::fs::write(&src, text).unwrap();
+    let out = t.path().join("out");
+    let mut args = vec![src.to_str().unwrap().to_string()];
+    for i in isolate {
+        args.extend(["--isolate".to_string(), i.to_string()]);
+    }
+    args.extend(["--no-checkpoint", "-o", out.to_str().unwrap()].map(String::from));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let (code, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
+    // plan.txt folds long lines: compare with the folds joined.
+    let flat = plan.split_whitespace().collect::<Vec<_>>().join(" ");
+    (plan, flat)
+}
+
 #[test]
 fn byte_offsets_into_a_parameter_copy_the_object_whole() {
-    let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("offs.c");
-    std::fs::write(
-        &src,
+    let (plan, flat) = split_plan(
+        "offs.c",
         r#"// SPDX-License-Identifier: GPL-2.0
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -1202,23 +1221,8 @@ static int __init offs_init(void)
 module_init(offs_init);
 MODULE_LICENSE("GPL");
 "#,
-    )
-    .unwrap();
-    let out = t.path().join("out");
-    let (code, err) = run(&[
-        src.to_str().unwrap(),
-        "--isolate",
-        "offs_stats",
-        "--isolate",
-        "offs_field",
-        "--no-checkpoint",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
-    // plan.txt folds long lines: compare with the folds joined.
-    let flat = plan.split_whitespace().collect::<Vec<_>>().join(" ");
+        &["offs_stats", "offs_field"],
+    );
     // A net_device with one private type: it and its private area.
     assert!(
         flat.contains("hint offs_stats(dev): blob of (size_t)((char *)netdev_priv(dev) - (char *)dev) + sizeof(struct offs_priv) bytes (inferred from byte offsets into the object, "),
@@ -1233,10 +1237,8 @@ MODULE_LICENSE("GPL");
 
 #[test]
 fn allocation_sites_size_pools_sums_counts_and_interior_members() {
-    let t = tempfile::tempdir().unwrap();
-    let src = t.path().join("allocs.c");
-    std::fs::write(
-        &src,
+    let (plan, flat) = split_plan(
+        "allocs.c",
         r#"// SPDX-License-Identifier: GPL-2.0
 #include <linux/module.h>
 #include <linux/netdevice.h>
@@ -1311,20 +1313,8 @@ static int __init al_init(void)
 module_init(al_init);
 MODULE_LICENSE("GPL");
 "#,
-    )
-    .unwrap();
-    let out = t.path().join("out");
-    let (code, err) = run(&[
-        src.to_str().unwrap(),
-        "--isolate",
-        "al_stats",
-        "--no-checkpoint",
-        "-o",
-        out.to_str().unwrap(),
-    ]);
-    assert_eq!(code, 0, "{err}");
-    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
-    let flat = plan.split_whitespace().collect::<Vec<_>>().join(" ");
+        &["al_stats"],
+    );
     // A block of a pool: the size the pool was created with, device memory.
     assert!(
         flat.contains("hint struct al_priv.blk: shared, nblk * sizeof(u32) bytes, rw (inferred from dma_pool_zalloc"),

@@ -197,16 +197,8 @@ impl Program {
                     line: 0,
                 };
                 let range = p.top[fid][k].range.clone();
-                for g in macro_stmt_globals_of(&p, fid, &def, range) {
-                    if p.global_index.contains_key(&g.name) {
-                        continue;
-                    }
-                    p.global_index
-                        .entry(g.name.clone())
-                        .or_default()
-                        .push(p.globals.len());
-                    p.globals.push(g);
-                }
+                let gs = macro_stmt_globals_of(&p, fid, &def, range);
+                p.add_new_globals(gs);
             }
         }
         let tds = p.typedefs.clone();
@@ -308,16 +300,8 @@ impl Program {
                     continue;
                 };
                 let range = p.top[fid][k].range.clone();
-                for g in macro_stmt_globals(&p, fid, m, range) {
-                    if p.global_index.contains_key(&g.name) {
-                        continue;
-                    }
-                    p.global_index
-                        .entry(g.name.clone())
-                        .or_default()
-                        .push(p.globals.len());
-                    p.globals.push(g);
-                }
+                let gs = macro_stmt_globals(&p, fid, m, range);
+                p.add_new_globals(gs);
             }
         }
         // Resolve typedef'd records in field types and globals.
@@ -337,6 +321,20 @@ impl Program {
             }
         }
         p
+    }
+
+    /// Indexes the globals of `gs` whose names are not known yet.
+    fn add_new_globals(&mut self, gs: Vec<Global>) {
+        for g in gs {
+            if self.global_index.contains_key(&g.name) {
+                continue;
+            }
+            self.global_index
+                .entry(g.name.clone())
+                .or_default()
+                .push(self.globals.len());
+            self.globals.push(g);
+        }
     }
 
     /// Definitions of a function by name.
@@ -1261,7 +1259,10 @@ mod tests {
         assert_eq!(p.fn_alias("ALIAS2"), Some("atl1_hash_set"));
         assert_eq!(p.fn_alias("NUM"), None);
         assert_eq!(p.fn_alias("ASD"), None);
-        assert_eq!(p.call_macro("ASD").map(|m| m.name.as_str()), Some("hme_debug"));
+        assert_eq!(
+            p.call_macro("ASD").map(|m| m.name.as_str()),
+            Some("hme_debug")
+        );
         assert!(p.call_macro("NUM").is_none());
     }
 
@@ -1269,7 +1270,8 @@ mod tests {
     fn table_expansions_declare_the_globals_a_statement_defines() {
         let pf = fgft_parse::parse_text_with(
             Path::new("d.c"),
-            "static struct attribute *tg3_attrs[] = { NULL };\nATTRIBUTE_GROUPS(tg3);\n".to_string(),
+            "static struct attribute *tg3_attrs[] = { NULL };\nATTRIBUTE_GROUPS(tg3);\n"
+                .to_string(),
             &fgft_parse::Options::default(),
         )
         .unwrap();

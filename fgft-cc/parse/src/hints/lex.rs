@@ -216,13 +216,7 @@ pub(super) fn find_byte(hay: &[u8], from: usize, byte: u8) -> Option<usize> {
 
 /// Whether a directive is `#define` or `#undef`.
 pub(super) fn is_define(d: &[u8]) -> bool {
-    let rest = d.get(1..).unwrap_or_default();
-    let blanks = rest
-        .iter()
-        .take_while(|c| **c == b' ' || **c == b'\t')
-        .count();
-    let body = &rest[blanks..];
-    body.starts_with(b"define") || body.starts_with(b"undef")
+    matches!(directive_word(d), b"define" | b"undef")
 }
 
 /// The directive word of `d` (`if`, `ifdef`, `else`, `endif`, ...).
