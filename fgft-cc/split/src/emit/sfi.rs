@@ -379,18 +379,12 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
     if let Some(at) = first_code {
         // Not inside a conditional block (sunhme's first item sits in an
         // `#if 0` block): before the outermost one holding it.
+        // The walk up meets the outermost `#if` last.
         let mut at = at;
         let mut n = pf.tree.root_node().descendant_for_byte_range(at, at);
         while let Some(x) = n {
-            if fgft_parse::walk::is_conditional_block(x.kind()) {
-                let mut top = x;
-                while top.kind() != "preproc_if" && top.kind() != "preproc_ifdef" {
-                    match top.parent() {
-                        Some(p) => top = p,
-                        None => break,
-                    }
-                }
-                at = at.min(top.start_byte());
+            if matches!(x.kind(), "preproc_if" | "preproc_ifdef") {
+                at = x.start_byte();
             }
             n = x.parent();
         }
@@ -451,14 +445,16 @@ fn header_copies(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
         // `t3_wait_op_done_val()`): the inline body is compiled before the
         // unit's SFI header renames the callee, so the prototype is
         // followed by a declaration that gives it the SFI copy's symbol.
-        // Any driver header's inline counts: mwifiex's 11n.h inlines call
-        // `mwifiex_get_sta_entry()`, which main.h declares.
-        let own_calls = &header_inline_calls;
+        // Any driver header's inline counts (`header_inline_calls`):
+        // mwifiex's 11n.h inlines call `mwifiex_get_sta_entry()`, which
+        // main.h declares.
         let relabel: Vec<&fgft_facts::program::Proto> = prog
             .protos
             .iter()
             .filter(|p| p.file == fid && !p.is_static && p.alone)
-            .filter(|p| cx.plan.sfi_fns.contains(&p.name) && own_calls.contains(p.name.as_str()))
+            .filter(|p| {
+                cx.plan.sfi_fns.contains(&p.name) && header_inline_calls.contains(p.name.as_str())
+            })
             .filter(|p| prog.def(&p.name).is_some_and(|d| !d.is_static))
             .collect();
         if dead.is_empty() && calls.is_empty() && relabel.is_empty() {
