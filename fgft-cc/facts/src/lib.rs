@@ -16,3 +16,4 @@ pub mod ctype;
 pub mod macros;
 pub mod model;
 pub mod program;
+pub mod tracepoints;

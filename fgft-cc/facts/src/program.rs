@@ -167,6 +167,9 @@ pub struct Program {
     /// Enumerator names (they look like identifiers but are constants).
     pub enumerators: std::collections::BTreeSet<String>,
     pub top: Vec<Vec<TopItem>>,
+    /// The driver's own tracepoints (`TRACE_EVENT()` and the like), by
+    /// name (`crate::tracepoints`).
+    pub tracepoints: BTreeMap<String, crate::tracepoints::Tracepoint>,
 }
 
 impl Program {
@@ -222,6 +225,7 @@ impl Program {
             macros: BTreeMap::new(),
             enumerators: Default::default(),
             top: Vec::new(),
+            tracepoints: BTreeMap::new(),
         };
         for fid in 0..p.files.len() {
             let mut items = Vec::new();
@@ -304,6 +308,7 @@ impl Program {
                 p.add_new_globals(gs);
             }
         }
+        p.tracepoints = crate::tracepoints::collect(&p);
         // Resolve typedef'd records in field types and globals.
         let tds = p.typedefs.clone();
         for r in p.records.values_mut() {

@@ -38,6 +38,9 @@ struct Site {
     /// `x->m = &x->n[K]`: a pointer into member `n`'s memory, `K` elements
     /// in.
     interior: Option<(String, String)>,
+    /// Bytes the pointer may stand past element `K` (`ALIGN(x->n, 8)`:
+    /// `8 - 1`).
+    slack: Option<String>,
     /// `x->m = dma_pool_alloc(x->p, ...)`: a block of the pool member `p`
     /// of the same struct holds (sized where the pool is created).
     pool: Option<String>,
@@ -357,7 +360,21 @@ fn interior_hint(
             }))
             .next()
             .map(|h| h.kind.clone());
-        let rest = |len: &str| format!("({len}) - ({k}) * sizeof(*{n})");
+        let slack = sites[0].slack.clone();
+        if sites.iter().any(|s| s.slack != slack) {
+            return true;
+        }
+        let rest = |len: &str| {
+            let mut r = if k == "0" {
+                format!("({len})")
+            } else {
+                format!("({len}) - ({k}) * sizeof(*{n})")
+            };
+            if let Some(sl) = &slack {
+                r.push_str(&format!(" - ({sl})"));
+            }
+            r
+        };
         let kind = match base {
             Some(HintKind::Shared { len, rights }) => HintKind::Shared {
                 len: rest(&len),
@@ -512,6 +529,7 @@ fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: 
                 len: None,
                 shared: e.shared_memory,
                 interior: None,
+                slack: None,
                 pool: Some(pool.to_string()),
             });
             continue;
@@ -541,6 +559,7 @@ fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: 
             len,
             shared: e.shared_memory,
             interior: None,
+            slack: None,
             pool: None,
         });
     }
@@ -587,15 +606,24 @@ fn interior_site(
     // `&x->n[K]`, or `x->n + K`: the same place (through casts and
     // parentheses: vmxnet3's `(struct Vmxnet3_RxQueueDesc *)(adapter->
     // tqd_start + adapter->num_tx_queues)`).
-    let mut right = right;
-    loop {
-        match right.kind() {
-            "cast_expression" => right = right.child_by_field_name("value")?,
-            "parenthesized_expression" => right = right.named_child(0)?,
-            _ => break,
+    let mut right = strip_casts(right)?;
+    // `ALIGN((unsigned long)x->n, A)` (tlan's lists in its DMA storage):
+    // the start of `n`'s memory, up to A - 1 bytes in.
+    let mut slack = None;
+    if let Some((f, args)) = alloc_call(right, text) {
+        let a = right.child_by_field_name("arguments")?;
+        if ["ALIGN", "PTR_ALIGN"].contains(&f.as_str()) && args.len() == 2 {
+            let inner = a.named_child(0)?;
+            let al = args[1].trim();
+            if !al.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+                return None;
+            }
+            slack = Some(format!("{al} - 1"));
+            right = strip_casts(inner)?;
         }
     }
     let (arr, idx) = match right.kind() {
+        "field_expression" if slack.is_some() => (right, right),
         "pointer_expression" if text[right.byte_range()].starts_with('&') => {
             let sub = right.child_by_field_name("argument")?;
             if sub.kind() != "subscript_expression" {
@@ -630,7 +658,11 @@ fn interior_site(
     }
     let m = &text[left.child_by_field_name("field")?.byte_range()];
     let n = &text[arr.child_by_field_name("field")?.byte_range()];
-    let k = text[idx.byte_range()].trim().to_string();
+    let k = if idx == arr {
+        "0".to_string()
+    } else {
+        text[idx.byte_range()].trim().to_string()
+    };
     // K a constant, or another member of the same object (spelled bare,
     // as a hint's length names members).
     let base: String = same_base(left)?
@@ -661,9 +693,21 @@ fn interior_site(
             len: None,
             shared: false,
             interior: Some((n.to_string(), k)),
+            slack,
             pool: None,
         },
     ))
+}
+
+/// `n` through casts and parentheses.
+fn strip_casts(mut n: Node<'_>) -> Option<Node<'_>> {
+    loop {
+        match n.kind() {
+            "cast_expression" => n = n.child_by_field_name("value")?,
+            "parenthesized_expression" => n = n.named_child(0)?,
+            _ => return Some(n),
+        }
+    }
 }
 
 /// Every value local `name` is given in the function `body` (`T *name =

@@ -10,6 +10,7 @@ use super::{stem, Ctx};
 use crate::plan::{EntryPlan, FileRole, GtabEntry, Plan};
 use fgft_base::ident;
 use fgft_facts::program::{FileId, Program, TopKind};
+use fgft_facts::tracepoints::TraceCall;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::ops::Range;
@@ -37,6 +38,7 @@ pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
     for e in &cx.plan.entries {
         slot_edits(cx, e, &mut mf.edits);
     }
+    tracepoints(cx, &mut mf);
     binds(cx, grefs, &mut mf);
     global_copies(cx, &mut mf);
     header_statics(cx, &mut mf);
@@ -355,6 +357,86 @@ fn declare_stub(
             }
         }
     }
+}
+
+/// The functions that fire the driver's tracepoints for SFI code
+/// (`plan.tracepoints`), each in the generated code of a unit that includes
+/// the trace header, before the binds that take their address.
+fn tracepoints(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) {
+    let prog = cx.src.prog;
+    let d = &cx.plan.driver;
+    for (call, &fid) in &cx.plan.tracepoints {
+        let Some((tp, how)) = prog.tracepoint_call(call) else {
+            continue;
+        };
+        let origin = format!("{}:{}", cx.src.files[tp.file].shown.display(), tp.line);
+        let f = crate::plan::tracepoint_fn(d, call);
+        let t = &mut mf.tails[fid];
+        mf.needs_code.insert(fid);
+        match how {
+            TraceCall::Fire => {
+                let Some(args) = param_names(&tp.proto) else {
+                    cx.error(
+                        tp.file,
+                        tp.range.clone(),
+                        format!(
+                            "fgft cannot read the parameter names of tracepoint `{}`'s TP_PROTO({})",
+                            tp.name, tp.proto
+                        ),
+                    );
+                    continue;
+                };
+                let _ = writeln!(
+                    t,
+                    "\n/* fgft: fires tracepoint {} ({origin}) for the SFI module */",
+                    tp.name
+                );
+                let params = if tp.proto.trim().is_empty() {
+                    "void"
+                } else {
+                    tp.proto.as_str()
+                };
+                let sig = format!("static void {f}({params})");
+                let _ = writeln!(t, "{}", fgft_stubs::wrap_call(0, &sig, ""));
+                t.push_str("{\n");
+                let body = format!("{call}({})", args.join(", "));
+                let _ = writeln!(t, "{}", fgft_stubs::wrap_call(1, &body, ";"));
+                t.push_str("}\n");
+            }
+            TraceCall::Enabled => {
+                let _ = writeln!(
+                    t,
+                    "\n/* fgft: whether tracepoint {} ({origin}) is on, for the SFI module */",
+                    tp.name
+                );
+                let _ = writeln!(t, "static bool {f}(void)\n{{\n\treturn {call}();\n}}");
+            }
+        }
+    }
+}
+
+/// The parameter names of a prototype's parameter list (`struct sk_buff
+/// *skb, int len`): the last identifier of each declarator; None when one
+/// has none (`int`) or is a function pointer.
+fn param_names(list: &str) -> Option<Vec<String>> {
+    let list = list.trim();
+    if list.is_empty() || list == "void" {
+        return Some(Vec::new());
+    }
+    fgft_base::lex::split_top(list, b',')
+        .into_iter()
+        .map(|p| {
+            let p = p.trim();
+            let p = p.split('[').next().unwrap_or(p).trim_end();
+            if p.contains('(') {
+                return None;
+            }
+            let start = p.rfind(|c: char| !ident::is_char(c)).map_or(0, |i| i + 1);
+            let name = &p[start..];
+            // A lone type (`int`) names no parameter.
+            (ident::is_ident(name) && start > 0).then(|| name.to_string())
+        })
+        .collect()
 }
 
 /// Address table binds, per defining file.

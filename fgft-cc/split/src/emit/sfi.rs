@@ -85,7 +85,7 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
         .map(|(i, g)| (g.name.as_str(), i))
         .collect();
     let mut in_macros: BTreeSet<&str> = BTreeSet::new();
-    let mut header_macro_globals: BTreeMap<(FileId, &str), usize> = BTreeMap::new();
+    let mut header_macro_globals: BTreeMap<(FileId, &str), (usize, bool)> = BTreeMap::new();
     for r in &plan.gtab_refs {
         let (f, name, site, is_fn) = (&r.func, r.name.as_str(), &r.site, r.is_fn);
         {
@@ -118,17 +118,23 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
                     continue;
                 }
                 // Defined in a driver header (s2io.h's `debug_level`, read
-                // by `DBG_PRINT()`): redirected before the first function of
-                // the unit that uses it.
+                // by `DBG_PRINT()`), or a function of the main module that
+                // another file defines (libertas' `lbs_cmd_with_response()`
+                // passes `lbs_cmd_copyback`): redirected before the first
+                // function of the unit that uses it, after the declarations
+                // its headers make.
                 let in_header = src
                     .prog
                     .global_def(name)
                     .is_some_and(|g| src.files[g.file].role == FileRole::Header);
-                if !is_fn && in_header {
+                let fn_elsewhere = is_fn
+                    && !plan.sfi_fns.contains(name)
+                    && src.prog.def(name).is_some_and(|d| d.file != site.file);
+                if (!is_fn && in_header) || fn_elsewhere {
                     let first = header_macro_globals
                         .entry((site.file, name))
-                        .or_insert(site.range.start);
-                    *first = (*first).min(site.range.start);
+                        .or_insert((site.range.start, is_fn));
+                    first.0 = first.0.min(site.range.start);
                     continue;
                 }
                 cx.error(
@@ -151,10 +157,7 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
             );
         }
     }
-    for ((file, name), at) in header_macro_globals {
-        let Some(ed) = sedits.get_mut(&file) else {
-            continue;
-        };
+    for ((file, name), (at, is_fn)) in header_macro_globals {
         let Some(f) = src
             .prog
             .fns
@@ -163,9 +166,32 @@ fn redirect_main_refs(cx: &mut Ctx<'_, '_>, grefs: &Slots, sedits: &mut BTreeMap
         else {
             continue;
         };
+        // A declaration of the name after the redirect would declare the
+        // redirect's expansion.
+        let later = src
+            .prog
+            .protos
+            .iter()
+            .find(|p| p.file == file && p.name == name && p.range.start > f.range.start);
+        if let Some(p) = later {
+            cx.error(
+                file,
+                p.range.clone(),
+                format!(
+                    "`{name}` is used inside a macro in `{}`, which is compiled into the SFI \
+                     module, and declared again after that function: fgft cannot redirect the \
+                     use to the main module's object",
+                    f.name
+                ),
+            );
+            continue;
+        }
+        let Some(ed) = sedits.get_mut(&file) else {
+            continue;
+        };
         // `typeof(name)` still names the header's own object, which keeps
         // it used.
-        let redirect = grefs.use_expr(&plan.driver, gindex[name], name, false);
+        let redirect = grefs.use_expr(&plan.driver, gindex[name], name, is_fn);
         ed.insert(f.range.start, format!("#define {name} {redirect}\n"));
     }
 }
@@ -311,6 +337,28 @@ pub(crate) fn lead_comment(text: &str, at: usize) -> usize {
     start
 }
 
+/// The struct, union or enum definition (with its body) that the file-scope
+/// declaration at `range` makes as its type, as written.
+fn defined_record(pf: &fgft_parse::ParsedFile, range: std::ops::Range<usize>) -> Option<String> {
+    let n = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(range.start, range.end)?;
+    let n = std::iter::successors(Some(n), |x| x.parent())
+        .find(|x| x.kind() == "declaration" && x.byte_range() == range)
+        .or_else(|| (n.kind() == "declaration").then_some(n))?;
+    let t = n.child_by_field_name("type")?;
+    let record = matches!(
+        t.kind(),
+        "struct_specifier" | "union_specifier" | "enum_specifier"
+    );
+    // An anonymous one (`static const struct {...} board_info[]`) no other
+    // declaration can name.
+    let named = t.child_by_field_name("name").is_some();
+    (record && named && t.child_by_field_name("body").is_some())
+        .then(|| pf.node_text(t).to_string())
+}
+
 /// Deletions, shadows and the header include of one SFI file.
 fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mut Edits) {
     let prog = src.prog;
@@ -350,7 +398,12 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
                     shadow_decl(prog, fid, n, it.range.clone(), ed);
                     continue;
                 }
-                ed.delete(item_deletion(pf, it.range.clone()));
+                // A record the declaration defines (tlan's `static struct
+                // board {...} board_info[]`) stays: closure code names it.
+                match defined_record(pf, it.range.clone()) {
+                    Some(rec) => ed.replace(it.range.clone(), format!("{rec};")),
+                    None => ed.delete(item_deletion(pf, it.range.clone())),
+                }
             }
             TopKind::MacroStmt(_) => {
                 // A driver macro that declares globals the SFI code reaches

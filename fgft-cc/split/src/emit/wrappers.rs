@@ -142,6 +142,23 @@ fn relabels(s: &mut String, plan: &Plan) {
     s.push('\n');
 }
 
+/// The driver's tracepoints SFI code fires: each call goes to the main
+/// module's function that fires it (`typeof(&trace_x)` names the trace
+/// header's own `trace_x()`, as a macro does not expand in its own body).
+fn tracepoints(s: &mut String, plan: &Plan) {
+    if plan.tracepoints.is_empty() {
+        return;
+    }
+    s.push_str("/* The driver's tracepoints fire in the main module. */\n");
+    for call in plan.tracepoints.keys() {
+        let f = crate::plan::tracepoint_fn(&plan.driver, call);
+        let def =
+            format!("#define {call}(...) \\\n\t((typeof(&{call}))FGFT_MAIN_FN({f}))(__VA_ARGS__)");
+        let _ = writeln!(s, "{def}");
+    }
+    s.push('\n');
+}
+
 /// The common SFI header: wrapper prototypes and redirect macros.
 pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     let d = &plan.driver;
@@ -200,6 +217,7 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     // The wrappers themselves (fgft_<m>_sfi_rt.c) call the real functions.
     s.push_str("\n#ifndef FGFT_SFI_RT\n\n");
     relabels(&mut s, plan);
+    tracepoints(&mut s, plan);
     for n in &plan.wrapped {
         let Some(e) = table.apis.get(n) else { continue };
         let _ = writeln!(s, "#undef {}", e.name);

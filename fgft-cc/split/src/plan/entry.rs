@@ -270,6 +270,11 @@ fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>
         {
             continue;
         }
+        // The driver's own tracepoint: fired from the main module (plan
+        // `tracepoints`), no kernel call.
+        if !inp.table.knows(&u.name) && inp.prog.tracepoint_call(&u.name).is_some() {
+            continue;
+        }
         apis.push(u.name.clone());
         if inp.table.knows(&u.name) || inp.ann.is_pure(&u.name) {
             if let Some(e) = inp.table.apis.get(&u.name) {

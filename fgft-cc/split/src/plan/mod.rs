@@ -155,6 +155,11 @@ pub struct Plan {
     /// (`jme->jme_rx = netif_receive_skb`): the SFI module references
     /// their address, which is the kernel's own (with --kdir).
     pub kernel_values: BTreeSet<String>,
+    /// The driver's own tracepoints SFI code fires (or tests): the call
+    /// (`trace_wil6210_log_dbg`) -> the main-module file whose generated
+    /// code holds the function that fires it (`fgft_<m>_<call>`, reached
+    /// through the address table).
+    pub tracepoints: BTreeMap<String, FileId>,
     /// Device checkpoint and restore.
     pub device: device::DevicePlan,
     pub diags: Vec<Located>,
@@ -489,6 +494,12 @@ fn entry_names(inp: &Inputs<'_>, diags: &mut Vec<Located>) -> Vec<String> {
     entry_names
 }
 
+/// The main-module function that fires (or tests) the driver's tracepoint
+/// call `call` for SFI code.
+pub fn tracepoint_fn(driver: &str, call: &str) -> String {
+    format!("fgft_{driver}_{call}")
+}
+
 /// What every entry's SFI code shares: the SFI functions, the address
 /// table and its uses, the duplicated const globals, the wrapped kernel
 /// functions and the marshaled globals.
@@ -501,6 +512,7 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
     // others are renamed into the SFI module.
     let mut gtab: BTreeSet<GtabEntry> = BTreeSet::new();
     let mut kapis: BTreeSet<String> = BTreeSet::new();
+    let mut header_traces: BTreeMap<String, Site> = BTreeMap::new();
     for f in plan.sfi_fns.clone() {
         let Some(ff) = inp.facts.per_fn.get(&f) else {
             continue;
@@ -525,6 +537,20 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
             .is_some_and(|d| inp.files[d.file].role == FileRole::Header);
         for c in &ff.calls {
             if let CallTarget::Kernel(k) = &c.target {
+                // The driver's own tracepoint fires in the main module, from
+                // a unit that includes its trace header (the caller's).
+                if !inp.table.knows(k) && prog.tracepoint_call(k).is_some() {
+                    let caller = Some(c.at.file);
+                    match caller.filter(|&c| inp.files[c].role != FileRole::Header) {
+                        Some(file) => {
+                            plan.tracepoints.entry(k.clone()).or_insert(file);
+                        }
+                        None => {
+                            header_traces.entry(k.clone()).or_insert(c.at.clone());
+                        }
+                    }
+                    continue;
+                }
                 if in_header && inp.kernel.is_some_and(|kern| kern.relabels(k, inp.table)) {
                     plan.relabel.insert(k.clone());
                 }
@@ -561,6 +587,27 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
                 more.push(dep);
             }
         }
+    }
+    for (call, at) in header_traces {
+        if plan.tracepoints.contains_key(&call) {
+            continue;
+        }
+        plan.diags.push(inp.diag(
+            &at,
+            false,
+            format!(
+                "the driver's tracepoint `{call}` is fired only from SFI code of driver headers: fgft fires it from the main module's copy of a .c file that includes the trace header, and none calls it"
+            ),
+            "tracepoint fired from a header",
+            vec![format!("fire `{call}` from a function of a .c file of the closure")],
+        ));
+    }
+    for (call, file) in &plan.tracepoints {
+        gtab.insert(GtabEntry {
+            name: tracepoint_fn(&plan.driver, call),
+            is_fn: true,
+            file: *file,
+        });
     }
     icall::dispatches(inp, plan, &mut gtab);
     plan.gtab = gtab.into_iter().collect();

@@ -12,6 +12,14 @@ pub(super) fn hook_init(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) -> Option<File
     let Some(init) = init else {
         let e = cx.plan.entries.first()?;
         let f = cx.src.prog.fns[e.def].file;
+        // A library module (ath6kl_core: its bus modules create the
+        // devices) has neither: the generated code gets its own.
+        if exit.is_none() {
+            let fid = e.home.unwrap_or(f);
+            own_init(cx, &mut mf.tails[fid]);
+            registration(cx, &mut mf.tails[fid]);
+            return Some(fid);
+        }
         let msg = format!(
             "no module_init (or module_*_driver) found in {}: fgft-cc needs one to register \
              the isolated entry points",
@@ -28,6 +36,32 @@ pub(super) fn hook_init(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) -> Option<File
     }
     registration(cx, &mut mf.tails[fid]);
     Some(fid)
+}
+
+/// A module with no init and no exit of its own: an init that registers
+/// the isolated entry points and an exit that unregisters them, in the
+/// generated code (which the registration functions follow).
+fn own_init(cx: &Ctx<'_, '_>, t: &mut String) {
+    let d = &cx.plan.driver;
+    let flush = flush(cx);
+    let _ = writeln!(t, "\nint fgft_register_{d}(void);");
+    let _ = writeln!(t, "void fgft_unregister_{d}(void);");
+    let _ = writeln!(
+        t,
+        "\n/* fgft: {} has no module init: registers the isolated entry points */",
+        cx.plan.module
+    );
+    let _ = writeln!(t, "static int __init fgft_init_{d}(void)");
+    let _ = writeln!(t, "{{\n\treturn fgft_register_{d}();\n}}\n");
+    let _ = writeln!(
+        t,
+        "/* fgft: {} has no module exit: unregisters the isolated entry points */",
+        cx.plan.module
+    );
+    let _ = writeln!(t, "static void __exit fgft_exit_{d}(void)");
+    let _ = writeln!(t, "{{\n{flush}\tfgft_unregister_{d}();\n}}\n");
+    let _ = writeln!(t, "module_init(fgft_init_{d});");
+    let _ = writeln!(t, "module_exit(fgft_exit_{d});");
 }
 
 /// `\tFLUSH();\n` when device restores deferred from atomic context must
