@@ -65,10 +65,10 @@ pub fn read_hinted(path: &Path, opts: &Options) -> Option<(String, String)> {
     if text.len() > opts.budget.max_bytes {
         return None;
     }
-    let hinted = match &opts.hints {
+    let hinted = fgft_parse::directive_comments_blanked(match &opts.hints {
         Some(h) => h.rewrite(&text),
         None => text.clone(),
-    };
+    });
     Some((text, hinted))
 }
 

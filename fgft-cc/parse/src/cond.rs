@@ -85,6 +85,18 @@ pub(crate) fn groups(text: &str) -> Vec<Group> {
     out
 }
 
+/// The content of every branch of every `#if` group of `text` (between
+/// one directive of the group and the next), nested groups' included.
+pub fn branches(text: &str) -> Vec<Range<usize>> {
+    let mut out = Vec::new();
+    for g in groups(text) {
+        for k in 0..g.directives.len().saturating_sub(1) {
+            out.push(g.branch(k));
+        }
+    }
+    out
+}
+
 fn memchr_nl(b: &[u8], from: usize) -> usize {
     b[from.min(b.len())..]
         .iter()

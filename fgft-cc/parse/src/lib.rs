@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-mod cond;
+pub mod cond;
 pub mod health;
 pub mod hints;
 pub mod modinit;
@@ -254,10 +254,10 @@ pub fn parse_text_with(
             text,
         });
     }
-    let hinted = match &opts.hints {
+    let hinted = directive_comments_blanked(match &opts.hints {
         Some(h) => h.rewrite(&text),
         None => text.clone(),
-    };
+    });
     let deadline = Instant::now() + opts.budget.time;
     let parsed = ts_parse(&hinted, deadline, opts.budget.time);
     let (tree, hinted) = match parsed {
@@ -267,6 +267,54 @@ pub fn parse_text_with(
     }
     .map_err(|e| e.into_error(path, &text))?;
     Ok(ParsedFile::of_text(path, text, tree, hinted))
+}
+
+/// `text` with each one-line block comment inside a preprocessor directive
+/// turned into blanks (same length): tree-sitter-c ends a `#define` at a
+/// comment that a continued line follows (ixgb's `#define DESC_NEEDED
+/// TXD_USE_COUNT(...) /* skb->date */ + \`), and parses what is left of it
+/// as code.
+pub fn directive_comments_blanked(text: String) -> String {
+    let mut b = text.into_bytes();
+    let mut i = 0;
+    let mut line_start = true;
+    let mut in_directive = false;
+    while i < b.len() {
+        let c = b[i];
+        if line_start {
+            line_start = false;
+            let mut j = i;
+            while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+                j += 1;
+            }
+            if !in_directive {
+                in_directive = b.get(j) == Some(&b'#');
+            }
+        }
+        match c {
+            b'\n' => {
+                // A directive goes on past a line that ends in a backslash.
+                let cont = i > 0 && b[i - 1] == b'\\';
+                in_directive = in_directive && cont;
+                line_start = true;
+                i += 1;
+            }
+            b'"' | b'\'' => i = fgft_base::lex::skip_literal(&b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = fgft_base::lex::skip_block_comment(&b, i);
+                let one_line = !b[i..end].contains(&b'\n');
+                if in_directive && one_line {
+                    for x in &mut b[i..end] {
+                        *x = b' ';
+                    }
+                }
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => i = fgft_base::lex::skip_line_comment(&b, i),
+            _ => i += 1,
+        }
+    }
+    String::from_utf8(b).unwrap_or_default()
 }
 
 /// Parses only `ranges` of a file whose text and hint rewrite (`hinted`,
@@ -652,5 +700,23 @@ mod tests {
             .filter_map(|n| function_name(&pf, n))
             .collect();
         assert_eq!(names, ["get", "setup"]);
+    }
+}
+#[cfg(test)]
+mod directive_comment_tests {
+    use super::directive_comments_blanked;
+
+    #[test]
+    fn comments_inside_continued_defines_are_blanked() {
+        let t = "#define A x /* c */ + \\\n\ty /* d */\nint z; /* kept */\n";
+        let out = directive_comments_blanked(t.to_string());
+        assert_eq!(out.len(), t.len());
+        assert_eq!(
+            out,
+            "#define A x         + \\\n\ty        \nint z; /* kept */\n"
+        );
+        // A comment spanning lines stays (blanking it would join lines).
+        let m = "#define B 1 /* a\n b */\n";
+        assert_eq!(directive_comments_blanked(m.to_string()), m);
     }
 }

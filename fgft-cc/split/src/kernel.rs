@@ -80,6 +80,9 @@ pub struct Kernel {
     /// (the `-dD` unit's `#define` lines of the driver's files), by name:
     /// the text after the name (`(__hp, __reg) readl(__reg)`).
     own_defines: BTreeMap<String, String>,
+    /// The lines of each of the driver's own files (by the path the line
+    /// markers give) that keep code after preprocessing.
+    own_lines: BTreeMap<PathBuf, BTreeSet<usize>>,
     /// Units that could not be preprocessed, with why.
     pub unavailable: Vec<(PathBuf, String)>,
 }
@@ -180,6 +183,57 @@ impl Kernel {
             && !self.own_idents.contains(name)
     }
 
+    /// The `#if` branches of the driver's file `path` (its text `text`)
+    /// that this configuration drops: no line of them keeps code after
+    /// preprocessing, though some line holds code.  None when fgft did not
+    /// see the file preprocessed (or some unit could not be read).
+    pub fn dropped_branches(&self, path: &Path, text: &str) -> Option<Vec<std::ops::Range<usize>>> {
+        if !self.unavailable.is_empty() {
+            return None;
+        }
+        let abs = std::path::absolute(path).ok()?;
+        let canon = std::fs::canonicalize(path).ok();
+        let lines = self.own_lines.iter().find_map(|(p, l)| {
+            let same = *p == abs
+                || canon
+                    .as_ref()
+                    .is_some_and(|c| std::fs::canonicalize(p).is_ok_and(|pc| pc == *c));
+            same.then_some(l)
+        })?;
+        let line_of = |b: usize| text[..b].matches('\n').count() + 1;
+        let mut out = Vec::new();
+        for r in fgft_parse::cond::branches(text) {
+            if r.start >= r.end {
+                continue;
+            }
+            let mut code = false;
+            let mut kept = false;
+            let mut in_comment = false;
+            for (k, l) in text[r.clone()].lines().enumerate() {
+                let t = l.trim();
+                let comment_only = in_comment || t.starts_with("/*") || t.starts_with("//");
+                if t.contains("/*") {
+                    in_comment = !t.contains("*/") || t.rfind("/*") > t.rfind("*/");
+                } else if t.contains("*/") {
+                    in_comment = false;
+                }
+                if t.is_empty() || t.starts_with('#') || comment_only {
+                    continue;
+                }
+                code = true;
+                let n = line_of(r.start) + k;
+                if lines.contains(&n) {
+                    kept = true;
+                    break;
+                }
+            }
+            if code && !kept {
+                out.push(r);
+            }
+        }
+        Some(out)
+    }
+
     /// The identifiers of the driver's own files in a preprocessed unit.
     fn read_own(&mut self, text: &str, unit: &Path) {
         let own_dir = unit
@@ -194,17 +248,36 @@ impl Kernel {
             }
         };
         let mut pos = 0;
+        let mut cur_file = PathBuf::new();
+        let mut cur_line = 0usize;
         for line in text.split_inclusive('\n') {
-            if let Some(rest) = line.strip_prefix("# ") {
-                if rest.as_bytes().first().is_some_and(u8::is_ascii_digit) {
-                    if own {
-                        flush(self, &text[seg_start..pos]);
-                    }
-                    let f = rest.split('"').nth(1).unwrap_or("");
-                    own = f.starts_with(&own_dir);
-                    seg_start = pos + line.len();
+            let marker = line
+                .strip_prefix("# ")
+                .filter(|r| r.as_bytes().first().is_some_and(u8::is_ascii_digit));
+            if let Some(rest) = marker {
+                if own {
+                    flush(self, &text[seg_start..pos]);
                 }
-            } else if let Some(d) = line.strip_prefix("#define ").filter(|_| own) {
+                let f = rest.split('"').nth(1).unwrap_or("");
+                own = f.starts_with(&own_dir);
+                seg_start = pos + line.len();
+                cur_file = PathBuf::from(f);
+                cur_line = rest
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(0);
+                pos += line.len();
+                continue;
+            }
+            if own && !line.trim().is_empty() && !line.starts_with('#') {
+                self.own_lines
+                    .entry(cur_file.clone())
+                    .or_default()
+                    .insert(cur_line);
+            }
+            cur_line += 1;
+            if let Some(d) = line.strip_prefix("#define ").filter(|_| own) {
                 // Definitions are not uses.
                 flush(self, &text[seg_start..pos]);
                 seg_start = pos + line.len();

@@ -127,6 +127,9 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     let prog = prog;
     let kglobals: KernelGlobals = tables.api.globals.keys().cloned().collect();
     let mut facts = access::analyze(&prog, &models, &kglobals);
+    if let Some(k) = &kernel {
+        drop_compiled_out(&prog, k, &mut facts);
+    }
     // The local headers' facts, read once for both runs of the slot finder.
     let headers = fgft_facts::headers::HeaderCache::new(&popts);
     let roots = slot_roots(&prog, &fl, &headers, &tables.slots);
@@ -331,4 +334,36 @@ pub fn write(dir: &Path, out: &emit::Output) -> Result<(), Error> {
         std::fs::write(&p, text).map_err(|source| Error::Io { path: p, source })?;
     }
     Ok(())
+}
+
+/// Forgets what the driver's code does inside the `#if` branches this
+/// configuration drops (sunhme's `CONFIG_SBUS` code reads a `struct
+/// platform_device` that x86 never defines): field accesses, pointer uses,
+/// global uses, calls and function references there are no code.
+fn drop_compiled_out(
+    prog: &Program,
+    k: &kernel::Kernel,
+    facts: &mut fgft_facts::model::DriverFacts,
+) {
+    let dropped: Vec<Vec<std::ops::Range<usize>>> = prog
+        .files
+        .iter()
+        .map(|pf| k.dropped_branches(&pf.path, &pf.text).unwrap_or_default())
+        .collect();
+    if dropped.iter().all(Vec::is_empty) {
+        return;
+    }
+    let out = |s: &fgft_facts::model::Site| {
+        dropped.get(s.file).is_some_and(|rs| {
+            rs.iter()
+                .any(|r| r.start <= s.range.start && s.range.end <= r.end)
+        })
+    };
+    for ff in facts.per_fn.values_mut() {
+        ff.accesses.retain(|a| !out(&a.at));
+        ff.ptr_uses.retain(|u| !out(&u.at));
+        ff.globals.retain(|g| !out(&g.at));
+        ff.calls.retain(|c| !out(&c.at));
+        ff.fn_refs.retain(|(_, s)| !out(s));
+    }
 }
