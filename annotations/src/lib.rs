@@ -31,6 +31,11 @@ pub use loc::Loc;
 pub use pattern::Pattern;
 pub use sidecar::parse_sidecar_str;
 
+/// The word a blob or shared length may name for the net_device whose
+/// private area (`netdev_priv()`) the hinted member's object is:
+/// `len = "OWNER_NETDEV->num_tx_queues * sizeof(struct ifb_q_private)"`.
+pub const OWNER_NETDEV: &str = "OWNER_NETDEV";
+
 /// Everything fgft is told about one driver.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Annotations {

@@ -83,6 +83,15 @@ static inline int fgft_copy_obj(struct fgft_txn *txn, const void *o,
 	return 1;
 }
 
+/*
+ * The net_device whose private area (netdev_priv()) @p is, for the lengths
+ * that name OWNER_NETDEV: netdev_priv() is address arithmetic only, so its
+ * offset is taken on @p itself.
+ */
+#define fgft_priv_netdev(p) \
+	((struct net_device *)((char *)(p) - \
+		((char *)netdev_priv((struct net_device *)(p)) - (char *)(p))))
+
 /* Copies @len bytes at @o into a granted copy (blob hints). */
 static inline int fgft_copy_blob(struct fgft_txn *txn, const void *o,
 				 size_t len, unsigned int rights, void **cp)

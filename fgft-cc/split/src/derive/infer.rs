@@ -918,17 +918,29 @@ fn over_members(
         // Bare identifiers other than the allocating object are locals (a
         // member is only ever reached through the object).
         let local = idents(&cur).into_iter().find_map(|(id, in_sizeof, at)| {
-            let ok =
-                in_sizeof || constant_like(prog, table, &id) || cur[at..].starts_with(&compact);
+            let ok = in_sizeof
+                || constant_like(prog, table, &id)
+                || cur[at..].starts_with(&compact)
+                || (id == OWNER_NETDEV && cur[at + id.len()..].starts_with("->"));
             (!ok).then_some(id)
         });
         let Some(local) = local else {
             let stripped = strip_prefix_all(&cur, prefix);
             let only_members = idents(&stripped).into_iter().all(|(id, in_sizeof, _)| {
-                in_sizeof || members.contains(&id.as_str()) || constant_like(prog, table, &id)
+                in_sizeof
+                    || members.contains(&id.as_str())
+                    || constant_like(prog, table, &id)
+                    || id == OWNER_NETDEV
             });
             return only_members.then(|| canon(&stripped));
         };
+        // The net_device whose private area the allocating object is
+        // (`dp = netdev_priv(dev)`, then `kcalloc(dev->num_tx_queues,
+        // ...)`): `OWNER_NETDEV`, which stubs reach from the object itself.
+        if owner_of(pf, d, &compact, at).as_deref() == Some(local.as_str()) {
+            cur = lex_subst(&cur, |id| (id == local).then(|| OWNER_NETDEV.to_string()));
+            continue;
+        }
         // A local the function also stores into a member of the same
         // object (`lp->rx_ring_size = entries;` beside `lp->rx_ring =
         // new_ring`, a resize) is that member's count.
@@ -941,6 +953,20 @@ fn over_members(
         cur = sizeof_locals(pf, d, &cur)?;
     }
     None
+}
+
+/// The word a hint's length names the net_device by whose private area
+/// (`netdev_priv()`) the object is (`OWNER_NETDEV->num_tx_queues`).
+pub const OWNER_NETDEV: &str = fgft_annotations::OWNER_NETDEV;
+
+/// The local whose private area the allocating object (`compact`: `dp->`)
+/// is in `d`: `dp = netdev_priv(dev)` gives `dev`.
+fn owner_of(pf: &fgft_parse::ParsedFile, d: &FnDef, compact: &str, at: usize) -> Option<String> {
+    let base = compact.strip_suffix("->").filter(|b| ident::is_ident(b))?;
+    let v = local_value(pf, d, base, at)?;
+    let v: String = v.split_whitespace().collect();
+    let inner = v.strip_prefix("netdev_priv(")?.strip_suffix(')')?;
+    ident::is_ident(inner).then(|| inner.to_string())
 }
 
 /// `len` with the driver's function-like macros expanded (qede's

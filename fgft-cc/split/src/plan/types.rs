@@ -797,6 +797,15 @@ fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String 
                     continue;
                 }
             }
+            if id == fgft_annotations::OWNER_NETDEV && !after_arrow && !members.contains(id) {
+                // The net_device of the object's private area.
+                match prefix.strip_suffix('.') {
+                    Some(p) => out.push_str(&format!("fgft_priv_netdev(&o->{p})")),
+                    None => out.push_str("fgft_priv_netdev(o)"),
+                }
+                prev_sig = id.to_string();
+                continue;
+            }
             if members.contains(id) && !after_arrow {
                 out.push_str("o->");
                 out.push_str(prefix);
