@@ -459,9 +459,12 @@ fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: 
             by.entry(site.0).or_default().push(site.1);
             continue;
         }
+        // Through casts (`hw->ep_shm_info = (struct ep_share_mem_info
+        // *)buf;`).
+        let bare = strip_casts(right).unwrap_or(right);
         let call = alloc_call(right, text).or_else(|| {
-            (right.kind() == "identifier")
-                .then(|| local_alloc(body, text, &text[right.byte_range()]))
+            (bare.kind() == "identifier")
+                .then(|| local_alloc(body, text, &text[bare.byte_range()]))
                 .flatten()
         });
         let Some((api, args)) = call else {
