@@ -109,6 +109,16 @@ fn corpus_splits_build_clean_on_612_and_61() {
             out: t.path().join("lockdemo-6.12"),
         },
         Job {
+            driver: "tracedemo",
+            kernel: "6.12",
+            out: t.path().join("tracedemo-6.12"),
+        },
+        Job {
+            driver: "tracedemo",
+            kernel: "6.1",
+            out: t.path().join("tracedemo-6.1"),
+        },
+        Job {
             driver: "lockdemo",
             kernel: "6.1",
             out: t.path().join("lockdemo-6.1"),
@@ -142,7 +152,7 @@ fn corpus_splits_build_clean_on_612_and_61() {
             };
             let d = all_drivers()
                 .into_iter()
-                .chain([listdemo(), constdemo(), ringdemo(), lockdemo()])
+                .chain([listdemo(), constdemo(), ringdemo(), lockdemo(), tracedemo()])
                 .find(|d| d.name == job.driver)
                 .unwrap();
             let (tree, kdir, sym) = if job.kernel == "6.12" {

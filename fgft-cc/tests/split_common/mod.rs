@@ -181,6 +181,19 @@ pub fn lockdemo() -> Driver {
     }
 }
 
+/// The tracepoint fixture (fgft-cc/tests/split_fixtures/tracedemo): a
+/// library module with no init that fires its own tracepoints from isolated
+/// entry points, sizes a member by its net_device's queue count, keeps an
+/// aligned pointer into another member's memory, and passes a function of
+/// another unit inside a macro.
+pub fn tracedemo() -> Driver {
+    Driver {
+        name: "tracedemo",
+        annotations: vec!["fgft-cc/tests/split_fixtures/tracedemo/tracedemo.toml"],
+        upstream: false,
+    }
+}
+
 pub fn ringdemo() -> Driver {
     Driver {
         name: "ringdemo",

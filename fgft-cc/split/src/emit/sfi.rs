@@ -369,6 +369,21 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
         .filter(|g| !g.is_fn)
         .map(|g| g.name.as_str())
         .collect();
+    // The unit that creates the driver's tracepoints does so in the main
+    // module: its SFI copy only declares them (its calls fire the main
+    // module's).
+    let mut at = 0;
+    for line in pf.text.split_inclusive('\n') {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words == ["#define", "CREATE_TRACE_POINTS"] {
+            let end = at + line.trim_end_matches('\n').len();
+            ed.replace(
+                at..end,
+                "/* fgft: CREATE_TRACE_POINTS is the main module's */".to_string(),
+            );
+        }
+        at += line.len();
+    }
     let mut first_code: Option<usize> = None;
     for it in &prog.top[fid] {
         match &it.kind {
