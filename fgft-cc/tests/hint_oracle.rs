@@ -95,11 +95,6 @@ const NOT_FOUND: &[(&str, &str, &str)] = &[
     ),
     (
         "fgft_ne2k",
-        "struct fgft_ne2k.ioaddr",
-        "noderef of an __iomem cookie, which is copied as the value it is without the hint too",
-    ),
-    (
-        "fgft_ne2k",
         "chip_id_show(dev)",
         "container pci_dev.dev, still needed: without it the attribute's device is reached through dev_get_drvdata(dev), and in the campaign a silent corrupt-field fault of fifo_threshold_store then commits and breaks the device, where with it the same fault aborts (results/campaign-nohints.md)",
     ),

@@ -170,6 +170,9 @@ pub struct Program {
     /// The driver's own tracepoints (`TRACE_EVENT()` and the like), by
     /// name (`crate::tracepoints`).
     pub tracepoints: BTreeMap<String, crate::tracepoints::Tracepoint>,
+    /// The members of records declared inline without a tag (`struct {
+    /// ... } start_trace;`), by (outer record tag, member).
+    pub inline_members: BTreeMap<(String, String), Vec<Field>>,
 }
 
 impl Program {
@@ -226,6 +229,7 @@ impl Program {
             enumerators: Default::default(),
             top: Vec::new(),
             tracepoints: BTreeMap::new(),
+            inline_members: BTreeMap::new(),
         };
         for fid in 0..p.files.len() {
             let mut items = Vec::new();
@@ -252,6 +256,9 @@ impl Program {
             for r in out.records {
                 // First definition wins (headers are given before C files).
                 p.records.entry(r.tag.clone()).or_insert(r);
+            }
+            for (k, fs) in out.inline_members {
+                p.inline_members.entry(k).or_insert(fs);
             }
             for (n, t) in out.typedefs {
                 p.typedefs.entry(n).or_insert(t);
@@ -455,7 +462,21 @@ impl Program {
                     .unwrap_or(CType::Unknown),
                 None => CType::FieldOf(Box::new(base.clone()), field.to_string()),
             },
-            CType::FieldOf(b, p) => CType::FieldOf(b.clone(), format!("{p}.{field}")),
+            CType::FieldOf(b, p) => {
+                // A flexible array of a record declared inline (fjes'
+                // `struct { ...; __le64 buffer[]; } start_trace;`) is
+                // known as one: it has no size to copy.
+                let inline = b
+                    .record()
+                    .and_then(|tag| self.inline_members.get(&(tag.to_string(), p.clone())))
+                    .and_then(|fs| fs.iter().find(|f| f.name == field));
+                match inline {
+                    Some(f) if matches!(&f.ty, CType::Array(_, n) if n.as_deref().is_none_or(|n| n.trim().is_empty() || n.trim() == "0")) => {
+                        f.ty.clone()
+                    }
+                    _ => CType::FieldOf(b.clone(), format!("{p}.{field}")),
+                }
+            }
             CType::Named(_) | CType::PointeeOf(_) => {
                 CType::FieldOf(Box::new(base.clone()), field.to_string())
             }
@@ -682,6 +703,7 @@ struct Collected {
     typedefs: Vec<(String, CType)>,
     macros: Vec<MacroDef>,
     enumerators: Vec<String>,
+    inline_members: Vec<((String, String), Vec<Field>)>,
 }
 
 fn has_storage(pf: &ParsedFile, n: Node<'_>, what: &str) -> bool {
@@ -1178,6 +1200,12 @@ fn fields(
                 // Anonymous-tag members declared inline (`struct { } x;`)
                 // have no name C can spell: their type is the member's type,
                 // `typeof(((struct outer *)0)->x)`.
+                let inline_body = ty.child_by_field_name("body");
+                if let (CType::Unknown, Some(b)) = (&base, inline_body) {
+                    let fs = fields(pf, fid, b, outer, out);
+                    out.inline_members
+                        .push(((outer.to_string(), name.clone()), fs));
+                }
                 let t = if base == CType::Unknown && ty.child_by_field_name("body").is_some() {
                     rewrap(
                         &t,

@@ -41,6 +41,9 @@ struct Site {
     /// Bytes the pointer may stand past element `K` (`ALIGN(x->n, 8)`:
     /// `8 - 1`).
     slack: Option<String>,
+    /// An MMIO mapping (`memory = "io"`: ioremap): a cookie, never
+    /// dereferenced.
+    io: bool,
     /// `x->m = dma_pool_alloc(x->p, ...)`: a block of the pool member `p`
     /// of the same struct holds (sized where the pool is created).
     pool: Option<String>,
@@ -86,6 +89,22 @@ pub fn hints(
             continue;
         }
         sites.sort_by_key(|s| (s.file, s.range.start));
+        // An MMIO mapping at every site: a cookie the accessors take.
+        if sites.iter().any(|s| s.io) {
+            if sites.iter().all(|s| s.io) {
+                let how = sites[0].api.clone();
+                out.push(inferred(
+                    prog,
+                    files,
+                    &sites[0],
+                    strukt,
+                    field,
+                    HintKind::NoDeref,
+                    how,
+                ));
+            }
+            continue;
+        }
         // Device memory at one site and plain memory at another (b44's
         // `kzalloc` fallback when `dma_alloc_coherent` fails): used in
         // place, as the device memory is.
@@ -470,9 +489,39 @@ fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: 
         let Some((api, args)) = call else {
             continue;
         };
+        // A driver function that returns what a kernel allocator does
+        // (fjes' `hw->base = fjes_hw_iomap(hw)` returns `ioremap(...)`):
+        // that call, over this site's arguments.
+        let (api, args) = match table.apis.get(&api) {
+            Some(_) => (api, args),
+            None => match wrapped_alloc(prog, &api, &args) {
+                Some(x) => x,
+                None => continue,
+            },
+        };
         let Some(e) = table.apis.get(&api) else {
             continue;
         };
+        if e.io_memory {
+            let Some(field) = left.child_by_field_name("field") else {
+                continue;
+            };
+            let m = &text[field.byte_range()];
+            if let Some(tag) = member_struct(prog, facts, d, left, m) {
+                by.entry((tag, m.to_string())).or_default().push(Site {
+                    file: d.file,
+                    range: n.byte_range(),
+                    api,
+                    len: None,
+                    shared: false,
+                    interior: None,
+                    slack: None,
+                    io: true,
+                    pool: None,
+                });
+            }
+            continue;
+        }
         let Some(grant) = e
             .grant
             .as_ref()
@@ -533,6 +582,7 @@ fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: 
                 shared: e.shared_memory,
                 interior: None,
                 slack: None,
+                io: false,
                 pool: Some(pool.to_string()),
             });
             continue;
@@ -563,9 +613,64 @@ fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: 
             shared: e.shared_memory,
             interior: None,
             slack: None,
+            io: false,
             pool: None,
         });
     }
+}
+
+/// What driver function `f` returns when it returns one allocator call
+/// (`return ALLOC(...)`, or a local whose one value is that call; `return
+/// NULL` and error pointers aside): the allocator and its arguments with
+/// `f`'s parameters replaced by `args`, the caller's.
+fn wrapped_alloc(prog: &Program, f: &str, args: &[String]) -> Option<(String, Vec<String>)> {
+    let d = prog.def(f)?;
+    if d.params.len() != args.len() {
+        return None;
+    }
+    let pf = &prog.files[d.file];
+    let text = pf.text.as_str();
+    let body = pf
+        .tree
+        .root_node()
+        .descendant_for_byte_range(d.body.start, d.body.end)?;
+    let mut found: Option<(String, Vec<String>)> = None;
+    let mut stack = vec![body];
+    while let Some(n) = stack.pop() {
+        let mut c = n.walk();
+        for ch in n.named_children(&mut c) {
+            stack.push(ch);
+        }
+        if n.kind() != "return_statement" {
+            continue;
+        }
+        let v = n.named_child(0)?;
+        let bare = strip_casts(v)?;
+        let vt = text[bare.byte_range()].trim();
+        if vt == "NULL" || vt == "0" || vt.starts_with("ERR_PTR") {
+            continue;
+        }
+        let call = alloc_call(v, text).or_else(|| {
+            (bare.kind() == "identifier")
+                .then(|| local_alloc(body, text, vt))
+                .flatten()
+        })?;
+        match &found {
+            Some(prev) if *prev != call => return None,
+            _ => found = Some(call),
+        }
+    }
+    let (api, inner) = found?;
+    let names: Vec<&str> = d.params.iter().map(|p| p.name.as_str()).collect();
+    let mapped = inner
+        .iter()
+        .map(|a| {
+            lex_subst(a, |id| {
+                names.iter().position(|n| *n == id).map(|i| atom(&args[i]))
+            })
+        })
+        .collect();
+    Some((api, mapped))
 }
 
 /// `ALLOC(args)`, through casts and parentheses: the callee and the
@@ -697,6 +802,7 @@ fn interior_site(
             shared: false,
             interior: Some((n.to_string(), k)),
             slack,
+            io: false,
             pool: None,
         },
     ))

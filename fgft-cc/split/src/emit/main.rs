@@ -39,6 +39,7 @@ pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
         slot_edits(cx, e, &mut mf.edits);
     }
     tracepoints(cx, &mut mf);
+    trace_include_paths(cx, &mut mf);
     binds(cx, grefs, &mut mf);
     global_copies(cx, &mut mf);
     header_statics(cx, &mut mf);
@@ -411,6 +412,33 @@ fn tracepoints(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) {
                 );
                 let _ = writeln!(t, "static bool {f}(void)\n{{\n\treturn {call}();\n}}");
             }
+        }
+    }
+}
+
+/// A trace header that names its own directory relative to the kernel
+/// tree (fjes' `#define TRACE_INCLUDE_PATH ../../drivers/net/fjes`, which
+/// `<trace/define_trace.h>` resolves from the tree's include/) is named by
+/// its place in OUT instead: the module is built outside the tree.
+fn trace_include_paths(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
+    for (fid, df) in cx.src.files.iter().enumerate() {
+        let text = &cx.src.prog.files[fid].text;
+        let mut at = 0;
+        for line in text.split_inclusive('\n') {
+            let words: Vec<&str> = line.split_whitespace().collect();
+            if let ["#define", "TRACE_INCLUDE_PATH", v] = words.as_slice() {
+                if v.starts_with("..") {
+                    let dir = df
+                        .rel
+                        .parent()
+                        .map(|p| p.display().to_string())
+                        .filter(|p| !p.is_empty())
+                        .unwrap_or_else(|| ".".into());
+                    let start = at + line.find(v).unwrap_or(0);
+                    mf.edits[fid].replace(start..start + v.len(), dir);
+                }
+            }
+            at += line.len();
         }
     }
 }

@@ -981,6 +981,7 @@ mod tests {
             callbacks: Vec::new(),
             raw: false,
             shared_memory: false,
+            io_memory: false,
             makes: None,
             block_of: None,
             note: None,

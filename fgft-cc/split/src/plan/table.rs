@@ -272,6 +272,10 @@ pub struct ApiEntry {
     /// `memory = "shared"`: what the call returns is device-visible memory
     /// (DMA-coherent), so a member it is stored in is inferred `shared`.
     pub shared_memory: bool,
+    /// `memory = "io"`: what the call returns is an MMIO mapping (an
+    /// `__iomem` cookie that only the accessors take), so a member it is
+    /// stored in is inferred `noderef`.
+    pub io_memory: bool,
     /// `makes = "size"`: the call creates a pool whose blocks are this
     /// many bytes (C expression over the parameters: `dma_pool_create`).
     pub makes: Option<String>,
@@ -447,14 +451,15 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         grants: grant.is_some(),
     };
     check_combination(src, name, &raw, &shape)?;
-    let shared_memory = match raw.memory.as_deref() {
-        None => false,
-        Some("shared") if grant.is_some() || raw.block_of.is_some() => true,
+    let (shared_memory, io_memory) = match raw.memory.as_deref() {
+        None => (false, false),
+        Some("shared") if grant.is_some() || raw.block_of.is_some() => (true, false),
+        Some("io") if grant.is_none() => (false, true),
         Some(m) => {
             return Err(located(
                 src,
                 &format!("[api.{name}]"),
-                format!("api `{name}`: `memory = \"{m}\"`: the only value is \"shared\", on an entry with `grant` or `block_of`"),
+                format!("api `{name}`: `memory = \"{m}\"`: the values are \"shared\", on an entry with `grant` or `block_of`, and \"io\", on one without `grant`"),
             ))
         }
     };
@@ -492,6 +497,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         callbacks: raw.callbacks,
         raw: raw.raw,
         shared_memory,
+        io_memory,
         makes: raw.makes,
         block_of: raw.block_of,
         note: raw.note,
@@ -893,6 +899,25 @@ mod tests {
             t.apis["spin_lock_irqsave"].lock,
             Some(LockKind::SpinIrqsave)
         );
+        assert!(t.apis["ioremap"].io_memory && !t.apis["ioremap"].shared_memory);
+        assert!(t.apis["dma_alloc_coherent"].shared_memory);
+    }
+
+    #[test]
+    fn io_memory_takes_no_grant() {
+        let src = |text: &str| TableSource {
+            path: Some("x/compensations.toml".into()),
+            text: text.into(),
+        };
+        let io = "[api.mapit]\neffect = \"alloc\"\nproto = \"void *mapit(unsigned long size)\"\nmemory = \"io\"\n";
+        assert!(Table::from_sources(&[src(io)]).unwrap().apis["mapit"].io_memory);
+        let granted = format!("{io}grant = \"size\"\n");
+        match Table::from_sources(&[src(&granted)]) {
+            Err(Error::Located(d)) => {
+                assert!(d[0].message.contains("\"io\", on one without `grant`"))
+            }
+            other => panic!("expected a located error, got {other:?}"),
+        }
     }
 
     #[test]
