@@ -120,16 +120,21 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
             .collect();
         kernel::Kernel::load(kdir, &units)
     });
+    let mut dropped: Vec<Vec<std::ops::Range<usize>>> = Vec::new();
     if let Some(k) = &kernel {
         k.add_models(&mut models);
         k.active_macros(&mut prog);
+        dropped = prog
+            .files
+            .iter()
+            .map(|pf| k.dropped_branches(&pf.path, &pf.text).unwrap_or_default())
+            .collect();
+        drop_compiled_out_fns(&mut prog, &dropped);
     }
     let prog = prog;
     let kglobals: KernelGlobals = tables.api.globals.keys().cloned().collect();
     let mut facts = access::analyze(&prog, &models, &kglobals);
-    if let Some(k) = &kernel {
-        drop_compiled_out(&prog, k, &mut facts);
-    }
+    drop_compiled_out(&dropped, &mut facts);
     // The local headers' facts, read once for both runs of the slot finder.
     let headers = fgft_facts::headers::HeaderCache::new(&popts);
     let roots = slot_roots(&prog, &fl, &headers, &tables.slots);
@@ -153,6 +158,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         &fl.files,
         &tables.contracts,
         &tables.api,
+        &icalls,
     );
     let inputs = Inputs {
         prog: &prog,
@@ -341,15 +347,9 @@ pub fn write(dir: &Path, out: &emit::Output) -> Result<(), Error> {
 /// platform_device` that x86 never defines): field accesses, pointer uses,
 /// global uses, calls and function references there are no code.
 fn drop_compiled_out(
-    prog: &Program,
-    k: &kernel::Kernel,
+    dropped: &[Vec<std::ops::Range<usize>>],
     facts: &mut fgft_facts::model::DriverFacts,
 ) {
-    let dropped: Vec<Vec<std::ops::Range<usize>>> = prog
-        .files
-        .iter()
-        .map(|pf| k.dropped_branches(&pf.path, &pf.text).unwrap_or_default())
-        .collect();
     if dropped.iter().all(Vec::is_empty) {
         return;
     }
@@ -366,4 +366,20 @@ fn drop_compiled_out(
         ff.calls.retain(|c| !out(&c.at));
         ff.fn_refs.retain(|(_, s)| !out(s));
     }
+}
+
+/// A driver function defined only in `#if` branches this configuration
+/// drops (niu's own `readq()` under `#ifndef readq`, which x86-64 defines)
+/// is no driver function: a call of that name is the kernel's.
+fn drop_compiled_out_fns(prog: &mut Program, dropped: &[Vec<std::ops::Range<usize>>]) {
+    let inside = |file: usize, r: &std::ops::Range<usize>| {
+        dropped
+            .get(file)
+            .is_some_and(|rs| rs.iter().any(|b| b.start <= r.start && r.end <= b.end))
+    };
+    let fns = &prog.fns;
+    for ids in prog.fn_index.values_mut() {
+        ids.retain(|&i| !inside(fns[i].file, &fns[i].range));
+    }
+    prog.fn_index.retain(|_, ids| !ids.is_empty());
 }

@@ -65,10 +65,11 @@ pub fn hints(
     table: &Table,
     files: &[DriverFile],
     ann: &Annotations,
+    icalls: &crate::icall::Icalls,
 ) -> Vec<Hint> {
     let mut scan = Scan::default();
     for d in &prog.fns {
-        scan_fn(prog, facts, table, d, &mut scan);
+        scan_fn(prog, facts, (table, icalls), d, &mut scan);
     }
     let Scan { mut by, pools } = scan;
     for ((strukt, _), sites) in by.iter_mut() {
@@ -449,7 +450,13 @@ fn pool_block(
 }
 
 /// Every `x->m = ALLOC(...)` in `d`.
-fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: &mut Scan) {
+fn scan_fn(
+    prog: &Program,
+    facts: &DriverFacts,
+    (table, icalls): (&Table, &crate::icall::Icalls),
+    d: &FnDef,
+    scan: &mut Scan,
+) {
     let by = &mut scan.by;
     let pf = &prog.files[d.file];
     let Some(body) = pf
@@ -481,11 +488,13 @@ fn scan_fn(prog: &Program, facts: &DriverFacts, table: &Table, d: &FnDef, scan: 
         // Through casts (`hw->ep_shm_info = (struct ep_share_mem_info
         // *)buf;`).
         let bare = strip_casts(right).unwrap_or(right);
-        let call = alloc_call(right, text).or_else(|| {
-            (bare.kind() == "identifier")
-                .then(|| local_alloc(body, text, &text[bare.byte_range()]))
-                .flatten()
-        });
+        let call = alloc_call(right, text)
+            .or_else(|| {
+                (bare.kind() == "identifier")
+                    .then(|| local_alloc(body, text, &text[bare.byte_range()]))
+                    .flatten()
+            })
+            .or_else(|| ops_alloc(prog, icalls, d.file, bare, text));
         let Some((api, args)) = call else {
             continue;
         };
@@ -671,6 +680,41 @@ fn wrapped_alloc(prog: &Program, f: &str, args: &[String]) -> Option<(String, Ve
         })
         .collect();
     Some((api, mapped))
+}
+
+/// A call through a pointer (niu's `np->ops->alloc_coherent(...)`) whose
+/// every target, all of them known, is a driver function that returns the
+/// same allocator call over this call's arguments: that call.
+fn ops_alloc(
+    prog: &Program,
+    icalls: &crate::icall::Icalls,
+    file: usize,
+    call: Node<'_>,
+    text: &str,
+) -> Option<(String, Vec<String>)> {
+    if call.kind() != "call_expression" {
+        return None;
+    }
+    let site = icalls.sites.get(&(file, call.start_byte()))?;
+    if !site.complete || site.targets.is_empty() || !site.kernel.is_empty() {
+        return None;
+    }
+    let a = call.child_by_field_name("arguments")?;
+    let mut c = a.walk();
+    let args: Vec<String> = a
+        .named_children(&mut c)
+        .filter(|x| x.kind() != "comment")
+        .map(|x| text[x.byte_range()].to_string())
+        .collect();
+    let mut found = None;
+    for t in &site.targets {
+        let got = wrapped_alloc(prog, t, &args)?;
+        match &found {
+            Some(prev) if *prev != got => return None,
+            _ => found = Some(got),
+        }
+    }
+    found
 }
 
 /// `ALLOC(args)`, through casts and parentheses: the callee and the

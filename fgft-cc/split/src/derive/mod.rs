@@ -30,10 +30,11 @@ pub fn extend(
     files: &[DriverFile],
     contracts: &contracts::Contracts,
     table: &Table,
+    icalls: &crate::icall::Icalls,
 ) -> Annotations {
     let from_contracts = contracts.hints(prog, roots, &ann);
     ann.hints.extend(from_contracts);
-    let inferred = infer::hints(prog, facts, table, files, &ann);
+    let inferred = infer::hints(prog, facts, table, files, &ann, icalls);
     ann.hints.extend(inferred);
     let objects = infer::param_objects(prog, facts, files, &ann);
     ann.hints.extend(objects);
