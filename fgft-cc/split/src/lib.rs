@@ -156,9 +156,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         &facts,
         &roots,
         &fl.files,
-        &tables.contracts,
-        &tables.api,
-        &icalls,
+        (&tables.contracts, &tables.api, &icalls),
     );
     let inputs = Inputs {
         prog: &prog,

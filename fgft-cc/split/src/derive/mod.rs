@@ -28,9 +28,7 @@ pub fn extend(
     facts: &DriverFacts,
     roots: &[(FileId, Root)],
     files: &[DriverFile],
-    contracts: &contracts::Contracts,
-    table: &Table,
-    icalls: &crate::icall::Icalls,
+    (contracts, table, icalls): (&contracts::Contracts, &Table, &crate::icall::Icalls),
 ) -> Annotations {
     let from_contracts = contracts.hints(prog, roots, &ann);
     ann.hints.extend(from_contracts);
