@@ -500,6 +500,38 @@ pub fn tracepoint_fn(driver: &str, call: &str) -> String {
     format!("fgft_{driver}_{call}")
 }
 
+/// The address-table slots of the functions that fire the driver's
+/// tracepoints for SFI code, and an error for each tracepoint only driver
+/// headers fire (no unit of the closure includes its trace header).
+fn tracepoint_slots(
+    inp: &Inputs<'_>,
+    plan: &mut Plan,
+    header_traces: BTreeMap<String, Site>,
+    gtab: &mut BTreeSet<GtabEntry>,
+) {
+    for (call, at) in header_traces {
+        if plan.tracepoints.contains_key(&call) {
+            continue;
+        }
+        plan.diags.push(inp.diag(
+            &at,
+            false,
+            format!(
+                "the driver's tracepoint `{call}` is fired only from SFI code of driver headers: fgft fires it from the main module's copy of a .c file that includes the trace header, and none calls it"
+            ),
+            "tracepoint fired from a header",
+            vec![format!("fire `{call}` from a function of a .c file of the closure")],
+        ));
+    }
+    for (call, file) in &plan.tracepoints {
+        gtab.insert(GtabEntry {
+            name: tracepoint_fn(&plan.driver, call),
+            is_fn: true,
+            file: *file,
+        });
+    }
+}
+
 /// What every entry's SFI code shares: the SFI functions, the address
 /// table and its uses, the duplicated const globals, the wrapped kernel
 /// functions and the marshaled globals.
@@ -588,27 +620,7 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
             }
         }
     }
-    for (call, at) in header_traces {
-        if plan.tracepoints.contains_key(&call) {
-            continue;
-        }
-        plan.diags.push(inp.diag(
-            &at,
-            false,
-            format!(
-                "the driver's tracepoint `{call}` is fired only from SFI code of driver headers: fgft fires it from the main module's copy of a .c file that includes the trace header, and none calls it"
-            ),
-            "tracepoint fired from a header",
-            vec![format!("fire `{call}` from a function of a .c file of the closure")],
-        ));
-    }
-    for (call, file) in &plan.tracepoints {
-        gtab.insert(GtabEntry {
-            name: tracepoint_fn(&plan.driver, call),
-            is_fn: true,
-            file: *file,
-        });
-    }
+    tracepoint_slots(inp, plan, header_traces, &mut gtab);
     icall::dispatches(inp, plan, &mut gtab);
     plan.gtab = gtab.into_iter().collect();
     plan.gtab_refs = gtab_refs(inp, &plan.sfi_fns, &plan.gtab);
