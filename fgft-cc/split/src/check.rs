@@ -248,15 +248,7 @@ fn unwrapped_calls(out: &Path, o: &CheckOpts<'_>) -> Result<Vec<Located>, Error>
 /// `cpu.io_delay` (a call through `pv_ops+0(%rip)`: addend -4), the one
 /// paravirt operation that only waits.
 fn only_io_delay(obj: &Path) -> Result<bool, Error> {
-    let out = Command::new("objdump")
-        .arg("-r")
-        .arg(obj)
-        .output()
-        .map_err(|source| Error::Io {
-            path: obj.to_path_buf(),
-            source,
-        })?;
-    let text = String::from_utf8_lossy(&out.stdout);
+    let text = tool_output("objdump", "-r", obj)?;
     let mut any = false;
     for l in text.lines() {
         let Some(target) = l.split_whitespace().nth(2) else {
@@ -283,7 +275,15 @@ fn only_io_delay(obj: &Path) -> Result<bool, Error> {
 
 /// The symbol names `nm FLAG obj` lists.
 fn nm(obj: &Path, flag: &str) -> Result<Vec<String>, Error> {
-    let out = Command::new("nm")
+    Ok(tool_output("nm", flag, obj)?
+        .lines()
+        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
+        .collect())
+}
+
+/// What `tool FLAG obj` (binutils) prints on its standard output.
+fn tool_output(tool: &str, flag: &str, obj: &Path) -> Result<String, Error> {
+    let out = Command::new(tool)
         .arg(flag)
         .arg(obj)
         .output()
@@ -291,10 +291,7 @@ fn nm(obj: &Path, flag: &str) -> Result<Vec<String>, Error> {
             path: obj.to_path_buf(),
             source,
         })?;
-    Ok(String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().last().map(str::to_string))
-        .collect())
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
 fn allowed(sym: &str, o: &CheckOpts<'_>) -> bool {

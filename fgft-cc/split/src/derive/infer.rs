@@ -28,7 +28,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use tree_sitter::Node;
 
 mod values;
-use values::{alloc_call, local_alloc, local_value, ops_alloc, strip_casts, wrapped_alloc};
+use values::{
+    alloc_call, body_of, local_alloc, local_value, ops_alloc, strip_casts, wrapped_alloc,
+};
 
 /// One allocation site of a member.
 #[derive(Clone)]
@@ -462,11 +464,7 @@ fn scan_fn(
 ) {
     let by = &mut scan.by;
     let pf = &prog.files[d.file];
-    let Some(body) = pf
-        .tree
-        .root_node()
-        .descendant_for_byte_range(d.body.start, d.body.end)
-    else {
+    let Some(body) = body_of(pf, d) else {
         return;
     };
     let text = pf.text.as_str();
@@ -1222,10 +1220,7 @@ fn member_holding(
     name: &str,
 ) -> Option<String> {
     let text = pf.text.as_str();
-    let body = pf
-        .tree
-        .root_node()
-        .descendant_for_byte_range(d.body.start, d.body.end)?;
+    let body = body_of(pf, d)?;
     let mut found: Vec<String> = Vec::new();
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {

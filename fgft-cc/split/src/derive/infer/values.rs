@@ -7,6 +7,13 @@ use super::{atom, lex_subst};
 use fgft_facts::program::{FnDef, Program};
 use tree_sitter::Node;
 
+/// The body of `d`, a node of its file's tree.
+pub(super) fn body_of<'t>(pf: &'t fgft_parse::ParsedFile, d: &FnDef) -> Option<Node<'t>> {
+    pf.tree
+        .root_node()
+        .descendant_for_byte_range(d.body.start, d.body.end)
+}
+
 /// What driver function `f` returns when it returns one allocator call
 /// (`return ALLOC(...)`, or a local whose one value is that call; `return
 /// NULL` and error pointers aside): the allocator and its arguments with
@@ -22,10 +29,7 @@ pub(super) fn wrapped_alloc(
     }
     let pf = &prog.files[d.file];
     let text = pf.text.as_str();
-    let body = pf
-        .tree
-        .root_node()
-        .descendant_for_byte_range(d.body.start, d.body.end)?;
+    let body = body_of(pf, d)?;
     let mut found: Option<(String, Vec<String>)> = None;
     let mut stack = vec![body];
     while let Some(n) = stack.pop() {
@@ -274,10 +278,7 @@ pub(super) fn local_value(
     at: usize,
 ) -> Option<String> {
     let text = pf.text.as_str();
-    let body = pf
-        .tree
-        .root_node()
-        .descendant_for_byte_range(d.body.start, d.body.end)?;
+    let body = body_of(pf, d)?;
     let spelled = |v: &Node<'_>| {
         text[v.byte_range()]
             .split_whitespace()
