@@ -43,7 +43,17 @@ fn readme_example_parses() {
     assert!(a.is_isolated("e1000_set_ringparam"));
     assert!(!a.is_isolated("e1000_set_regs"));
     assert!(!a.is_isolated("e1000_get_stats64"), "excluded");
-    assert_eq!(a.hints.len(), 9);
+    assert_eq!(a.hints.len(), 10);
+    let owner: Vec<_> = a.field_hints("ifb_dev_private", "tx_private").collect();
+    assert_eq!(
+        owner[0].kind,
+        HintKind::Blob {
+            len: format!(
+                "{}->num_tx_queues * sizeof(struct ifb_q_private)",
+                crate::OWNER_NETDEV
+            )
+        }
+    );
     let sh: Vec<_> = a.field_hints("e1000_adapter", "rx_ring_buf").collect();
     assert_eq!(
         sh[0].kind,
