@@ -152,7 +152,8 @@ fn recovered_oops_reports(window: &str) -> usize {
 /// Results for the variants of a batch that this boot got through. A
 /// variant whose console shows a kernel oops or panic, or whose `checked`
 /// marker is missing (the boot hung or went down), is a crash: the kernel
-/// is no longer trusted, so the caller resumes after it in a new boot.
+/// is no longer trusted, so the caller resumes after it in a new boot. The
+/// same after a variant that leaves the device failing its check.
 pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResult> {
     let mut res = Vec::new();
     let checks = out.markers_named(&cfg.driver.check_marker);
@@ -211,6 +212,13 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
             oops_reported: recovered_oopses > 0,
             oops_at: (recovered_oopses > 0).then(|| oops_site(window)).flatten(),
         });
+        // A device that fails its check after this variant (a silent fault
+        // that committed a bad register value, or a failed recovery) is no
+        // longer trusted either: the next variant starts in a new boot, on
+        // a fresh device, so that it is judged by its own effect.
+        if device_ok == Some(false) {
+            break;
+        }
     }
     res
 }
