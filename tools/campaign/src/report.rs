@@ -29,7 +29,40 @@ fn median_ms(v: &[u64]) -> Option<f64> {
     Some(s[s.len() / 2] as f64 / 1e6)
 }
 
-/// Renders the report; `command` is the command line that regenerates it.
+/// Every variant under fgft that fired no fault the runtime saw (it
+/// committed) and left the device failing its check: a silent fault such
+/// as a wrong value written to a device register, which no isolation
+/// detects. The next variant ran in a new boot.
+fn silent_breaks(s: &mut String, reports: &[DriverReport]) {
+    let rows: Vec<(&str, &FgftResult)> = reports
+        .iter()
+        .flat_map(|r| {
+            r.fgft
+                .iter()
+                .filter(|f| f.outcome == FgftOutcome::NoFault && f.device_ok == Some(false))
+                .map(move |f| (r.driver.as_str(), f))
+        })
+        .collect();
+    let _ = writeln!(
+        s,
+        "\n## fgft variants that committed and left the device broken\n"
+    );
+    if rows.is_empty() {
+        let _ = writeln!(s, "None.");
+        return;
+    }
+    let _ = writeln!(
+        s,
+        "No fault fired that the runtime saw: the call committed, as the native driver's would, and the device failed its check after it. The next variant ran in a new boot.\n"
+    );
+    let _ = writeln!(s, "| driver | id | variant | rc |");
+    let _ = writeln!(s, "|---|---:|---|---:|");
+    for (d, f) in rows {
+        let rc = f.trigger_rc.map_or("-".to_string(), |r| r.to_string());
+        let _ = writeln!(s, "| {d} | {} | `{}` | {rc} |", f.id, f.label);
+    }
+}
+
 /// Every fault under fgft that reached the kernel's oops path: a recovery
 /// after an oops report, or a crash, with where the report says it was.
 fn oops_path(s: &mut String, reports: &[DriverReport]) {
@@ -69,6 +102,7 @@ fn oops_path(s: &mut String, reports: &[DriverReport]) {
     }
 }
 
+/// Renders the report; `command` is the command line that regenerates it.
 pub fn render(reports: &[DriverReport], command: &str) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# fgft fault-injection campaign\n");
@@ -171,6 +205,7 @@ pub fn render(reports: &[DriverReport], command: &str) -> String {
         );
     }
     oops_path(&mut s, reports);
+    silent_breaks(&mut s, reports);
     if reports.iter().any(|r| r.throughput.is_some()) {
         let _ = writeln!(
             s,
