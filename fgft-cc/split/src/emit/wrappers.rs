@@ -152,8 +152,9 @@ fn tracepoints(s: &mut String, plan: &Plan) {
     s.push_str("/* The driver's tracepoints fire in the main module. */\n");
     for call in plan.tracepoints.keys() {
         let f = crate::plan::tracepoint_fn(&plan.driver, call);
-        let def =
-            format!("#define {call}(...) \\\n\t((typeof(&{call}))FGFT_MAIN_FN({f}))(__VA_ARGS__)");
+        let def = format!(
+            "#define {call}(...) \\\n\t(((typeof(&{call}))FGFT_MAIN_FN({f}))(__VA_ARGS__))"
+        );
         let _ = writeln!(s, "{def}");
     }
     s.push('\n');
