@@ -86,13 +86,7 @@ pub(super) fn ops_alloc(
     if !site.complete || site.targets.is_empty() || !site.kernel.is_empty() {
         return None;
     }
-    let a = call.child_by_field_name("arguments")?;
-    let mut c = a.walk();
-    let args: Vec<String> = a
-        .named_children(&mut c)
-        .filter(|x| x.kind() != "comment")
-        .map(|x| text[x.byte_range()].to_string())
-        .collect();
+    let args = call_args(call, text)?;
     let mut found = None;
     for t in &site.targets {
         let got = wrapped_alloc(prog, t, &args)?;
@@ -106,14 +100,8 @@ pub(super) fn ops_alloc(
 
 /// `ALLOC(args)`, through casts and parentheses: the callee and the
 /// argument texts.
-pub(super) fn alloc_call(mut n: Node<'_>, text: &str) -> Option<(String, Vec<String>)> {
-    loop {
-        match n.kind() {
-            "cast_expression" => n = n.child_by_field_name("value")?,
-            "parenthesized_expression" => n = n.named_child(0)?,
-            _ => break,
-        }
-    }
+pub(super) fn alloc_call(n: Node<'_>, text: &str) -> Option<(String, Vec<String>)> {
+    let n = strip_casts(n)?;
     if n.kind() != "call_expression" {
         return None;
     }
@@ -121,14 +109,19 @@ pub(super) fn alloc_call(mut n: Node<'_>, text: &str) -> Option<(String, Vec<Str
     if f.kind() != "identifier" {
         return None;
     }
-    let a = n.child_by_field_name("arguments")?;
+    Some((text[f.byte_range()].to_string(), call_args(n, text)?))
+}
+
+/// The argument texts of the call expression `call` (comments aside).
+fn call_args(call: Node<'_>, text: &str) -> Option<Vec<String>> {
+    let a = call.child_by_field_name("arguments")?;
     let mut c = a.walk();
     let args = a
         .named_children(&mut c)
         .filter(|x| x.kind() != "comment")
         .map(|x| text[x.byte_range()].to_string())
         .collect();
-    Some((text[f.byte_range()].to_string(), args))
+    Some(args)
 }
 
 /// `n` through casts and parentheses.
