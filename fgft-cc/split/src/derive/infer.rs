@@ -17,7 +17,7 @@
 //! never overridden; each inferred hint is located at its evidence (the
 //! first allocation site).
 
-use crate::plan::table::Table;
+use crate::plan::table::{Memory, Table};
 use crate::plan::DriverFile;
 use fgft_annotations::{Access, Annotations, Hint, HintKind, HintSource, HintTarget, Loc};
 use fgft_base::{ident, lex};
@@ -39,19 +39,35 @@ struct Site {
     range: std::ops::Range<usize>,
     api: String,
     len: Option<String>,
-    shared: bool,
+    /// What the allocator returns: an MMIO mapping (`memory = "io"`:
+    /// ioremap) is a cookie, never dereferenced; device memory is used in
+    /// place.
+    memory: Memory,
     /// `x->m = &x->n[K]`: a pointer into member `n`'s memory, `K` elements
     /// in.
     interior: Option<(String, String)>,
     /// Bytes the pointer may stand past element `K` (`ALIGN(x->n, 8)`:
     /// `8 - 1`).
     slack: Option<String>,
-    /// An MMIO mapping (`memory = "io"`: ioremap): a cookie, never
-    /// dereferenced.
-    io: bool,
     /// `x->m = dma_pool_alloc(x->p, ...)`: a block of the pool member `p`
     /// of the same struct holds (sized where the pool is created).
     pool: Option<String>,
+}
+
+impl Site {
+    /// A site of `api` in `file` at `range`, with nothing more known.
+    fn new(file: usize, range: std::ops::Range<usize>, api: String, memory: Memory) -> Site {
+        Site {
+            file,
+            range,
+            api,
+            len: None,
+            memory,
+            interior: None,
+            slack: None,
+            pool: None,
+        }
+    }
 }
 
 /// Where the driver's allocation sites are: members allocated, and the
@@ -96,8 +112,8 @@ pub fn hints(
         }
         sites.sort_by_key(|s| (s.file, s.range.start));
         // An MMIO mapping at every site: a cookie the accessors take.
-        if sites.iter().any(|s| s.io) {
-            if sites.iter().all(|s| s.io) {
+        if sites.iter().any(|s| s.memory == Memory::Io) {
+            if sites.iter().all(|s| s.memory == Memory::Io) {
                 let how = sites[0].api.clone();
                 out.push(inferred(
                     prog,
@@ -114,8 +130,11 @@ pub fn hints(
         // Device memory at one site and plain memory at another (b44's
         // `kzalloc` fallback when `dma_alloc_coherent` fails): used in
         // place, as the device memory is.
-        let shared = sites.iter().any(|s| s.shared);
-        let Some(first) = sites.iter().find(|s| s.shared == shared) else {
+        let shared = sites.iter().any(|s| s.memory == Memory::Shared);
+        let Some(first) = sites
+            .iter()
+            .find(|s| (s.memory == Memory::Shared) == shared)
+        else {
             continue;
         };
         let Some(len) = &first.len else { continue };
@@ -512,24 +531,22 @@ fn scan_fn(
         let Some(e) = table.apis.get(&api) else {
             continue;
         };
-        if e.io_memory {
-            let Some(field) = left.child_by_field_name("field") else {
-                continue;
-            };
-            let m = &text[field.byte_range()];
-            if let Some(tag) = member_struct(prog, facts, d, left, m) {
-                by.entry((tag, m.to_string())).or_default().push(Site {
-                    file: d.file,
-                    range: n.byte_range(),
-                    api,
-                    len: None,
-                    shared: false,
-                    interior: None,
-                    slack: None,
-                    io: true,
-                    pool: None,
-                });
-            }
+        let (Some(base), Some(field), Some(op)) = (
+            left.child_by_field_name("argument"),
+            left.child_by_field_name("field"),
+            left.child_by_field_name("operator"),
+        ) else {
+            continue;
+        };
+        let m = &text[field.byte_range()];
+        let Some(tag) = member_struct(prog, facts, d, left, m) else {
+            continue;
+        };
+        let key = (tag, m.to_string());
+        if e.memory == Memory::Io {
+            by.entry(key)
+                .or_default()
+                .push(Site::new(d.file, n.byte_range(), api, e.memory));
             continue;
         }
         let Some(grant) = e
@@ -546,17 +563,7 @@ fn scan_fn(
         if lex::has_token(grant, "ret") {
             continue;
         }
-        let (Some(base), Some(field), Some(op)) = (
-            left.child_by_field_name("argument"),
-            left.child_by_field_name("field"),
-            left.child_by_field_name("operator"),
-        ) else {
-            continue;
-        };
-        let m = &text[field.byte_range()];
-        let Some(tag) = member_struct(prog, facts, d, left, m) else {
-            continue;
-        };
+        let tag = &key.0;
         let rec = ["struct", "union"]
             .iter()
             .find_map(|k| prog.records.get(&format!("{k} {tag}")));
@@ -584,16 +591,9 @@ fn scan_fn(
             let Some(pool) = arg.strip_prefix(&compact).filter(|p| ident::is_ident(p)) else {
                 continue;
             };
-            by.entry((tag, m.to_string())).or_default().push(Site {
-                file: d.file,
-                range: n.byte_range(),
-                api,
-                len: None,
-                shared: e.shared_memory,
-                interior: None,
-                slack: None,
-                io: false,
+            by.entry(key).or_default().push(Site {
                 pool: Some(pool.to_string()),
+                ..Site::new(d.file, n.byte_range(), api, e.memory)
             });
             continue;
         }
@@ -609,22 +609,12 @@ fn scan_fn(
         let at = n.start_byte();
         let len = over_members(prog, table, pf, d, (&granted, at), &prefix, &members);
         if e.makes.is_some() {
-            scan.pools
-                .entry((tag, m.to_string()))
-                .or_default()
-                .push(len);
+            scan.pools.entry(key).or_default().push(len);
             continue;
         }
-        by.entry((tag, m.to_string())).or_default().push(Site {
-            file: d.file,
-            range: n.byte_range(),
-            api,
+        by.entry(key).or_default().push(Site {
             len,
-            shared: e.shared_memory,
-            interior: None,
-            slack: None,
-            io: false,
-            pool: None,
+            ..Site::new(d.file, n.byte_range(), api, e.memory)
         });
     }
 }
@@ -724,15 +714,9 @@ fn interior_site(
     Some((
         (tag, m.to_string()),
         Site {
-            file: d.file,
-            range: assign.byte_range(),
-            api: String::new(),
-            len: None,
-            shared: false,
             interior: Some((n.to_string(), k)),
             slack,
-            io: false,
-            pool: None,
+            ..Site::new(d.file, assign.byte_range(), String::new(), Memory::Plain)
         },
     ))
 }

@@ -229,6 +229,20 @@ fn lock_kind(s: &str) -> Option<LockKind> {
     })
 }
 
+/// The memory an allocator returns, as hint inference reads it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Memory {
+    /// Plain kernel memory: a member it is stored in is copied.
+    #[default]
+    Plain,
+    /// `memory = "shared"`: device-visible memory (DMA-coherent), so a
+    /// member it is stored in is inferred `shared`.
+    Shared,
+    /// `memory = "io"`: an MMIO mapping (an `__iomem` cookie that only the
+    /// accessors take), so a member it is stored in is inferred `noderef`.
+    Io,
+}
+
 /// One kernel function.
 #[derive(Debug, Clone)]
 pub struct ApiEntry {
@@ -269,13 +283,8 @@ pub struct ApiEntry {
     pub callbacks: Vec<String>,
     /// A raw_spinlock_t: tracked as the spinlock_t it is laid out like.
     pub raw: bool,
-    /// `memory = "shared"`: what the call returns is device-visible memory
-    /// (DMA-coherent), so a member it is stored in is inferred `shared`.
-    pub shared_memory: bool,
-    /// `memory = "io"`: what the call returns is an MMIO mapping (an
-    /// `__iomem` cookie that only the accessors take), so a member it is
-    /// stored in is inferred `noderef`.
-    pub io_memory: bool,
+    /// `memory = ...`: what kind of memory the call returns.
+    pub memory: Memory,
     /// `makes = "size"`: the call creates a pool whose blocks are this
     /// many bytes (C expression over the parameters: `dma_pool_create`).
     pub makes: Option<String>,
@@ -451,10 +460,10 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         grants: grant.is_some(),
     };
     check_combination(src, name, &raw, &shape)?;
-    let (shared_memory, io_memory) = match raw.memory.as_deref() {
-        None => (false, false),
-        Some("shared") if grant.is_some() || raw.block_of.is_some() => (true, false),
-        Some("io") if grant.is_none() => (false, true),
+    let memory = match raw.memory.as_deref() {
+        None => Memory::Plain,
+        Some("shared") if grant.is_some() || raw.block_of.is_some() => Memory::Shared,
+        Some("io") if grant.is_none() => Memory::Io,
         Some(m) => {
             return Err(located(
                 src,
@@ -496,8 +505,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         lock_ok: raw.lock_ok,
         callbacks: raw.callbacks,
         raw: raw.raw,
-        shared_memory,
-        io_memory,
+        memory,
         makes: raw.makes,
         block_of: raw.block_of,
         note: raw.note,
@@ -899,8 +907,9 @@ mod tests {
             t.apis["spin_lock_irqsave"].lock,
             Some(LockKind::SpinIrqsave)
         );
-        assert!(t.apis["ioremap"].io_memory && !t.apis["ioremap"].shared_memory);
-        assert!(t.apis["dma_alloc_coherent"].shared_memory);
+        assert_eq!(t.apis["ioremap"].memory, Memory::Io);
+        assert_eq!(t.apis["dma_alloc_coherent"].memory, Memory::Shared);
+        assert_eq!(t.apis["kmalloc"].memory, Memory::Plain);
     }
 
     #[test]
@@ -910,7 +919,10 @@ mod tests {
             text: text.into(),
         };
         let io = "[api.mapit]\neffect = \"alloc\"\nproto = \"void *mapit(unsigned long size)\"\nmemory = \"io\"\n";
-        assert!(Table::from_sources(&[src(io)]).unwrap().apis["mapit"].io_memory);
+        assert_eq!(
+            Table::from_sources(&[src(io)]).unwrap().apis["mapit"].memory,
+            Memory::Io
+        );
         let granted = format!("{io}grant = \"size\"\n");
         match Table::from_sources(&[src(&granted)]) {
             Err(Error::Located(d)) => {
