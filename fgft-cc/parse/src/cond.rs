@@ -111,8 +111,9 @@ fn ends_with_backslash(line: &[u8]) -> bool {
         == Some(&b'\\')
 }
 
-/// Whether a block comment is open at the end of `line`.
-fn comment_state(line: &[u8], mut open: bool) -> bool {
+/// Whether a block comment is open at the end of `line`, given whether
+/// one was open at its start (string literals and `//` comments respected).
+pub fn comment_state(line: &[u8], mut open: bool) -> bool {
     let mut k = 0;
     while k + 1 < line.len() {
         if open {

@@ -191,38 +191,25 @@ impl Kernel {
         if !self.unavailable.is_empty() {
             return None;
         }
-        let abs = std::path::absolute(path).ok()?;
-        let canon = std::fs::canonicalize(path).ok();
-        let lines = self.own_lines.iter().find_map(|(p, l)| {
-            let same = *p == abs
-                || canon
-                    .as_ref()
-                    .is_some_and(|c| std::fs::canonicalize(p).is_ok_and(|pc| pc == *c));
-            same.then_some(l)
-        })?;
-        let line_of = |b: usize| text[..b].matches('\n').count() + 1;
+        let lines = self.own_lines.get(&canonical(path)?)?;
         let mut out = Vec::new();
         for r in fgft_parse::cond::branches(text) {
             if r.start >= r.end {
                 continue;
             }
+            let first = text[..r.start].matches('\n').count() + 1;
             let mut code = false;
             let mut kept = false;
             let mut in_comment = false;
             for (k, l) in text[r.clone()].lines().enumerate() {
                 let t = l.trim();
                 let comment_only = in_comment || t.starts_with("/*") || t.starts_with("//");
-                if t.contains("/*") {
-                    in_comment = !t.contains("*/") || t.rfind("/*") > t.rfind("*/");
-                } else if t.contains("*/") {
-                    in_comment = false;
-                }
+                in_comment = fgft_parse::cond::comment_state(l.as_bytes(), in_comment);
                 if t.is_empty() || t.starts_with('#') || comment_only {
                     continue;
                 }
                 code = true;
-                let n = line_of(r.start) + k;
-                if lines.contains(&n) {
+                if lines.contains(&(first + k)) {
                     kept = true;
                     break;
                 }
@@ -261,7 +248,9 @@ impl Kernel {
                 let f = rest.split('"').nth(1).unwrap_or("");
                 own = f.starts_with(&own_dir);
                 seg_start = pos + line.len();
-                cur_file = PathBuf::from(f);
+                if own {
+                    cur_file = canonical(Path::new(f)).unwrap_or_else(|| PathBuf::from(f));
+                }
                 cur_line = rest
                     .split_whitespace()
                     .next()
@@ -972,6 +961,14 @@ fn callees(body: &str, params: &[String]) -> Vec<String> {
         }
     }
     out
+}
+
+/// The path `p` names, one spelling for every way of naming it: canonical
+/// where the file exists, absolute otherwise.
+fn canonical(p: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(p)
+        .ok()
+        .or_else(|| std::path::absolute(p).ok())
 }
 
 #[cfg(test)]
