@@ -1340,3 +1340,48 @@ MODULE_LICENSE("GPL");
         "{plan}"
     );
 }
+
+#[test]
+fn a_hint_off_the_contract_by_a_constant_is_a_located_warning() {
+    // The kernel passes a store buffer with its NUL (`count + 1` bytes):
+    // a hand hint of `count` bytes cuts it, so kstrtouint() reads past the
+    // copy.  The hint still wins; the warning says so and where.
+    let t = tempfile::tempdir().unwrap();
+    let extra = t.path().join("extra.toml");
+    std::fs::write(
+        &extra,
+        "[[hint]]\nfunction = \"capacity_store\"\nparam = \"buf\"\nkind = \"blob\"\nlen = \"count\"\n",
+    )
+    .unwrap();
+    let side = root().join("corpus/drivers/fgft_char/fgft_char.toml");
+    let out = t.path().join("out");
+    let (code, err) = run(&[
+        "--annotations",
+        side.to_str().unwrap(),
+        "--annotations",
+        extra.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("warning: the hint on `capacity_store(buf)` copies `count` bytes, but the kernel passes `count + 1` bytes to `device_attribute.store`"),
+        "{err}"
+    );
+    assert!(err.contains("extra.toml:1:1"), "{err}");
+    let plan = std::fs::read_to_string(out.join("plan.txt")).unwrap();
+    assert!(
+        plan.contains("hint capacity_store(buf): blob of count bytes (annotation"),
+        "{plan}"
+    );
+    // Without the hint, no warning: the contract applies.
+    let out2 = t.path().join("out2");
+    let (code, err) = run(&[
+        "--annotations",
+        side.to_str().unwrap(),
+        "-o",
+        out2.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("but the kernel passes"), "{err}");
+}

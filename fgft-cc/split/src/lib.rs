@@ -150,7 +150,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     );
     let mut graph = CallGraph::new(&facts);
     graph.add_const_table_edges(&facts, &prog);
-    let ann = derive::extend(
+    let (ann, hint_warnings) = derive::extend(
         ann,
         &prog,
         &facts,
@@ -174,6 +174,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         icalls: &icalls,
     };
     let mut plan = plan::build(&inputs);
+    plan.diags.extend(hint_warnings);
     // A unit Kbuild could not preprocess: what the kernel defines is not
     // known there, and its macros and inlines read as unknown calls.
     if let Some(k) = &kernel {
@@ -351,12 +352,7 @@ fn drop_compiled_out(
     if dropped.iter().all(Vec::is_empty) {
         return;
     }
-    let out = |s: &fgft_facts::model::Site| {
-        dropped.get(s.file).is_some_and(|rs| {
-            rs.iter()
-                .any(|r| r.start <= s.range.start && s.range.end <= r.end)
-        })
-    };
+    let out = |s: &fgft_facts::model::Site| in_dropped(dropped, s.file, &s.range);
     for ff in facts.per_fn.values_mut() {
         ff.accesses.retain(|a| !out(&a.at));
         ff.ptr_uses.retain(|u| !out(&u.at));
@@ -370,14 +366,21 @@ fn drop_compiled_out(
 /// drops (niu's own `readq()` under `#ifndef readq`, which x86-64 defines)
 /// is no driver function: a call of that name is the kernel's.
 fn drop_compiled_out_fns(prog: &mut Program, dropped: &[Vec<std::ops::Range<usize>>]) {
-    let inside = |file: usize, r: &std::ops::Range<usize>| {
-        dropped
-            .get(file)
-            .is_some_and(|rs| rs.iter().any(|b| b.start <= r.start && r.end <= b.end))
-    };
     let fns = &prog.fns;
     for ids in prog.fn_index.values_mut() {
-        ids.retain(|&i| !inside(fns[i].file, &fns[i].range));
+        ids.retain(|&i| !in_dropped(dropped, fns[i].file, &fns[i].range));
     }
     prog.fn_index.retain(|_, ids| !ids.is_empty());
+}
+
+/// Whether the text `r` of file `file` lies inside one of its dropped
+/// `#if` branches.
+fn in_dropped(
+    dropped: &[Vec<std::ops::Range<usize>>],
+    file: usize,
+    r: &std::ops::Range<usize>,
+) -> bool {
+    dropped
+        .get(file)
+        .is_some_and(|rs| rs.iter().any(|b| b.start <= r.start && r.end <= b.end))
 }

@@ -184,6 +184,67 @@ impl Contracts {
     /// function stored in a contracted slot, and one per contracted member,
     /// except where the driver's annotations already hint the same thing.
     pub fn hints(&self, prog: &Program, roots: &[(FileId, Root)], ann: &Annotations) -> Vec<Hint> {
+        let mut out: Vec<Hint> = self
+            .param_hints(prog, roots)
+            .into_iter()
+            .filter(|h| !hinted(ann, &h.target))
+            .collect();
+        for mc in &self.members {
+            if ann.field_hints(&mc.strukt, &mc.field).next().is_some() {
+                continue;
+            }
+            out.push(Hint {
+                target: HintTarget::Field {
+                    strukt: mc.strukt.clone(),
+                    field: mc.field.clone(),
+                },
+                kind: mc.c.kind.clone(),
+                loc: mc.c.loc.clone(),
+                source: HintSource::Contract {
+                    slot: format!("struct {}", mc.strukt),
+                },
+            });
+        }
+        out
+    }
+
+    /// The driver's own buffer hints whose length is the contract's off by
+    /// a constant (fgft_ne2k's `FGFT_BLOB(count)` on a
+    /// `device_attribute.store` buffer, which the kernel passes with its
+    /// NUL, `count + 1` bytes): (the driver's hint, the contract's).  Other
+    /// spellings (`sizeof(keys)` for `n * ETH_GSTRING_LEN`) are not
+    /// compared: fgft cannot tell them apart.  The driver's hint still
+    /// wins; the caller warns.
+    pub fn conflicts(
+        &self,
+        prog: &Program,
+        roots: &[(FileId, Root)],
+        ann: &Annotations,
+    ) -> Vec<(Hint, Hint)> {
+        let mut out = Vec::new();
+        for c in self.param_hints(prog, roots) {
+            let HintKind::Blob { len: want } = &c.kind else {
+                continue;
+            };
+            let HintTarget::Param { function, param } = &c.target else {
+                continue;
+            };
+            for h in ann.param_hints(function, param) {
+                let differs = match &h.kind {
+                    HintKind::Blob { len } => off_by_constant(len, want),
+                    _ => false,
+                };
+                if differs && h.source == HintSource::Annotation {
+                    out.push((h.clone(), c.clone()));
+                }
+            }
+        }
+        out
+    }
+
+    /// One hint per parameter of a driver function stored in a contracted
+    /// slot, whatever the driver's annotations say (first contract wins).
+    fn param_hints(&self, prog: &Program, roots: &[(FileId, Root)]) -> Vec<Hint> {
         let mut out: Vec<Hint> = Vec::new();
         for pc in &self.params {
             for (_, r) in roots {
@@ -197,9 +258,6 @@ impl Contracts {
                 let Some(p) = params.get(pc.param - 1) else {
                     continue;
                 };
-                if ann.param_hints(&r.function, &p.name).next().is_some() {
-                    continue;
-                }
                 let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
                 let Some(kind) = instantiate(&pc.c.kind, &names, r, roots) else {
                     continue;
@@ -221,22 +279,6 @@ impl Contracts {
                 });
             }
         }
-        for mc in &self.members {
-            if ann.field_hints(&mc.strukt, &mc.field).next().is_some() {
-                continue;
-            }
-            out.push(Hint {
-                target: HintTarget::Field {
-                    strukt: mc.strukt.clone(),
-                    field: mc.field.clone(),
-                },
-                kind: mc.c.kind.clone(),
-                loc: mc.c.loc.clone(),
-                source: HintSource::Contract {
-                    slot: format!("struct {}", mc.strukt),
-                },
-            });
-        }
         out
     }
 
@@ -249,6 +291,34 @@ impl Contracts {
 /// `kind` with `$N` spelled as parameter N's name and `$fn(S.F)` as the
 /// driver function in slot S.F of the same ops structure as `r`; None when
 /// either names something the driver does not have.
+/// Whether the driver's annotations hint parameter or member `t`.
+fn hinted(ann: &Annotations, t: &HintTarget) -> bool {
+    match t {
+        HintTarget::Param { function, param } => ann.param_hints(function, param).next().is_some(),
+        HintTarget::Field { strukt, field } => ann.field_hints(strukt, field).next().is_some(),
+    }
+}
+
+/// Whether lengths `a` and `b` are one expression plus two different
+/// constants (`count` and `count + 1`).
+fn off_by_constant(a: &str, b: &str) -> bool {
+    let split = |e: &str| -> (String, i64) {
+        let e: String = e.split_whitespace().collect();
+        let Some(i) = e.rfind(['+', '-']) else {
+            return (e, 0);
+        };
+        match e[i + 1..].parse::<i64>() {
+            Ok(n) if i > 0 && !e[..i].ends_with(['*', '/', '(']) => {
+                (e[..i].to_string(), if &e[i..=i] == "-" { -n } else { n })
+            }
+            _ => (e, 0),
+        }
+    };
+    let (ba, ka) = split(a);
+    let (bb, kb) = split(b);
+    ba == bb && ka != kb
+}
+
 fn instantiate(
     kind: &HintKind,
     params: &[&str],
@@ -384,5 +454,15 @@ mod tests {
             None
         );
         assert_eq!(subst("$4->len", &["a", "b"], &roots[0].1, &roots), None);
+    }
+
+    #[test]
+    fn lengths_off_by_a_constant() {
+        assert!(off_by_constant("count", "count + 1"));
+        assert!(off_by_constant("len+1", "len - 1"));
+        assert!(!off_by_constant("count + 1", "count+1"));
+        assert!(!off_by_constant("sizeof(keys)", "n * ETH_GSTRING_LEN"));
+        assert!(!off_by_constant("n * 4", "n * 4 + m"));
+        assert!(!off_by_constant("PAGE_SIZE", "count + 1"));
     }
 }

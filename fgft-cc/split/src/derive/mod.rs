@@ -14,14 +14,17 @@
 pub mod contracts;
 pub mod infer;
 
+use crate::diag::Located;
 use crate::plan::table::Table;
 use crate::plan::DriverFile;
-use fgft_annotations::Annotations;
+use fgft_annotations::{Annotations, Hint, HintKind, HintSource};
 use fgft_facts::model::DriverFacts;
 use fgft_facts::program::{FileId, Program};
 use fgft_facts::slots::Root;
 
-/// `ann` with the contracts' hints and the inferred ones added.
+/// `ann` with the contracts' hints and the inferred ones added, and a
+/// warning at each hint of the driver's that gives a buffer another length
+/// than the kernel's contract for its slot.
 pub fn extend(
     mut ann: Annotations,
     prog: &Program,
@@ -29,7 +32,12 @@ pub fn extend(
     roots: &[(FileId, Root)],
     files: &[DriverFile],
     (contracts, table, icalls): (&contracts::Contracts, &Table, &crate::icall::Icalls),
-) -> Annotations {
+) -> (Annotations, Vec<Located>) {
+    let warnings = contracts
+        .conflicts(prog, roots, &ann)
+        .into_iter()
+        .map(|(hand, c)| conflict(&hand, &c))
+        .collect();
     let from_contracts = contracts.hints(prog, roots, &ann);
     ann.hints.extend(from_contracts);
     let inferred = infer::hints(prog, facts, table, files, &ann, icalls);
@@ -38,5 +46,37 @@ pub fn extend(
     ann.hints.extend(objects);
     let containers = infer::containers(prog, facts, files, &ann);
     ann.hints.extend(containers);
-    ann
+    (ann, warnings)
+}
+
+/// The warning for a driver hint `hand` that its slot's contract `c`
+/// contradicts.
+fn conflict(hand: &Hint, c: &Hint) -> Located {
+    let len = |h: &Hint| match &h.kind {
+        HintKind::Blob { len } => len.clone(),
+        _ => String::new(),
+    };
+    let slot = match &c.source {
+        HintSource::Contract { slot } => slot.clone(),
+        _ => String::new(),
+    };
+    Located {
+        path: hand.loc.file.clone(),
+        text: std::fs::read_to_string(&hand.loc.file).unwrap_or_default(),
+        range: hand.loc.start..hand.loc.end,
+        message: format!(
+            "the hint on `{}` copies `{}` bytes, but the kernel passes `{}` bytes to `{slot}` ({}:{})",
+            hand.target,
+            len(hand),
+            len(c),
+            c.loc.file.display(),
+            c.loc.line
+        ),
+        label: "not the contract's length".into(),
+        notes: vec![format!(
+            "the driver's hint wins: a copy of another length than the kernel's can cut a string's NUL or leave bytes the kernel passed behind; drop the hint to use the contract (`{}`), or correct it",
+            len(c)
+        )],
+        warning: true,
+    }
 }
