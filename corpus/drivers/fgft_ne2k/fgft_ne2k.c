@@ -1118,7 +1118,7 @@ static ssize_t fifo_threshold_show(struct device *dev FGFT_CONTAINER(pci_dev, de
 FGFT_ISOLATE
 static ssize_t fifo_threshold_store(struct device *dev FGFT_CONTAINER(pci_dev, dev),
 				    struct device_attribute *attr,
-				    const char *buf, /* the contract: count + 1 */
+				    const char *buf,
 				    size_t count)
 {
 	struct fgft_ne2k *lp = netdev_priv(dev_get_drvdata(dev));
