@@ -183,21 +183,29 @@ impl Contracts {
     /// The hints the contracts give this driver: one per parameter of a
     /// function stored in a contracted slot, and one per contracted member,
     /// except where the driver's annotations already hint the same thing.
-    pub fn hints(&self, prog: &Program, roots: &[(FileId, Root)], ann: &Annotations) -> Vec<Hint> {
-        let mut out: Vec<Hint> = self
-            .param_hints(prog, roots)
+    /// With them, the driver's hints the contracts contradict (`conflicts`).
+    pub fn hints(
+        &self,
+        prog: &Program,
+        roots: &[(FileId, Root)],
+        ann: &Annotations,
+    ) -> (Vec<Hint>, Vec<(Hint, Hint)>) {
+        let params = self.param_hints(prog, roots);
+        let conflicts = conflicts(&params, ann);
+        let mut out: Vec<Hint> = params
             .into_iter()
             .filter(|h| !hinted(ann, &h.target))
             .collect();
         for mc in &self.members {
-            if ann.field_hints(&mc.strukt, &mc.field).next().is_some() {
+            let target = HintTarget::Field {
+                strukt: mc.strukt.clone(),
+                field: mc.field.clone(),
+            };
+            if hinted(ann, &target) {
                 continue;
             }
             out.push(Hint {
-                target: HintTarget::Field {
-                    strukt: mc.strukt.clone(),
-                    field: mc.field.clone(),
-                },
+                target,
                 kind: mc.c.kind.clone(),
                 loc: mc.c.loc.clone(),
                 source: HintSource::Contract {
@@ -205,41 +213,7 @@ impl Contracts {
                 },
             });
         }
-        out
-    }
-
-    /// The driver's own buffer hints whose length is the contract's off by
-    /// a constant (fgft_ne2k's `FGFT_BLOB(count)` on a
-    /// `device_attribute.store` buffer, which the kernel passes with its
-    /// NUL, `count + 1` bytes): (the driver's hint, the contract's).  Other
-    /// spellings (`sizeof(keys)` for `n * ETH_GSTRING_LEN`) are not
-    /// compared: fgft cannot tell them apart.  The driver's hint still
-    /// wins; the caller warns.
-    pub fn conflicts(
-        &self,
-        prog: &Program,
-        roots: &[(FileId, Root)],
-        ann: &Annotations,
-    ) -> Vec<(Hint, Hint)> {
-        let mut out = Vec::new();
-        for c in self.param_hints(prog, roots) {
-            let HintKind::Blob { len: want } = &c.kind else {
-                continue;
-            };
-            let HintTarget::Param { function, param } = &c.target else {
-                continue;
-            };
-            for h in ann.param_hints(function, param) {
-                let differs = match &h.kind {
-                    HintKind::Blob { len } => off_by_constant(len, want),
-                    _ => false,
-                };
-                if differs && h.source == HintSource::Annotation {
-                    out.push((h.clone(), c.clone()));
-                }
-            }
-        }
-        out
+        (out, conflicts)
     }
 
     /// One hint per parameter of a driver function stored in a contracted
@@ -288,9 +262,35 @@ impl Contracts {
     }
 }
 
-/// `kind` with `$N` spelled as parameter N's name and `$fn(S.F)` as the
-/// driver function in slot S.F of the same ops structure as `r`; None when
-/// either names something the driver does not have.
+/// The driver's own buffer hints whose length is the contract hint's in
+/// `params` off by a constant (`FGFT_BLOB(count)` on a
+/// `device_attribute.store` buffer, which the kernel passes with its
+/// NUL, `count + 1` bytes): (the driver's hint, the contract's).  Other
+/// spellings (`sizeof(keys)` for `n * ETH_GSTRING_LEN`) are not
+/// compared: fgft cannot tell them apart.  The driver's hint still
+/// wins; the caller warns.
+fn conflicts(params: &[Hint], ann: &Annotations) -> Vec<(Hint, Hint)> {
+    let mut out = Vec::new();
+    for c in params {
+        let HintKind::Blob { len: want } = &c.kind else {
+            continue;
+        };
+        let HintTarget::Param { function, param } = &c.target else {
+            continue;
+        };
+        for h in ann.param_hints(function, param) {
+            let differs = match &h.kind {
+                HintKind::Blob { len } => off_by_constant(len, want),
+                _ => false,
+            };
+            if differs && h.source == HintSource::Annotation {
+                out.push((h.clone(), c.clone()));
+            }
+        }
+    }
+    out
+}
+
 /// Whether the driver's annotations hint parameter or member `t`.
 fn hinted(ann: &Annotations, t: &HintTarget) -> bool {
     match t {
@@ -319,6 +319,9 @@ fn off_by_constant(a: &str, b: &str) -> bool {
     ba == bb && ka != kb
 }
 
+/// `kind` with `$N` spelled as parameter N's name and `$fn(S.F)` as the
+/// driver function in slot S.F of the same ops structure as `r`; None when
+/// either names something the driver does not have.
 fn instantiate(
     kind: &HintKind,
     params: &[&str],

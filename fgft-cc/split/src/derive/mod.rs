@@ -33,12 +33,11 @@ pub fn extend(
     files: &[DriverFile],
     (contracts, table, icalls): (&contracts::Contracts, &Table, &crate::icall::Icalls),
 ) -> (Annotations, Vec<Located>) {
-    let warnings = contracts
-        .conflicts(prog, roots, &ann)
-        .into_iter()
-        .map(|(hand, c)| conflict(&hand, &c))
+    let (from_contracts, conflicts) = contracts.hints(prog, roots, &ann);
+    let warnings = conflicts
+        .iter()
+        .map(|(hand, c)| conflict(hand, c))
         .collect();
-    let from_contracts = contracts.hints(prog, roots, &ann);
     ann.hints.extend(from_contracts);
     let inferred = infer::hints(prog, facts, table, files, &ann, icalls);
     ann.hints.extend(inferred);
