@@ -531,6 +531,21 @@ fn scan_fn(
         let Some(e) = table.apis.get(&api) else {
             continue;
         };
+        // What sizes the member: the call's grant, the pool it makes or the
+        // pool its block is of; none for an MMIO mapping (a cookie).  A
+        // length over what the call returns (`sizeof(*ret)` of an sk_buff)
+        // sizes a kernel object, not an array of the driver's.
+        let grant = e
+            .grant
+            .as_ref()
+            .map(|g| &g.0)
+            .or(e.makes.as_ref())
+            .or(e.block_of.as_ref());
+        let grant = match grant {
+            _ if e.memory == Memory::Io => None,
+            Some(g) if !lex::has_token(g, "ret") => Some(g),
+            _ => continue,
+        };
         let (Some(base), Some(field), Some(op)) = (
             left.child_by_field_name("argument"),
             left.child_by_field_name("field"),
@@ -543,26 +558,12 @@ fn scan_fn(
             continue;
         };
         let key = (tag, m.to_string());
-        if e.memory == Memory::Io {
+        let Some(grant) = grant else {
             by.entry(key)
                 .or_default()
                 .push(Site::new(d.file, n.byte_range(), api, e.memory));
             continue;
-        }
-        let Some(grant) = e
-            .grant
-            .as_ref()
-            .map(|g| &g.0)
-            .or(e.makes.as_ref())
-            .or(e.block_of.as_ref())
-        else {
-            continue;
         };
-        // A length over what the call returns (`sizeof(*ret)` of an
-        // sk_buff) sizes a kernel object, not an array of the driver's.
-        if lex::has_token(grant, "ret") {
-            continue;
-        }
         let tag = &key.0;
         let rec = ["struct", "union"]
             .iter()
