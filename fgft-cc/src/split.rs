@@ -55,6 +55,12 @@ pub struct Args {
     /// Build the SFI module without read checks (stores are still checked).
     #[arg(long = "no-read-checks")]
     pub no_read_checks: bool,
+    /// Stubs stamp the cycle counter between the stages of their
+    /// transaction (begin, grants, copy-in, body, copy-out, commit) and of
+    /// calls with isolation off; debugfs fgft/entries/NAME/stages shows the
+    /// sums (for benchmarks: bench_iopath)
+    #[arg(long = "stage-times")]
+    pub stage_times: bool,
     /// Module name (default: from the sidecar, the Makefile, or the sources).
     #[arg(long)]
     pub module: Option<String>,
@@ -97,6 +103,7 @@ impl Args {
             tables: self.tables.clone(),
             runtime_symvers: self.runtime_symvers.clone(),
             no_read_checks: self.no_read_checks,
+            stage_times: self.stage_times,
             module: self.module.clone(),
             no_checkpoint: self.no_checkpoint,
             no_hints: self.no_hints,

@@ -152,7 +152,14 @@ fn corpus_splits_build_clean_on_612_and_61() {
             };
             let d = all_drivers()
                 .into_iter()
-                .chain([listdemo(), constdemo(), ringdemo(), lockdemo(), tracedemo()])
+                .chain([
+                    listdemo(),
+                    constdemo(),
+                    ringdemo(),
+                    lockdemo(),
+                    tracedemo(),
+                    iodemo(),
+                ])
                 .find(|d| d.name == job.driver)
                 .unwrap();
             let (tree, kdir, sym) = if job.kernel == "6.12" {

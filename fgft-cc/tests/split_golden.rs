@@ -30,7 +30,7 @@ fn own_corpus_drivers_whole_output() {
 /// compile: the whole output (their sources are ours).
 #[test]
 fn fixture_drivers_whole_output() {
-    for d in [constdemo(), ringdemo(), tracedemo()] {
+    for d in [constdemo(), ringdemo(), tracedemo(), iodemo()] {
         let t = tmp();
         let out = t.path().join("out");
         split_driver(&d, None, &out, &[]);

@@ -6,6 +6,8 @@
  *   reset            write anything: zero the counters
  *   entries/NAME/isolate   1: run NAME as a transaction, 0: call it plainly
  *   entries/NAME/stats     the entry's own counts
+ *   entries/NAME/stages    cycles per transaction stage (--stage-times
+ *                          stubs), and per call with isolation off
  */
 #define pr_fmt(fmt) "fgft: " fmt
 
@@ -15,6 +17,8 @@
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <asm/tsc.h>
 
 #include "fgft_internal.h"
 
@@ -83,6 +87,91 @@ static int hist_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(hist);
 
+static const char *const fgft_stage_names[FGFT_ST_NR] = {
+	[FGFT_ST_BEGIN] = "begin",
+	[FGFT_ST_GRANT] = "grant",
+	[FGFT_ST_COPY_IN] = "copy_in",
+	[FGFT_ST_BODY] = "body",
+	[FGFT_ST_COPY_OUT] = "copy_out",
+	[FGFT_ST_COMMIT] = "commit",
+};
+
+void fgft_stage_add(struct fgft_entry *ep, const u64 *ts)
+{
+	struct fgft_stage_sums *s;
+	int i;
+
+	if (!ep || !ep->rt || !ep->rt->stages)
+		return;
+	s = get_cpu_ptr(ep->rt->stages);
+	s->txns++;
+	for (i = 0; i < FGFT_ST_NR; i++)
+		s->cycles[i] += ts[i + 1] - ts[i];
+	put_cpu_ptr(ep->rt->stages);
+}
+EXPORT_SYMBOL_GPL(fgft_stage_add);
+
+void fgft_stage_plain(struct fgft_entry *ep, u64 t0)
+{
+	u64 t1 = fgft_stamp();
+	struct fgft_stage_sums *s;
+
+	if (!ep || !ep->rt || !ep->rt->stages)
+		return;
+	s = get_cpu_ptr(ep->rt->stages);
+	s->plain++;
+	s->plain_cycles += t1 - t0;
+	put_cpu_ptr(ep->rt->stages);
+}
+EXPORT_SYMBOL_GPL(fgft_stage_plain);
+
+/* The sums over every cpu (readers race with writers: benchmarks only). */
+static void stage_sum(struct fgft_entry_rt *rt, struct fgft_stage_sums *t)
+{
+	int cpu, i;
+
+	memset(t, 0, sizeof(*t));
+	if (!rt->stages)
+		return;
+	for_each_possible_cpu(cpu) {
+		const struct fgft_stage_sums *s = per_cpu_ptr(rt->stages, cpu);
+
+		t->txns += s->txns;
+		for (i = 0; i < FGFT_ST_NR; i++)
+			t->cycles[i] += s->cycles[i];
+		t->plain += s->plain;
+		t->plain_cycles += s->plain_cycles;
+	}
+}
+
+static int entry_stages_show(struct seq_file *m, void *v)
+{
+	struct fgft_entry_rt *rt = m->private;
+	struct fgft_stage_sums t;
+	int i;
+
+	stage_sum(rt, &t);
+	seq_printf(m, "tsc_khz %u\n", tsc_khz);
+	seq_printf(m, "txns %llu\n", t.txns);
+	for (i = 0; i < FGFT_ST_NR; i++)
+		seq_printf(m, "%s %llu\n", fgft_stage_names[i], t.cycles[i]);
+	seq_printf(m, "plain %llu\n", t.plain);
+	seq_printf(m, "plain_cycles %llu\n", t.plain_cycles);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(entry_stages);
+
+static void stage_reset(struct fgft_entry_rt *rt)
+{
+	int cpu;
+
+	if (!rt->stages)
+		return;
+	for_each_possible_cpu(cpu)
+		memset(per_cpu_ptr(rt->stages, cpu), 0,
+		       sizeof(struct fgft_stage_sums));
+}
+
 static ssize_t reset_write(struct file *file, const char __user *buf,
 			   size_t count, loff_t *ppos)
 {
@@ -109,6 +198,7 @@ static ssize_t reset_write(struct file *file, const char __user *buf,
 		atomic64_set(&rt->commits, 0);
 		for (i = 0; i < FGFT_CAUSE_NR; i++)
 			atomic64_set(&rt->aborts[i], 0);
+		stage_reset(rt);
 	}
 	mutex_unlock(&fgft_entries_lock);
 	return count;
@@ -154,6 +244,8 @@ int fgft_entry_register(struct fgft_entry *ep)
 		return -ENOMEM;
 	rt->ep = ep;
 	rt->isolate = true;
+	/* Without it the entry works, and shows no stage times. */
+	rt->stages = alloc_percpu(struct fgft_stage_sums);
 	mutex_lock(&fgft_entries_lock);
 	for (i = 0; i < 100 && fgft_entries_dir; i++) {
 		if (i)
@@ -174,6 +266,8 @@ int fgft_entry_register(struct fgft_entry *ep)
 		debugfs_create_bool("isolate", 0644, rt->dir, &rt->isolate);
 		debugfs_create_file("stats", 0444, rt->dir, rt,
 				    &entry_stats_fops);
+		debugfs_create_file("stages", 0444, rt->dir, rt,
+				    &entry_stages_fops);
 	}
 	list_add(&rt->node, &fgft_entries);
 	ep->rt = rt;
@@ -194,6 +288,7 @@ void fgft_entry_unregister(struct fgft_entry *ep)
 	debugfs_remove(rt->dir);
 	ep->rt = NULL;
 	mutex_unlock(&fgft_entries_lock);
+	free_percpu(rt->stages);
 	kfree(rt);
 }
 EXPORT_SYMBOL_GPL(fgft_entry_unregister);
@@ -225,6 +320,7 @@ void fgft_debugfs_exit(void)
 		/* The entries' modules depend on us: none can be left. */
 		list_del(&rt->node);
 		rt->ep->rt = NULL;
+		free_percpu(rt->stages);
 		kfree(rt);
 	}
 	mutex_unlock(&fgft_entries_lock);

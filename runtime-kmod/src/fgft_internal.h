@@ -186,6 +186,15 @@ struct fgft_entry_rt {
 	atomic64_t txns;
 	atomic64_t commits;
 	atomic64_t aborts[FGFT_CAUSE_NR];
+	/* Stage times of --stage-times stubs (per cpu: no atomics). */
+	struct fgft_stage_sums __percpu *stages;
+};
+
+struct fgft_stage_sums {
+	u64 txns;
+	u64 cycles[FGFT_ST_NR];
+	u64 plain;
+	u64 plain_cycles;
 };
 
 struct fgft_gstats {

@@ -157,6 +157,27 @@ pub enum AbortReturn {
     Value(String),
 }
 
+/// What an aborting stub does besides returning (slots.toml `run` and
+/// `restored`).
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct AbortExtra {
+    /// C statements run before the return on every abort path (parameter
+    /// names substituted), and why.
+    pub run: Option<(String, String)>,
+    /// Once the body ran and the device was restored (used only when the
+    /// entry has a device checkpoint): the value returned instead, the
+    /// statements run before, and why.
+    pub restored: Option<RestoredAbort>,
+}
+
+/// The abort of a call whose device was restored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RestoredAbort {
+    pub value: String,
+    pub run: Option<String>,
+    pub why: String,
+}
+
 /// A driver global the closure uses through a copy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct GlobalSpec {
@@ -177,6 +198,8 @@ pub struct EntrySpec {
     /// Return type as written (`void`, `int`, `u32`...).
     pub ret: String,
     pub abort: AbortReturn,
+    /// What the abort does besides returning.
+    pub abort_extra: AbortExtra,
     /// The error the runtime returns for this entry (`-EIO`).
     pub err: String,
     pub params: Vec<ParamSpec>,
@@ -199,6 +222,10 @@ pub struct EntrySpec {
     /// itself: a trampoline of the entry's own unit, for a stub compiled in
     /// another unit (one that sees every type it copies).
     pub orig: Option<String>,
+    /// Stamp the cycle counter between the transaction's stages and hand
+    /// the stamps to the runtime (`split --stage-times`, benchmarks only).
+    #[serde(skip)]
+    pub stage_times: bool,
 }
 
 impl EntrySpec {
@@ -427,6 +454,7 @@ mod tests {
             slots: vec!["ethtool_ops.get_thing".into()],
             ret: "int".into(),
             abort: AbortReturn::Error,
+            abort_extra: AbortExtra::default(),
             err: "-EIO".into(),
             params: vec![
                 ParamSpec {
@@ -482,6 +510,7 @@ mod tests {
             kernel_globals: vec!["jiffies".into()],
             is_static: true,
             orig: None,
+            stage_times: false,
         }
     }
 
@@ -504,6 +533,59 @@ mod tests {
             assert!(c.contains(needle), "missing `{needle}` in:\n{c}");
         }
         assert!(!c.lines().any(|l| l.ends_with(' ') || l.ends_with('\t')));
+    }
+
+    #[test]
+    fn aborts_run_the_tables_statements_and_a_restored_device_its_own() {
+        let mut e = entry();
+        e.ret = "int".into();
+        e.abort = AbortReturn::Value("7".into());
+        e.abort_extra = AbortExtra {
+            run: Some(("drop_it(buf); count(netdev);".into(), "why".into())),
+            restored: Some(RestoredAbort {
+                value: "0".into(),
+                run: Some("finish(netdev);".into()),
+                why: "restored".into(),
+            }),
+        };
+        let c = emit_entry(&e).unwrap();
+        // Begin failures: the base abort, its statements one per line.
+        assert!(
+            c.contains("\t\t(void)err;\n\t\tdrop_it(buf);\n\t\tcount(netdev);\n\t\treturn 7;\n"),
+            "{c}"
+        );
+        // After the body: the restored device's abort.
+        assert!(
+            c.contains("abort:\n\terr = fgft_txn_abort(txn);\n\t(void)err;\n\tfinish(netdev);\n\treturn 0;\n}"),
+            "{c}"
+        );
+        assert!(c.contains("drop_it(buf) and count(netdev)"), "{c}");
+        // No device checkpoint: nothing is restored, the base abort stays.
+        e.dev_ops = None;
+        let c = emit_entry(&e).unwrap();
+        assert!(
+            c.contains("abort:\n\terr = fgft_txn_abort(txn);\n\t(void)err;\n\tdrop_it(buf);\n\tcount(netdev);\n\treturn 7;\n}"),
+            "{c}"
+        );
+        assert!(!c.contains("finish("), "{c}");
+    }
+
+    #[test]
+    fn stage_times_stamp_every_stage_and_the_plain_call() {
+        let mut e = entry();
+        e.stage_times = true;
+        let c = emit_entry(&e).unwrap();
+        for needle in [
+            "\tu64 fgft_ts[FGFT_ST_NR + 1];\n",
+            "fgft_ts[FGFT_ST_BEGIN] = fgft_stamp();\n\ttxn = fgft_txn_begin(",
+            "a.ret = drv_get_thing(netdev, buf);\n\t\tfgft_stage_plain(&fgft_ep_drv_get_thing,\n\t\t\t\t fgft_ts[FGFT_ST_BEGIN]);\n\t\treturn a.ret;",
+            "fgft_ts[FGFT_ST_GRANT] = fgft_stamp();\n\terr = fgft_sfi_drv_grant(txn);",
+            "fgft_ts[FGFT_ST_BODY] = fgft_stamp();\n\tfgft_txn_call(",
+            "fgft_ts[FGFT_ST_COMMIT] = fgft_stamp();\n\tfgft_txn_commit(txn);\n\tfgft_ts[FGFT_ST_NR] = fgft_stamp();\n\tfgft_stage_add(&fgft_ep_drv_get_thing, fgft_ts);",
+        ] {
+            assert!(c.contains(needle), "missing `{needle}` in:\n{c}");
+        }
+        assert!(!emit_entry(&entry()).unwrap().contains("fgft_stamp"));
     }
 
     #[test]

@@ -60,9 +60,29 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
             " * On abort the call has no effect (outputs untouched; the abort is\n * counted by the runtime).\n",
         ),
         AbortReturn::Error => s.push_str(" * On abort it returns the entry's error code.\n"),
-        AbortReturn::Value(v) => {
-            let _ = writeln!(s, " * On abort it returns {v}.");
-        }
+        AbortReturn::Value(v) => match &e.abort_extra.run {
+            Some((run, why)) => {
+                let _ = writeln!(
+                    s,
+                    " * On abort it runs {}, and returns {v}: {why}.",
+                    run_prose(run)
+                );
+            }
+            None => {
+                let _ = writeln!(s, " * On abort it returns {v}.");
+            }
+        },
+    }
+    if let Some(r) = restored(e) {
+        let what = match &r.run {
+            Some(run) => format!("runs {}, and returns {}", run_prose(run), r.value),
+            None => format!("returns {}", r.value),
+        };
+        let _ = writeln!(
+            s,
+            " * Once the body ran and the device was restored, it {what} instead: {}.",
+            r.why
+        );
     }
     s.push_str(" */\n");
     let st = if e.is_static { "static " } else { "" };
@@ -75,22 +95,59 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     }
     s.push_str("\t};\n");
     s.push_str("\tstruct fgft_txn *txn;\n");
-    s.push_str("\tint err;\n\n");
+    s.push_str("\tint err;\n");
+    if e.stage_times {
+        s.push_str("\tu64 fgft_ts[FGFT_ST_NR + 1];\n");
+    }
+    s.push('\n');
     dev_ensure(s, e);
+    stamp(s, e, "FGFT_ST_BEGIN");
     begin(s, e);
+    stamp(s, e, "FGFT_ST_GRANT");
     marshal(s, e);
+    stamp(s, e, "FGFT_ST_BODY");
     let _ = writeln!(s, "\tfgft_txn_call(txn, fgft_thunk_{}, &a);", e.name);
+    stamp(s, e, "FGFT_ST_COPY_OUT");
     s.push_str("\tif (fgft_txn_failed(txn))\n\t\tgoto abort;\n");
     copy_out(s, e);
+    stamp(s, e, "FGFT_ST_COMMIT");
     s.push_str("\tfgft_txn_commit(txn);\n");
+    if e.stage_times {
+        stamp(s, e, "FGFT_ST_NR");
+        let _ = writeln!(s, "\tfgft_stage_add(&{}, fgft_ts);", e.ep_name());
+    }
     if void {
         s.push_str("\treturn;\n");
     } else {
         s.push_str("\treturn a.ret;\n");
     }
     s.push_str("abort:\n\terr = fgft_txn_abort(txn);\n");
-    s.push_str(&abort_return(e, 1));
+    match restored(e) {
+        Some(r) => {
+            // The abort restored the device (or queued its restore).
+            s.push_str("\t(void)err;\n");
+            if let Some(run) = &r.run {
+                s.push_str(&run_lines(1, run));
+            }
+            let _ = writeln!(s, "\treturn {};", r.value);
+        }
+        None => s.push_str(&abort_return(e, 1)),
+    }
     s.push_str("}\n");
+}
+
+/// The restored-device abort of `e`, when it has one and a device
+/// checkpoint to restore.
+fn restored(e: &EntrySpec) -> Option<&crate::RestoredAbort> {
+    e.dev_ops.as_ref()?;
+    e.abort_extra.restored.as_ref()
+}
+
+/// Stamp `k` of a `--stage-times` stub: taken before stage `k`.
+fn stamp(s: &mut String, e: &EntrySpec, k: &str) {
+    if e.stage_times {
+        let _ = writeln!(s, "\tfgft_ts[{k}] = fgft_stamp();");
+    }
 }
 
 /// The device's checkpoint callbacks, registered on first use; the
@@ -143,7 +200,27 @@ fn begin(s: &mut String, e: &EntrySpec) {
         e.orig.as_deref().unwrap_or(&e.name),
         orig_args.join(", ")
     );
-    if void {
+    if e.stage_times {
+        // Timed from the begin stamp: the call with isolation off.
+        s.push_str("\tif (!txn) {\n");
+        let call = if void {
+            orig
+        } else {
+            format!("a.ret = {orig}")
+        };
+        let _ = writeln!(s, "{}", wrap_call(2, &call, ";"));
+        let _ = writeln!(
+            s,
+            "\t\tfgft_stage_plain(&{}, fgft_ts[FGFT_ST_BEGIN]);",
+            e.ep_name()
+        );
+        s.push_str(if void {
+            "\t\treturn;\n"
+        } else {
+            "\t\treturn a.ret;\n"
+        });
+        s.push_str("\t}\n");
+    } else if void {
         s.push_str("\tif (!txn) {\n");
         let _ = writeln!(s, "{}", wrap_call(2, &orig, ";"));
         s.push_str("\t\treturn;\n");
@@ -162,6 +239,7 @@ fn marshal(s: &mut String, e: &EntrySpec) {
     // Kernel variables SFI code reads (the SFI module knows their headers).
     let _ = writeln!(s, "\terr = fgft_sfi_{}_grant(txn);", e.driver);
     s.push_str("\tif (err)\n\t\tgoto abort;\n");
+    stamp(s, e, "FGFT_ST_COPY_IN");
     for g in &e.globals {
         let _ = writeln!(s, "\terr = fgft_global_in_{}_{}(txn);", e.driver, g.name);
         s.push_str("\tif (err)\n\t\tgoto abort;\n");
@@ -297,6 +375,34 @@ fn abort_return(e: &EntrySpec, indent: usize) -> String {
         AbortReturn::Void if indent == 1 => format!("{tabs}(void)err;\n"),
         AbortReturn::Void => format!("{tabs}(void)err;\n{tabs}return;\n"),
         AbortReturn::Error => format!("{tabs}return err;\n"),
-        AbortReturn::Value(v) => format!("{tabs}(void)err;\n{tabs}return {v};\n"),
+        AbortReturn::Value(v) => {
+            let run = match &e.abort_extra.run {
+                Some((r, _)) => run_lines(indent, r),
+                None => String::new(),
+            };
+            format!("{tabs}(void)err;\n{run}{tabs}return {v};\n")
+        }
+    }
+}
+
+/// The statements of a table's `run`, one per line.
+fn run_lines(indent: usize, run: &str) -> String {
+    run.split(';')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .map(|t| format!("{}\n", wrap_call(indent, t, ";")))
+        .collect()
+}
+
+/// The statements of a table's `run` for a comment: `a(x) and b(y)`.
+fn run_prose(run: &str) -> String {
+    let st: Vec<&str> = run
+        .split(';')
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+        .collect();
+    match st.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+        _ => st.join(""),
     }
 }

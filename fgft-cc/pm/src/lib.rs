@@ -55,6 +55,19 @@ struct RulesFile {
     checkpoint: CheckpointRules,
     #[serde(default)]
     keys: BTreeMap<String, String>,
+    #[serde(default, rename = "key-via")]
+    key_via: BTreeMap<String, KeyVia>,
+}
+
+/// A parameter type that is not a device key but leads to one
+/// (`[key-via]`): `key` over `$` (the parameter) gives a pointer to
+/// `type`, a type of `[keys]`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KeyVia {
+    pub key: String,
+    #[serde(rename = "type")]
+    pub ty: String,
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,6 +88,7 @@ pub struct Rules {
     drop_names: Vec<String>,
     pci_markers: BTreeSet<String>,
     keys: BTreeMap<String, String>,
+    key_via: BTreeMap<String, KeyVia>,
 }
 
 impl Rules {
@@ -83,6 +97,7 @@ impl Rules {
         let mut drop_names = Vec::new();
         let mut pci_markers = BTreeSet::new();
         let mut keys = BTreeMap::new();
+        let mut key_via = BTreeMap::new();
         for (origin, text) in files {
             let f: RulesFile = toml::from_str(text).map_err(|e| PmError::Rules {
                 origin: origin.to_string(),
@@ -91,6 +106,7 @@ impl Rules {
             drop_names.extend(f.restore.drop);
             pci_markers.extend(f.checkpoint.pci_markers);
             keys.extend(f.keys);
+            key_via.extend(f.key_via);
         }
         let mut b = GlobSetBuilder::new();
         for d in &drop_names {
@@ -108,6 +124,7 @@ impl Rules {
             drop_names,
             pci_markers,
             keys,
+            key_via,
         })
     }
 
@@ -125,6 +142,12 @@ impl Rules {
     /// `struct device *`.
     pub fn key_to_dev(&self, record: &str) -> Option<&str> {
         self.keys.get(record.trim()).map(String::as_str)
+    }
+
+    /// The `[key-via]` way from a parameter of type `struct X *` (a frame,
+    /// a NAPI context) to a device key.
+    pub fn key_via(&self, record: &str) -> Option<&KeyVia> {
+        self.key_via.get(record.trim())
     }
 
     /// Number of drop patterns (for reports).

@@ -148,6 +148,33 @@ const KEYWORDS: &[&str] = &[
     "__builtin_offsetof",
 ];
 
+/// A static inline's body as a model: its parameters renamed where they
+/// stand as values, so that expanding the model like a macro leaves member
+/// names alone (`skb->vlan_tci = vlan_tci` with argument `vid` is
+/// `skb->vlan_tci = vid`, where a macro's expansion would also rename the
+/// member).  Returns the body and the parameters' new names.
+fn function_params(body: &str, params: &[String]) -> (String, Vec<String>) {
+    let renamed: Vec<String> = (0..params.len())
+        .map(|i| format!("__fgft_arg{i}"))
+        .collect();
+    let mut out = String::with_capacity(body.len());
+    let mut last = 0;
+    for r in fgft_base::lex::ident_tokens(body) {
+        let Some(k) = params.iter().position(|p| *p == body[r.clone()]) else {
+            continue;
+        };
+        let before = body[..r.start].trim_end();
+        if before.ends_with('.') || before.ends_with("->") {
+            continue;
+        }
+        out.push_str(&body[last..r.start]);
+        out.push_str(&renamed[k]);
+        last = r.end;
+    }
+    out.push_str(&body[last..]);
+    (out, renamed)
+}
+
 impl Kernel {
     /// Reads `kdir`'s Module.symvers and preprocesses each unit.
     pub fn load(kdir: &Path, units: &[PathBuf]) -> Kernel {
@@ -563,21 +590,25 @@ impl Kernel {
             if models.map.contains_key(name) {
                 continue;
             }
-            let model = match d.kind {
-                DefKind::Macro if !d.body.is_empty() => Some(d.body.clone()),
-                DefKind::Inline => Some(d.body.clone()),
-                DefKind::Macro => None,
+            let params: Vec<String> = d
+                .params
+                .iter()
+                .filter(|p| *p != "__VA_ARGS__")
+                .cloned()
+                .collect();
+            let (model, params) = match d.kind {
+                DefKind::Macro if !d.body.is_empty() => (Some(d.body.clone()), params),
+                DefKind::Inline => {
+                    let (body, renamed) = function_params(&d.body, &params);
+                    (Some(body), renamed)
+                }
+                DefKind::Macro => (None, params),
             };
             models.map.insert(
                 name.clone(),
                 ApiModel {
                     name: name.clone(),
-                    params: d
-                        .params
-                        .iter()
-                        .filter(|p| *p != "__VA_ARGS__")
-                        .map(|p| (p.clone(), ArgKind::Val))
-                        .collect(),
+                    params: params.into_iter().map(|p| (p, ArgKind::Val)).collect(),
                     model,
                     returns: Returns::Plain,
                     inline: true,
@@ -992,6 +1023,19 @@ extern void x_exported(struct x *);
 # 1 "/drv/d.c"
 static inline int drv_own(int a) { return a; }
 "#;
+
+    #[test]
+    fn an_inline_models_parameters_leave_member_names_alone() {
+        let (body, params) = function_params(
+            "skb->vlan_proto = vlan_proto; skb->vlan_tci = vlan_tci; x.vlan_tci = f(vlan_tci)",
+            &["skb".into(), "vlan_proto".into(), "vlan_tci".into()],
+        );
+        assert_eq!(params, ["__fgft_arg0", "__fgft_arg1", "__fgft_arg2"]);
+        assert_eq!(
+            body,
+            "__fgft_arg0->vlan_proto = __fgft_arg1; __fgft_arg0->vlan_tci = __fgft_arg2; x.vlan_tci = f(__fgft_arg2)"
+        );
+    }
 
     fn kernel() -> Kernel {
         let mut k = Kernel::default();

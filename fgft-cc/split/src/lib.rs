@@ -60,6 +60,9 @@ pub struct Options {
     pub runtime_symvers: Option<PathBuf>,
     /// Build the SFI module without read checks (stores are still checked).
     pub no_read_checks: bool,
+    /// Stubs stamp the cycle counter between their transaction's stages
+    /// (debugfs entries/NAME/stages; for benchmarks).
+    pub stage_times: bool,
     /// Module name (default: from the sidecar, the Makefile, or the sources).
     pub module: Option<String>,
     /// No device checkpoint, and no warning that the driver has none.
@@ -175,6 +178,9 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     };
     let mut plan = plan::build(&inputs);
     plan.diags.extend(hint_warnings);
+    for e in &mut plan.entries {
+        e.spec.stage_times = opts.stage_times;
+    }
     // A unit Kbuild could not preprocess: what the kernel defines is not
     // known there, and its macros and inlines read as unknown calls.
     if let Some(k) = &kernel {

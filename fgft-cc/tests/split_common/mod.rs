@@ -194,6 +194,17 @@ pub fn tracedemo() -> Driver {
     }
 }
 
+/// The I/O-path fixture (fgft-cc/tests/split_fixtures/iodemo): transmit,
+/// interrupt and NAPI poll isolated, keyed by their devices, with the
+/// aborts slots.toml gives them.
+pub fn iodemo() -> Driver {
+    Driver {
+        name: "iodemo",
+        annotations: vec!["fgft-cc/tests/split_fixtures/iodemo/iodemo.toml"],
+        upstream: false,
+    }
+}
+
 pub fn ringdemo() -> Driver {
     Driver {
         name: "ringdemo",

@@ -30,6 +30,7 @@
 #include <linux/types.h>
 #include <linux/err.h>
 #include <linux/spinlock_types.h>
+#include <asm/msr.h>
 
 struct fgft_txn;
 struct mutex;
@@ -68,6 +69,33 @@ struct fgft_entry {
 
 int fgft_entry_register(struct fgft_entry *ep);	/* debugfs switch, stats */
 void fgft_entry_unregister(struct fgft_entry *ep);
+
+/*
+ * Stage times (benchmarks only): a stub generated with `fgft-cc split
+ * --stage-times` stamps the cycle counter between the stages of its
+ * transaction and hands the stamps over; debugfs entries/NAME/stages shows
+ * the sums.  Stamp k is taken before stage k, stamp FGFT_ST_NR after the
+ * last; a stage a call skipped has its stamp equal to the previous one.
+ */
+enum fgft_stage {
+	FGFT_ST_BEGIN = 0,	/* fgft_txn_begin (with the device checkpoint) */
+	FGFT_ST_GRANT,		/* the SFI module's grants of kernel variables */
+	FGFT_ST_COPY_IN,	/* copies and grants of the arguments */
+	FGFT_ST_BODY,		/* fgft_txn_call: the checked body, its wrappers */
+	FGFT_ST_COPY_OUT,	/* copy-out */
+	FGFT_ST_COMMIT,		/* fgft_txn_commit */
+	FGFT_ST_NR,
+};
+
+static inline u64 fgft_stamp(void)
+{
+	return rdtsc_ordered();
+}
+
+/* One transaction's stamps: @ts[0..FGFT_ST_NR]. */
+void fgft_stage_add(struct fgft_entry *ep, const u64 *ts);
+/* One call of the entry with isolation off, stamped @t0 before. */
+void fgft_stage_plain(struct fgft_entry *ep, u64 t0);
 
 /* ---- transactions ---- */
 

@@ -206,6 +206,19 @@ pub fn build_fgft(
     entries: &[String],
     flavor: &str,
 ) -> Result<crate::fgft::FgftModules, CampaignError> {
+    build_fgft_with(env, cfg, prep, entries, flavor, |_| {})
+}
+
+/// [`build_fgft`] with split options of the caller's (`stage_times`,
+/// `no_read_checks`): `tweak` sees the options before the split.
+pub fn build_fgft_with(
+    env: &Env,
+    cfg: &Config,
+    prep: &Prepared,
+    entries: &[String],
+    flavor: &str,
+    tweak: impl FnOnce(&mut fgft_split::Options),
+) -> Result<crate::fgft::FgftModules, CampaignError> {
     let work = prep.dir.parent().unwrap_or(Path::new(".")).to_path_buf();
     let tables = work.join("tables");
     std::fs::create_dir_all(&tables).map_err(io(&tables))?;
@@ -214,7 +227,7 @@ pub fn build_fgft(
     let out = work.join(format!("split-{flavor}"));
     // The module's own sources (split follows their local includes), not
     // every file of a shared directory such as drivers/net/ethernet/realtek.
-    let opts = fgft_split::Options {
+    let mut opts = fgft_split::Options {
         sources: cfg
             .driver
             .sources
@@ -234,6 +247,7 @@ pub fn build_fgft(
         no_hints: cfg.driver.no_hints,
         ..Default::default()
     };
+    tweak(&mut opts);
     crate::split::split(&opts, &out, &cfg.driver.name)?;
     // One make builds the runtime (OUT/runtime/) and both modules.
     let name = format!("campaign-{}-{flavor}", cfg.driver.name);

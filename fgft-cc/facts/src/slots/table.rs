@@ -39,6 +39,24 @@ pub struct AbortsDef {
     /// Other types and the value an aborted call returns.
     #[serde(default)]
     pub values: BTreeMap<String, String>,
+    /// Types whose aborted call, once its body ran and the device was
+    /// restored, returns another value (an interrupt handler: handled).
+    #[serde(default)]
+    pub restored: BTreeMap<String, AbortAction>,
+}
+
+/// What an aborted call does when its body ran and the entry's device
+/// checkpoint was restored (the device is quiet and re-armed).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AbortAction {
+    /// A C expression; `$N` is the entry's parameter N (1-based).
+    pub value: String,
+    /// C statements run before the return (`$N` as in `value`).
+    #[serde(default)]
+    pub run: Option<String>,
+    /// Why (shown in the stub's comment).
+    pub why: String,
 }
 
 /// What an aborted call stored in one slot returns, when its callers read
@@ -48,8 +66,15 @@ pub struct AbortsDef {
 pub struct SlotAbort {
     /// A C expression; `$N` is the entry's parameter N (1-based).
     pub value: String,
-    /// Why (shown in the plan).
+    /// Why (shown in the stub's comment).
     pub why: String,
+    /// C statements run before the return (`$N` as in `value`): what the
+    /// caller expects done with what it handed over (a dropped frame).
+    #[serde(default)]
+    pub run: Option<String>,
+    /// Instead, once the body ran and the device was restored.
+    #[serde(default)]
+    pub restored: Option<AbortAction>,
 }
 
 /// One slot structure.
@@ -89,6 +114,13 @@ pub struct MacroDef {
     pub derived: BTreeMap<String, String>,
 }
 
+/// Whether a `$` of an abort value or statement is not followed by a
+/// parameter number (1-9).
+fn bad_dollar(text: &str) -> bool {
+    text.match_indices('$')
+        .any(|(i, _)| !text[i + 1..].starts_with(|c: char| c.is_ascii_digit() && c != '0'))
+}
+
 /// The compiled slot table.
 #[derive(Debug, Clone, Default)]
 pub struct SlotTable {
@@ -101,6 +133,8 @@ pub struct SlotTable {
     pub abort_error_types: HashSet<String>,
     /// Return type -> the value an aborted call returns.
     pub abort_values: HashMap<String, String>,
+    /// Return type -> what an aborted call does once the device was restored.
+    pub abort_restored: HashMap<String, AbortAction>,
     /// Function field name -> structures that have it.
     pub(super) fn_field_owners: HashMap<String, Vec<String>>,
     /// Pointer field name -> pointed slot structures.
@@ -136,6 +170,22 @@ impl SlotTable {
             t.wrappers.extend(f.wrappers);
             t.abort_error_types.extend(f.aborts.error);
             t.abort_values.extend(f.aborts.values);
+            for (ty, a) in &f.aborts.restored {
+                for text in [Some(&a.value), a.run.as_ref()].into_iter().flatten() {
+                    if bad_dollar(text) {
+                        return Err(tables::table_error(
+                            src,
+                            TABLE_NAME,
+                            text,
+                            format!(
+                                "`aborts.restored.{ty}`: `$` must be followed by a parameter \
+                                 number (1-9)"
+                            ),
+                        ));
+                    }
+                }
+            }
+            t.abort_restored.extend(f.aborts.restored);
             for (name, def) in f.structs {
                 for (fun, a) in &def.aborts {
                     if !def.functions.contains(fun) {
@@ -146,14 +196,17 @@ impl SlotTable {
                             format!("struct {name}: `aborts.{fun}` names no function field"),
                         ));
                     }
-                    let bad = a.value.match_indices('$').any(|(i, _)| {
-                        !a.value[i + 1..].starts_with(|c: char| c.is_ascii_digit() && c != '0')
-                    });
-                    if bad {
+                    let texts = [
+                        Some(&a.value),
+                        a.run.as_ref(),
+                        a.restored.as_ref().map(|r| &r.value),
+                        a.restored.as_ref().and_then(|r| r.run.as_ref()),
+                    ];
+                    if let Some(text) = texts.into_iter().flatten().find(|t| bad_dollar(t)) {
                         return Err(tables::table_error(
                             src,
                             TABLE_NAME,
-                            &a.value,
+                            text,
                             format!(
                                 "struct {name}: `aborts.{fun}`: `$` must be followed by a \
                                  parameter number (1-9)"

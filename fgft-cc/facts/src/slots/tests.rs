@@ -138,6 +138,34 @@ fn table_errors_are_located() {
     }
 }
 
+#[test]
+fn abort_statements_and_restored_aborts_load_and_are_checked() {
+    let t = SlotTable::builtin().unwrap();
+    let x = t.slot_abort("net_device_ops.ndo_start_xmit").unwrap();
+    assert_eq!(x.value, "NETDEV_TX_OK");
+    assert!(x.run.as_deref().unwrap().contains("dev_kfree_skb_any($1)"));
+    let p = t.slot_abort("napi_struct.poll").unwrap();
+    assert_eq!(p.restored.as_ref().unwrap().value, "0");
+    assert_eq!(t.abort_restored["irqreturn_t"].value, "IRQ_HANDLED");
+    // A `$` with no parameter number, in a statement or a restored value.
+    for text in [
+        "[struct.s]\nfunctions = [\"f\"]\naborts.f = { value = \"0\", why = \"w\", run = \"g($);\" }\n",
+        "[struct.s]\nfunctions = [\"f\"]\naborts.f = { value = \"0\", why = \"w\", restored = { value = \"$x\", why = \"w\" } }\n",
+        "[aborts.restored]\nt = { value = \"$0\", why = \"w\" }\n",
+    ] {
+        let bad = SlotTable::from_sources(&[TableSource {
+            path: Some("x/slots.toml".into()),
+            text: text.into(),
+        }]);
+        match bad {
+            Err(ParseError::Table { message, .. }) => {
+                assert!(message.contains("parameter number"), "{message}")
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+}
+
 /// The walk before pruning: every node, no marks (so `visit` enters
 /// everything `walk::skippable` lets it).
 fn full_scan<'t>(pf: &'t ParsedFile, table: &'t SlotTable) -> (Facts, Candidates<'t>) {

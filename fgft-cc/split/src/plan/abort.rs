@@ -1,20 +1,15 @@
 //! What an aborted entry point returns to its caller.
 
 use fgft_facts::ctype::CType;
+use fgft_facts::slots::AbortAction;
 use fgft_facts::slots::SlotTable;
-use fgft_stubs::AbortReturn;
+use fgft_stubs::{AbortExtra, AbortReturn, RestoredAbort};
 
-/// The abort value the slots of an entry call for, if any (the slot table's
-/// `aborts`; the first of the entry's slots that names one).
-pub(super) fn slot_abort(
-    slots: &[String],
-    d: &fgft_facts::program::FnDef,
-    table: &SlotTable,
-) -> Option<AbortReturn> {
-    let a = slots.iter().find_map(|s| table.slot_abort(s))?;
-    // `$N` (one digit) anywhere in the value is parameter N's name.
+/// `$N` (one digit) anywhere in `text` is parameter N's name; None when
+/// the entry has no parameter N.
+fn with_params(text: &str, d: &fgft_facts::program::FnDef) -> Option<String> {
     let mut v = String::new();
-    let mut chars = a.value.chars().peekable();
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match (c, chars.peek().and_then(|n| n.to_digit(10))) {
             ('$', Some(k)) => {
@@ -24,7 +19,58 @@ pub(super) fn slot_abort(
             _ => v.push(c),
         }
     }
-    Some(AbortReturn::Value(v))
+    Some(v)
+}
+
+fn restored(a: &AbortAction, d: &fgft_facts::program::FnDef) -> Option<RestoredAbort> {
+    Some(RestoredAbort {
+        value: with_params(&a.value, d)?,
+        run: match &a.run {
+            Some(r) => Some(with_params(r, d)?),
+            None => None,
+        },
+        why: a.why.clone(),
+    })
+}
+
+/// The abort value the slots of an entry call for, if any (the slot table's
+/// `aborts`; the first of the entry's slots that names one), with what the
+/// abort runs besides.
+pub(super) fn slot_abort(
+    slots: &[String],
+    d: &fgft_facts::program::FnDef,
+    table: &SlotTable,
+) -> Option<(AbortReturn, AbortExtra)> {
+    let a = slots.iter().find_map(|s| table.slot_abort(s))?;
+    let extra = AbortExtra {
+        run: match &a.run {
+            Some(r) => Some((with_params(r, d)?, a.why.clone())),
+            None => None,
+        },
+        restored: match &a.restored {
+            Some(r) => Some(restored(r, d)?),
+            None => None,
+        },
+    };
+    Some((AbortReturn::Value(with_params(&a.value, d)?), extra))
+}
+
+/// What an aborted call of a return type the table names does once its
+/// device was restored (`[aborts.restored]`).
+pub(super) fn type_restored(
+    ret_text: &str,
+    d: &fgft_facts::program::FnDef,
+    table: &SlotTable,
+) -> AbortExtra {
+    let core = ret_text
+        .trim()
+        .trim_start_matches("static ")
+        .trim_start_matches("const ")
+        .trim();
+    AbortExtra {
+        run: None,
+        restored: table.abort_restored.get(core).and_then(|a| restored(a, d)),
+    }
 }
 
 /// What an aborted call returns by its return type: nothing for void,
@@ -81,7 +127,7 @@ mod tests {
         let d = &prog.fns[prog.defs("p")[0]];
         let t = SlotTable::builtin().unwrap();
         assert_eq!(
-            slot_abort(&["napi_struct.poll".into()], d, &t),
+            slot_abort(&["napi_struct.poll".into()], d, &t).map(|a| a.0),
             Some(AbortReturn::Value("budget".into()))
         );
         assert_eq!(slot_abort(&["ethtool_ops.get_regs".into()], d, &t), None);
@@ -96,7 +142,7 @@ mod tests {
         };
         let t = SlotTable::from_sources(&[base, ext]).unwrap();
         assert_eq!(
-            slot_abort(&["napi_struct.poll".into()], d, &t),
+            slot_abort(&["napi_struct.poll".into()], d, &t).map(|a| a.0),
             Some(AbortReturn::Value("napi ? 0 : 1".into()))
         );
     }

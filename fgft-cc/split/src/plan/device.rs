@@ -423,14 +423,18 @@ fn key_conversions(
     for (k, name) in names.iter().enumerate() {
         let e = &plan.entries[k];
         let def = &prog.fns[e.def];
-        let key_param = def.params.iter().find(|p| p.name == e.spec.dev_key);
-        let Some(kp) = key_param else {
+        if e.dev_key_param.is_empty() {
             dp.summary.push(format!(
                 "  {name}: no pointer parameter to key the device: no device checkpoint"
             ));
             continue;
+        }
+        let kty = e.dev_key_ty.clone();
+        let kname = if e.spec.dev_key == e.dev_key_param {
+            e.dev_key_param.clone()
+        } else {
+            e.spec.dev_key.clone()
         };
-        let kty = prog.resolve(&kp.ty);
         let tag = match &kty {
             CType::Ptr(t) => prog.resolve(t).record().map(str::to_string),
             _ => None,
@@ -452,15 +456,14 @@ fn key_conversions(
                 ),
             )
         } else {
-            let k = (kty.c_spelling(), kp.name.clone());
+            let k = (kty.c_spelling(), kname.clone());
             unknown
                 .entry(k)
                 .or_insert_with(|| (def.file, def.name_range.clone(), Vec::new()))
                 .2
                 .push(name.clone());
             dp.summary.push(format!(
-                "  {name}: key {} unknown: no device checkpoint",
-                kp.name
+                "  {name}: key {kname} unknown: no device checkpoint"
             ));
             continue;
         };

@@ -4,8 +4,8 @@
 //! phases before it found.
 
 use super::{
-    abort_for, sfi_dup_ok, slot_abort, slot_name, EntryPlan, FileRole, Inputs, Refs, TypeBuilder,
-    Uses, ValueRefs,
+    abort_for, sfi_dup_ok, slot_abort, slot_name, type_restored, EntryPlan, FileRole, Inputs, Refs,
+    TypeBuilder, Uses, ValueRefs,
 };
 use crate::diag::Located;
 use crate::kernel::{Class, Kernel};
@@ -70,8 +70,13 @@ pub(super) fn plan_entry(
 
     let (globals, kernel_globals) = globals(inp, &closure, &ptr.global_writes);
     let slots = slots(inp, &name, refs);
-    let abort = slot_abort(&slots, d, inp.slots)
-        .unwrap_or_else(|| abort_for(&d.ret, &d.ret_text, inp.slots));
+    let (abort, abort_extra) = slot_abort(&slots, d, inp.slots).unwrap_or_else(|| {
+        (
+            abort_for(&d.ret, &d.ret_text, inp.slots),
+            type_restored(&d.ret_text, d, inp.slots),
+        )
+    });
+    let key = dev_key(inp, d);
     let spec = EntrySpec {
         driver: driver.to_string(),
         name: name.clone(),
@@ -79,15 +84,17 @@ pub(super) fn plan_entry(
         slots,
         ret: d.ret_text.trim().to_string(),
         abort,
+        abort_extra,
         err: "-EIO".into(),
         params,
-        dev_key: dev_key(d),
+        dev_key: key.expr.clone(),
         dev_ops: None,
         types,
         globals,
         kernel_globals,
         is_static: d.is_static && home.is_none(),
         orig: home.map(|_| format!("fgft_orig_{name}")),
+        stage_times: false,
     };
     EntryPlan {
         spec,
@@ -98,6 +105,8 @@ pub(super) fn plan_entry(
         pasted: pasted_slots(inp, &name),
         hints,
         home,
+        dev_key_ty: key.ty,
+        dev_key_param: key.param,
     }
 }
 
@@ -125,13 +134,119 @@ fn pasted_slots(inp: &Inputs<'_>, name: &str) -> Vec<(FileId, Range<usize>)> {
     pasted
 }
 
-/// The device key a transaction is keyed by: the first pointer parameter.
-fn dev_key(d: &FnDef) -> String {
-    d.params
-        .iter()
-        .find(|p| p.ty.is_pointer())
-        .map(|p| p.name.clone())
-        .unwrap_or_else(|| "NULL".into())
+/// The device key of an entry's transactions.
+struct DevKey {
+    /// C expression over the parameters (`dev`, `napi->dev`; `NULL`).
+    expr: String,
+    /// Its type (a pointer; Unknown for none).
+    ty: CType,
+    /// The parameter it comes from (empty for none).
+    param: String,
+}
+
+/// The device key a transaction is keyed by (pm-rules.toml `[keys]` and
+/// `[key-via]`): the first pointer parameter of a key type; else the key a
+/// parameter leads to (a frame's device); else a `void *` parameter the
+/// entry casts to a key type (an interrupt handler's dev_instance); else
+/// the first pointer parameter.  An entry whose key conversion is
+/// annotated keeps its first pointer parameter, which the annotation's
+/// expression is written over.
+fn dev_key(inp: &Inputs<'_>, d: &FnDef) -> DevKey {
+    let prog = inp.prog;
+    let ptrs: Vec<_> = d.params.iter().filter(|p| p.ty.is_pointer()).collect();
+    let record = |t: &CType| match prog.resolve(t) {
+        CType::Ptr(p) => prog.resolve(&p).record().map(str::to_string),
+        _ => None,
+    };
+    let first = || match ptrs.first() {
+        Some(p) => DevKey {
+            expr: p.name.clone(),
+            ty: prog.resolve(&p.ty),
+            param: p.name.clone(),
+        },
+        None => DevKey {
+            expr: "NULL".into(),
+            ty: CType::Unknown,
+            param: String::new(),
+        },
+    };
+    if inp.ann.key_to_dev_of(&d.name).is_some() {
+        return first();
+    }
+    let rules = inp.pm_rules;
+    for p in &ptrs {
+        if let Some(r) = record(&p.ty).filter(|r| rules.key_to_dev(r).is_some()) {
+            return DevKey {
+                expr: p.name.clone(),
+                ty: CType::ptr(CType::Record(r)),
+                param: p.name.clone(),
+            };
+        }
+    }
+    for p in &ptrs {
+        if let Some(v) = record(&p.ty).and_then(|r| rules.key_via(&r)) {
+            return DevKey {
+                expr: v.key.replace('$', &p.name),
+                ty: CType::ptr(CType::Record(v.ty.clone())),
+                param: p.name.clone(),
+            };
+        }
+    }
+    let text = &prog.files[d.file].text;
+    let body = text.get(d.body.clone()).unwrap_or_default();
+    for p in &ptrs {
+        if !matches!(prog.resolve(&p.ty), CType::Ptr(t) if *t == CType::Void) {
+            continue;
+        }
+        if let Some(r) = cast_of(body, &p.name).filter(|r| rules.key_to_dev(r).is_some()) {
+            return DevKey {
+                expr: p.name.clone(),
+                ty: CType::ptr(CType::Record(r)),
+                param: p.name.clone(),
+            };
+        }
+    }
+    first()
+}
+
+/// The record type a function body gives its `void *` parameter `name`:
+/// `(struct X *)name`, or `struct X *v = name;`.
+fn cast_of(body: &str, name: &str) -> Option<String> {
+    for r in fgft_base::lex::ident_tokens(body) {
+        if &body[r.clone()] != name {
+            continue;
+        }
+        let before = body[..r.start].trim_end();
+        let after = body[r.end..].trim_start();
+        // `(struct X *) name`
+        if let Some(b) = before.strip_suffix(')') {
+            let b = b.trim_end();
+            if let Some(b) = b.strip_suffix('*') {
+                if let Some(open) = b.rfind('(') {
+                    let ty = b[open + 1..].trim();
+                    if ty.starts_with("struct ") && fgft_base::ident::is_ident(ty[7..].trim()) {
+                        return Some(format!("struct {}", ty[7..].trim()));
+                    }
+                }
+            }
+        }
+        // `struct X *v = name;`
+        if after.starts_with(';') || after.starts_with(',') {
+            if let Some(b) = before.strip_suffix('=') {
+                let b = b.trim_end();
+                let b = b.trim_end_matches(|c: char| fgft_base::ident::is_char(c));
+                if let Some(b) = b.trim_end().strip_suffix('*') {
+                    let line = b.rsplit([';', '{', '}', '\n']).next().unwrap_or(b).trim();
+                    if let Some(tag) = line.strip_prefix("struct ") {
+                        if fgft_base::ident::is_ident(tag.trim()) {
+                            return Some(format!("struct {}", tag.trim()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    None
 }
 
 /// Warnings about the entry itself: never stored in a slot, defined
@@ -529,4 +644,28 @@ fn slots(inp: &Inputs<'_>, name: &str, refs: &Refs) -> Vec<String> {
         }
     }
     slots
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cast_of;
+
+    #[test]
+    fn the_type_a_body_gives_its_void_parameter() {
+        let c = |b: &str| cast_of(b, "dev_instance");
+        assert_eq!(
+            c("{\n\tstruct net_device *dev = dev_instance;\n\tint x;").as_deref(),
+            Some("struct net_device")
+        );
+        assert_eq!(
+            c("{ struct net_device *dev = (struct net_device *) dev_instance; }").as_deref(),
+            Some("struct net_device")
+        );
+        assert_eq!(
+            c("{ return foo((struct pci_dev *)dev_instance); }").as_deref(),
+            Some("struct pci_dev")
+        );
+        assert_eq!(c("{ int *n = dev_instance; }"), None);
+        assert_eq!(c("{ bar(dev_instance); }"), None);
+    }
 }

@@ -21,7 +21,7 @@ pub mod table;
 mod types;
 mod uses;
 
-use abort::{abort_for, slot_abort};
+use abort::{abort_for, slot_abort, type_restored};
 use entry::plan_entry;
 use hints::check_hint_targets;
 use refs::slot_name;
@@ -87,6 +87,10 @@ pub struct EntryPlan {
     /// The unit the stub is compiled in when it is not the entry's own: one
     /// that sees every driver record the stub copies.
     pub home: Option<FileId>,
+    /// The type of `spec.dev_key` (a pointer; Unknown for none), and the
+    /// parameter the key comes from (empty for none).
+    pub dev_key_ty: CType,
+    pub dev_key_param: String,
 }
 
 /// A slot of the SFI module's table of main-module addresses.

@@ -1,0 +1,307 @@
+//! Benchmark of the isolated I/O path (issue 14), not a test: where the time
+//! of one isolated transmit, interrupt and NAPI poll goes, stage by stage,
+//! against the same entry called with isolation off, in one boot.
+//!
+//! `cargo run --release -p fgft-campaign --example bench_iopath [CONFIG...]`
+//! (default: corpus/campaign/8139too.toml and e1000.toml; the config's
+//! `io_path` names the entry points).  `FGFT_BENCH_ROUNDS` (default 5) and
+//! `FGFT_BENCH_SECS` (default 5) set the rounds and the seconds of traffic
+//! per measurement.
+//!
+//! Per round, in one boot:
+//! - **stock**: the driver built from the same sources, frames/s;
+//! - **isolated**: the split with the config's triggered entry points and
+//!   its I/O path isolated, built with `--stage-times`: frames/s, and per
+//!   I/O-path entry the cycles of each stage of its transactions (begin with
+//!   the device checkpoint, the SFI module's grants, copy-in, the body with
+//!   its checks and kernel wrappers, copy-out, commit);
+//! - **isolation off**: the same modules with the I/O-path entries switched
+//!   to plain calls (debugfs `isolate` 0): frames/s and cycles per call;
+//! - **no read checks**: the split built with `--no-read-checks` too: the
+//!   body's share of the read checks is the body's difference.
+//!
+//! Reported per entry as ns per call (medians over the rounds); nothing is
+//! asserted.  The numbers come from QEMU TCG: see the report's note.
+
+use fgft_campaign::config::Config;
+use fgft_campaign::fgft::FgftModules;
+use fgft_campaign::{prepare, CampaignError};
+use fgft_vm::{Env, VmSpec};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+const STAGES: [&str; 6] = ["begin", "grant", "copy_in", "body", "copy_out", "commit"];
+
+/// One build's modules in the guest: `/lib/fgft/<flavor>/<file>`.
+fn guest(flavor: &str, m: &Path) -> String {
+    format!(
+        "/lib/fgft/{flavor}/{}",
+        m.file_name()
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    )
+}
+
+fn module_name(m: &Path) -> String {
+    m.file_stem()
+        .map(|f| f.to_string_lossy().into_owned())
+        .unwrap_or_default()
+}
+
+/// Prints each I/O-path entry's stage file as one marker.
+fn dump_stages(s: &mut String, io: &[String], kind: &str, round: usize) {
+    for e in io {
+        s.push_str(&format!(
+            "echo \"FGFT-MARK stages kind={kind} round={round} entry={e} $(sed 's/ /=/' /sys/kernel/debug/fgft/entries/{e}/stages | tr '\\n' ' ')\"\n"
+        ));
+    }
+}
+
+fn script(
+    cfg: &Config,
+    stock: &Path,
+    builds: &[(&str, &FgftModules)],
+    rounds: usize,
+    secs: u32,
+) -> String {
+    let d = &cfg.driver;
+    let io = &d.io_path;
+    let measure = format!("fgft-pkt -d {secs} -w 5000 eth0 eth1");
+    let mut s = String::new();
+    s.push_str(&format!(
+        "insmod {} || exit 3\n",
+        guest(builds[0].0, &builds[0].1.modules[0])
+    ));
+    s.push_str(&cfg.load_deps());
+    for r in 0..rounds {
+        s.push_str(&format!(
+            "insmod {ko} || exit 4\nsleep 1\n{setup}\necho FGFT-MARK tp-begin kind=stock round={r}\n{measure}\nrmmod {m}\n",
+            ko = guest("stock", stock),
+            m = cfg.sysfs_module(),
+            setup = d.setup
+        ));
+        for (flavor, mods) in builds {
+            for m in &mods.modules[1..] {
+                s.push_str(&format!("insmod {} || exit 5\n", guest(flavor, m)));
+            }
+            s.push_str(&format!("sleep 1\n{}\n", d.setup));
+            s.push_str("echo 1 > /sys/kernel/debug/fgft/reset\n");
+            s.push_str(&format!(
+                "echo FGFT-MARK tp-begin kind={flavor} round={r}\n{measure}\n"
+            ));
+            dump_stages(&mut s, io, flavor, r);
+            if *flavor == "isolated" {
+                for e in io {
+                    s.push_str(&format!(
+                        "echo 0 > /sys/kernel/debug/fgft/entries/{e}/isolate\n"
+                    ));
+                }
+                s.push_str("echo 1 > /sys/kernel/debug/fgft/reset\n");
+                s.push_str(&format!(
+                    "echo FGFT-MARK tp-begin kind=off round={r}\n{measure}\n"
+                ));
+                dump_stages(&mut s, io, "off", r);
+            }
+            for m in mods.modules[1..].iter().rev() {
+                s.push_str(&format!("rmmod {}\n", module_name(m)));
+            }
+        }
+    }
+    s
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// ns per call of each stage (and of plain calls) in one stages marker.
+fn per_call(m: &fgft_vm::Marker) -> Option<BTreeMap<String, f64>> {
+    let khz: f64 = m.parse("tsc_khz")?;
+    let ns = |cycles: f64, n: f64| cycles * 1e6 / khz / n;
+    let mut out = BTreeMap::new();
+    let txns: f64 = m.parse("txns")?;
+    if txns > 0.0 {
+        let mut total = 0.0;
+        for st in STAGES {
+            let v = ns(m.parse(st)?, txns);
+            total += v;
+            out.insert(st.to_string(), v);
+        }
+        out.insert("total".into(), total);
+        out.insert("calls".into(), txns);
+    }
+    let plain: f64 = m.parse("plain")?;
+    if plain > 0.0 {
+        out.insert("plain".into(), ns(m.parse("plain_cycles")?, plain));
+        out.insert("plain_calls".into(), plain);
+    }
+    Some(out)
+}
+
+fn bench(env: &Env, path: &Path, rounds: usize, secs: u32) -> Result<String, CampaignError> {
+    let cfg = Config::load(path)?;
+    let d = &cfg.driver;
+    if d.io_path.is_empty() {
+        return Err(CampaignError::Msg(format!(
+            "{}: the config names no io_path",
+            path.display()
+        )));
+    }
+    let plain = prepare::plain(env, &cfg)?;
+    let stock = prepare::build_native(env, &cfg, &plain)?;
+    let entries: Vec<String> = cfg
+        .trigger
+        .keys()
+        .chain(d.io_path.iter())
+        .cloned()
+        .collect();
+    let iso = prepare::build_fgft_with(env, &cfg, &plain, &entries, "iostages", |o| {
+        o.stage_times = true;
+    })?;
+    let noreads = prepare::build_fgft_with(env, &cfg, &plain, &entries, "iostages-nr", |o| {
+        o.stage_times = true;
+        o.no_read_checks = true;
+    })?;
+    let builds = [("isolated", &iso), ("noreads", &noreads)];
+    let mut spec = VmSpec::new(&format!("bench-iopath-{}", d.name));
+    spec.files.push((stock.clone(), guest("stock", &stock)));
+    for (flavor, mods) in &builds {
+        for m in &mods.modules {
+            spec.files.push((m.clone(), guest(flavor, m)));
+        }
+    }
+    spec.qemu_args = d.qemu.clone();
+    spec.stock_modules = d.deps.clone();
+    spec.timeout = Duration::from_secs(90 + rounds as u64 * (4 * secs as u64 + 40));
+    spec.script = script(&cfg, &stock, &builds, rounds, secs);
+    spec.add_tool(env, "fgft-pkt")?;
+    let out = fgft_vm::run(env, &spec)?;
+
+    let mut fps: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+    let mut kind: Option<String> = None;
+    // (entry, kind) -> stage -> per-round values.
+    let mut stages: BTreeMap<(String, String), BTreeMap<String, Vec<f64>>> = BTreeMap::new();
+    for m in &out.markers {
+        match m.name.as_str() {
+            "tp-begin" => kind = m.get("kind").map(str::to_string),
+            "pkt" => {
+                if let (Some(k), Some(v)) = (kind.take(), m.parse::<f64>("fps")) {
+                    fps.entry(k).or_default().push(v);
+                }
+            }
+            "stages" => {
+                let (Some(e), Some(k)) = (m.get("entry"), m.get("kind")) else {
+                    continue;
+                };
+                if let Some(pc) = per_call(m) {
+                    let slot = stages.entry((e.to_string(), k.to_string())).or_default();
+                    for (st, v) in pc {
+                        slot.entry(st).or_default().push(v);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let want = ["stock", "isolated", "off", "noreads"];
+    if want
+        .iter()
+        .any(|k| fps.get(*k).map_or(0, Vec::len) != rounds)
+    {
+        return Err(CampaignError::Msg(format!(
+            "{}: not every round measured: {:?}\n{}",
+            d.name,
+            fps.iter().map(|(k, v)| (k, v.len())).collect::<Vec<_>>(),
+            out.summary()
+        )));
+    }
+    let mut r = String::new();
+    r.push_str(&format!(
+        "### {} ({} rounds of {secs} s)\n\n",
+        d.name, rounds
+    ));
+    r.push_str("| build | frames/s (median) | against stock |\n|---|---:|---:|\n");
+    let stock_fps = median(&mut fps["stock"].clone());
+    for k in want {
+        let v = median(&mut fps[k].clone());
+        let name = match k {
+            "stock" => "stock",
+            "isolated" => "I/O path isolated (stage stamps)",
+            "off" => "same modules, I/O path isolation off",
+            _ => "I/O path isolated, no read checks",
+        };
+        r.push_str(&format!("| {name} | {v:.0} | {:.3} |\n", v / stock_fps));
+    }
+    r.push_str(
+        "\nns per call, medians over the rounds (`off`: the entry called with isolation off):\n\n",
+    );
+    r.push_str("| entry | calls | begin | grant | copy-in | body | body, no read checks | copy-out | commit | total | off | total / off |\n");
+    r.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for e in &d.io_path {
+        let get = |k: &str, st: &str| {
+            stages
+                .get(&(e.clone(), k.to_string()))
+                .and_then(|m| m.get(st))
+                .map(|v| median(&mut v.clone()))
+                .unwrap_or(f64::NAN)
+        };
+        let off = get("off", "plain");
+        let total = get("isolated", "total");
+        let mut row = format!("| {e} | {:.0} ", get("isolated", "calls"));
+        for st in ["begin", "grant", "copy_in", "body"] {
+            row.push_str(&format!("| {:.0} ", get("isolated", st)));
+        }
+        row.push_str(&format!("| {:.0} ", get("noreads", "body")));
+        for st in ["copy_out", "commit"] {
+            row.push_str(&format!("| {:.0} ", get("isolated", st)));
+        }
+        row.push_str(&format!("| {total:.0} | {off:.0} | {:.1} |\n", total / off));
+        r.push_str(&row);
+    }
+    r.push('\n');
+    Ok(r)
+}
+
+fn main() -> ExitCode {
+    let env = match Env::load() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("bench_iopath: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let mut configs: Vec<PathBuf> = std::env::args().skip(1).map(PathBuf::from).collect();
+    if configs.is_empty() {
+        configs = ["8139too", "e1000"]
+            .iter()
+            .map(|d| env.repo_root.join(format!("corpus/campaign/{d}.toml")))
+            .collect();
+    }
+    let num = |k: &str, d: u64| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let rounds = num("FGFT_BENCH_ROUNDS", 5) as usize;
+    let secs = num("FGFT_BENCH_SECS", 5) as u32;
+    println!("## I/O path stage times (QEMU TCG, one boot per driver)\n");
+    let mut failed = false;
+    for c in &configs {
+        match bench(&env, c, rounds, secs) {
+            Ok(r) => print!("{r}"),
+            Err(e) => {
+                eprintln!("bench_iopath: {}: {e}", c.display());
+                failed = true;
+            }
+        }
+    }
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
