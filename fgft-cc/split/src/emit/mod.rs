@@ -199,6 +199,25 @@ pub(crate) fn wrap_report(text: &str, width: usize) -> String {
     out
 }
 
+/// The plan's lines for what an entry's abort runs besides returning.
+fn abort_lines(s: &mut String, sp: &fgft_stubs::EntrySpec) {
+    if let Some((run, _)) = &sp.abort_extra.run {
+        let _ = writeln!(s, "  on abort, first: {run}");
+    }
+    if let (Some(r), Some(_)) = (&sp.abort_extra.restored, &sp.dev_ops) {
+        let run = r
+            .run
+            .as_deref()
+            .map(|r| format!("{r} "))
+            .unwrap_or_default();
+        let _ = writeln!(
+            s,
+            "  abort once the device is restored: {run}return {}",
+            r.value
+        );
+    }
+}
+
 /// A human-readable account of the plan (also the golden test's subject).
 pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
     let mut s = String::new();
@@ -220,21 +239,7 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
             sp.dev_key,
             sp.dev_ops.as_deref().unwrap_or("none")
         );
-        if let Some((run, _)) = &sp.abort_extra.run {
-            let _ = writeln!(s, "  on abort, first: {run}");
-        }
-        if let (Some(r), Some(_)) = (&sp.abort_extra.restored, &sp.dev_ops) {
-            let run = r
-                .run
-                .as_deref()
-                .map(|r| format!("{r} "))
-                .unwrap_or_default();
-            let _ = writeln!(
-                s,
-                "  abort once the device is restored: {run}return {}",
-                r.value
-            );
-        }
+        abort_lines(&mut s, sp);
         let fns: Vec<&str> = e.closure.fns.iter().map(String::as_str).collect();
         let _ = writeln!(s, "  closure ({}): {}", fns.len(), fns.join(" "));
         for p in &sp.params {
