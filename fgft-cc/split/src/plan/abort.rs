@@ -55,6 +55,15 @@ pub(super) fn slot_abort(
     Some((AbortReturn::Value(with_params(&a.value, d)?), extra))
 }
 
+/// A return type as the tables name it: without `static` and `const`.
+fn core_type(ret_text: &str) -> &str {
+    ret_text
+        .trim()
+        .trim_start_matches("static ")
+        .trim_start_matches("const ")
+        .trim()
+}
+
 /// What an aborted call of a return type the table names does once its
 /// device was restored (`[aborts.restored]`).
 pub(super) fn type_restored(
@@ -62,11 +71,7 @@ pub(super) fn type_restored(
     d: &fgft_facts::program::FnDef,
     table: &SlotTable,
 ) -> AbortExtra {
-    let core = ret_text
-        .trim()
-        .trim_start_matches("static ")
-        .trim_start_matches("const ")
-        .trim();
+    let core = core_type(ret_text);
     AbortExtra {
         run: None,
         restored: table.abort_restored.get(core).and_then(|a| restored(a, d)),
@@ -84,10 +89,7 @@ pub(super) fn abort_for(ret: &CType, ret_text: &str, table: &SlotTable) -> Abort
     if matches!(ret, CType::Ptr(_)) || t.ends_with('*') {
         return AbortReturn::Value("NULL".into());
     }
-    let core = t
-        .trim_start_matches("static ")
-        .trim_start_matches("const ")
-        .trim();
+    let core = core_type(t);
     if table.abort_error_types.contains(core) {
         return AbortReturn::Error;
     }
