@@ -232,12 +232,57 @@ bool fgft_check(const void *addr, size_t len, unsigned int rights)
 }
 EXPORT_SYMBOL_GPL(fgft_check);
 
+/*
+ * Appends the old bytes at [addr, addr + len) to @t's write log (a body's
+ * checked store, or memory a wrapped kernel call is handed to write), unless
+ * they are on the body's stack.  Without memory for the log the store must
+ * not happen: the transaction aborts.
+ */
+notrace void fgft_log_store(struct fgft_txn *t, unsigned long addr, size_t len)
+{
+	if (fgft_on_stack(t, addr, len))
+		return;
+	while (len) {
+		size_t n = min_t(size_t, len, FGFT_WREC_BYTES);
+		struct fgft_wrec *r;
+
+		if (t->wlog.n == t->wlog.cap) {
+			u32 ncap = t->wlog.cap ? t->wlog.cap * 2 : 64;
+
+			r = fgft_mem_realloc(t->wlog.r, ncap * sizeof(*r));
+			if (!r) {
+				fgft_note_refusal(t, addr, len, FGFT_W, _RET_IP_);
+				fgft_fail_active(t, FGFT_CAUSE_EXPLICIT);
+				return;
+			}
+			t->wlog.r = r;
+			t->wlog.cap = ncap;
+		}
+		r = &t->wlog.r[t->wlog.n];
+		/* Granted: an object of the kernel's, or a copy, both mapped. */
+		memcpy(r->old, (const void *)addr, n);
+		r->addr = addr;
+		r->len = n;
+		t->wlog.n++;
+		addr += n;
+		len -= n;
+	}
+}
+
 void fgft_check_or_fail(const void *addr, size_t len, unsigned int rights)
 {
 	struct fgft_txn *t = fgft_active();
 
-	if (!t || fgft_allows(t, (unsigned long)addr, len, rights))
+	if (!t)
 		return;
+	if (fgft_allows(t, (unsigned long)addr, len, rights)) {
+		/* A kernel call about to write memory used in place. */
+		if ((rights & FGFT_W) && t->logging &&
+		    !(fgft_rtab_hit(&t->rtab, (unsigned long)addr, len, rights) &&
+		      (t->rtab.hit_rights & FGFT_NOLOG)))
+			fgft_log_store(t, (unsigned long)addr, len);
+		return;
+	}
 	fgft_note_refusal(t, (unsigned long)addr, len, rights, _RET_IP_);
 	fgft_fail_active(t, FGFT_CAUSE_RANGE);
 }
@@ -250,6 +295,16 @@ static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
 				    unsigned long ip)
 {
 	if (fgft_allows(t, addr, size, rights))
+		return;
+	/*
+	 * A %gs-relative load of a per-CPU variable (netdev_xmit_more(),
+	 * this_cpu_read()) reaches the check as the variable's offset: an
+	 * address in the user half.  Loads from there are let through: a
+	 * plain load of such an address is no kernel memory, and faults
+	 * (recovered as a fault) or reads user memory.  Stores are checked.
+	 */
+	if (!(rights & FGFT_W) && addr + size <= TASK_SIZE_MAX &&
+	    addr + size >= addr)
 		return;
 	fgft_note_refusal(t, addr, size, rights, ip);
 	fgft_fail_active(t, FGFT_CAUSE_RANGE);
@@ -270,16 +325,30 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 	t = this_cpu_read(fgft_hit);
 	if (likely(t && READ_ONCE(t->task) == current &&
 		   READ_ONCE(t->active) && t->ctx == fgft_ctx())) {
-		if (likely(fgft_rtab_hit(&t->rtab, addr, size, rights)) ||
-		    fgft_on_stack(t, addr, size))
+		if (likely(fgft_rtab_hit(&t->rtab, addr, size, rights))) {
+			if (unlikely(t->logging) && (rights & FGFT_W) &&
+			    !(t->rtab.hit_rights & FGFT_NOLOG)) {
+				ua = user_access_save();
+				fgft_log_store(t, addr, size);
+				user_access_restore(ua);
+			}
+			return;
+		}
+		if (fgft_on_stack(t, addr, size))
 			return;
 	} else if (likely(!atomic_read(&fgft_nr_open))) {
 		return;
 	}
 	ua = user_access_save();
 	t = fgft_active();
-	if (t)
+	if (t) {
 		fgft_asan_slow(t, addr, size, rights, ip);
+		/* The check left the grant that allows it in the window. */
+		if (t->logging && (rights & FGFT_W) &&
+		    !(fgft_rtab_hit(&t->rtab, addr, size, rights) &&
+		      (t->rtab.hit_rights & FGFT_NOLOG)))
+			fgft_log_store(t, addr, size);
+	}
 	user_access_restore(ua);
 }
 

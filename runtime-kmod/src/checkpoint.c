@@ -14,6 +14,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/pci.h>
+#include <linux/rculist.h>
 
 #include "fgft_internal.h"
 
@@ -22,16 +23,25 @@ struct fgft_devreg {
 	void *dev;
 	const struct fgft_dev_ops *ops;
 	refcount_t ref;
+	struct rcu_head rcu;
 };
 
+/*
+ * Registrations are looked up on every transaction (an I/O-path entry's
+ * every packet): readers walk the table under RCU, with no lock; writers
+ * serialize on fgft_devs_lock, and a registration is freed a grace period
+ * after its last reference goes.
+ */
 static DEFINE_HASHTABLE(fgft_devs, 6);
 static DEFINE_SPINLOCK(fgft_devs_lock);
 
+/* Under rcu_read_lock() or fgft_devs_lock. */
 static struct fgft_devreg *devreg_find(void *dev)
 {
 	struct fgft_devreg *r;
 
-	hash_for_each_possible(fgft_devs, r, node, (unsigned long)dev)
+	hash_for_each_possible_rcu(fgft_devs, r, node, (unsigned long)dev,
+				   lockdep_is_held(&fgft_devs_lock))
 		if (r->dev == dev)
 			return r;
 	return NULL;
@@ -55,7 +65,7 @@ int fgft_dev_register(void *dev, const struct fgft_dev_ops *ops)
 	if (devreg_find(dev))
 		err = -EEXIST;
 	else
-		hash_add(fgft_devs, &r->node, (unsigned long)dev);
+		hash_add_rcu(fgft_devs, &r->node, (unsigned long)dev);
 	spin_unlock_irqrestore(&fgft_devs_lock, flags);
 	if (err)
 		kfree(r);
@@ -71,7 +81,7 @@ void fgft_dev_unregister(void *dev)
 	spin_lock_irqsave(&fgft_devs_lock, flags);
 	r = devreg_find(dev);
 	if (r)
-		hash_del(&r->node);
+		hash_del_rcu(&r->node);
 	spin_unlock_irqrestore(&fgft_devs_lock, flags);
 	if (r)
 		fgft_devreg_put(r);
@@ -91,9 +101,9 @@ int fgft_dev_ensure(void *dev, const struct fgft_dev_ops *ops)
 
 	if (!dev || !ops)
 		return -EINVAL;
-	spin_lock_irqsave(&fgft_devs_lock, flags);
+	rcu_read_lock();
 	found = devreg_find(dev);
-	spin_unlock_irqrestore(&fgft_devs_lock, flags);
+	rcu_read_unlock();
 	if (found)
 		return 0;
 	r = kzalloc(sizeof(*r), preemptible() ? GFP_KERNEL : GFP_ATOMIC);
@@ -105,7 +115,7 @@ int fgft_dev_ensure(void *dev, const struct fgft_dev_ops *ops)
 	spin_lock_irqsave(&fgft_devs_lock, flags);
 	found = devreg_find(dev);
 	if (!found)
-		hash_add(fgft_devs, &r->node, (unsigned long)dev);
+		hash_add_rcu(fgft_devs, &r->node, (unsigned long)dev);
 	spin_unlock_irqrestore(&fgft_devs_lock, flags);
 	if (found)
 		kfree(r);
@@ -125,11 +135,13 @@ void fgft_dev_unregister_ops(const struct fgft_dev_ops *ops)
 	spin_lock_irqsave(&fgft_devs_lock, flags);
 	hash_for_each_safe(fgft_devs, bkt, tmp, r, node) {
 		if (r->ops == ops) {
-			hash_del(&r->node);
+			hash_del_rcu(&r->node);
 			hlist_add_head(&r->node, &dead);
 		}
 	}
 	spin_unlock_irqrestore(&fgft_devs_lock, flags);
+	/* Readers may still be on the old links: wait before relinking. */
+	synchronize_rcu();
 	hlist_for_each_entry_safe(r, tmp, &dead, node) {
 		hlist_del(&r->node);
 		fgft_devreg_put(r);
@@ -140,20 +152,19 @@ EXPORT_SYMBOL_GPL(fgft_dev_unregister_ops);
 struct fgft_devreg *fgft_devreg_get(void *dev)
 {
 	struct fgft_devreg *r;
-	unsigned long flags;
 
-	spin_lock_irqsave(&fgft_devs_lock, flags);
+	rcu_read_lock();
 	r = devreg_find(dev);
-	if (r)
-		refcount_inc(&r->ref);
-	spin_unlock_irqrestore(&fgft_devs_lock, flags);
+	if (r && !refcount_inc_not_zero(&r->ref))
+		r = NULL;
+	rcu_read_unlock();
 	return r;
 }
 
 void fgft_devreg_put(struct fgft_devreg *r)
 {
 	if (refcount_dec_and_test(&r->ref))
-		kfree(r);
+		kfree_rcu(r, rcu);
 }
 
 int fgft_devreg_checkpoint(struct fgft_devreg *r, void *dev)
@@ -178,14 +189,79 @@ struct fgft_pcisave {
 static LIST_HEAD(fgft_pci_saves);
 static DEFINE_SPINLOCK(fgft_pci_lock);
 
+/* Under rcu_read_lock() or fgft_pci_lock (atomic checks take no lock). */
 static struct fgft_pcisave *pcisave_find(struct pci_dev *pdev)
 {
 	struct fgft_pcisave *s;
 
-	list_for_each_entry(s, &fgft_pci_saves, node)
+	list_for_each_entry_rcu(s, &fgft_pci_saves, node,
+				lockdep_is_held(&fgft_pci_lock))
 		if (s->pdev == pdev)
 			return s;
 	return NULL;
+}
+
+/*
+ * The first checkpoint of a device asked for in atomic context (an entry on
+ * the I/O path, before any process-context one): the config space is saved
+ * in the pci_dev itself, which needs no allocation, and a work item keeps a
+ * reusable copy of it as soon as it can sleep.
+ */
+struct fgft_pci_pending {
+	struct list_head node;
+	struct pci_dev *pdev;
+};
+
+static LIST_HEAD(fgft_pci_pend);
+static void fgft_pci_store_fn(struct work_struct *work);
+static DECLARE_WORK(fgft_pci_store_work, fgft_pci_store_fn);
+
+static int pci_checkpoint_atomic(struct pci_dev *pdev)
+{
+	struct fgft_pci_pending *p, *q;
+	unsigned long flags;
+	bool queued = false;
+
+	p = kzalloc(sizeof(*p), GFP_ATOMIC | __GFP_NOWARN);
+	if (!p)
+		return -EAGAIN;
+	spin_lock_irqsave(&fgft_pci_lock, flags);
+	list_for_each_entry(q, &fgft_pci_pend, node)
+		queued |= q->pdev == pdev;
+	if (!queued) {
+		p->pdev = pci_dev_get(pdev);
+		list_add_tail(&p->node, &fgft_pci_pend);
+	}
+	spin_unlock_irqrestore(&fgft_pci_lock, flags);
+	if (queued) {
+		kfree(p);
+		return 0;
+	}
+	pci_save_state(pdev);
+	schedule_work(&fgft_pci_store_work);
+	return 0;
+}
+
+static void fgft_pci_store_fn(struct work_struct *work)
+{
+	struct fgft_pci_pending *p;
+	unsigned long flags;
+
+	for (;;) {
+		spin_lock_irqsave(&fgft_pci_lock, flags);
+		p = list_first_entry_or_null(&fgft_pci_pend,
+					     struct fgft_pci_pending, node);
+		if (p)
+			list_del(&p->node);
+		spin_unlock_irqrestore(&fgft_pci_lock, flags);
+		if (!p)
+			break;
+		if (fgft_pci_checkpoint(p->pdev))
+			pr_warn("%s: no reusable PCI checkpoint\n",
+				pci_name(p->pdev));
+		pci_dev_put(p->pdev);
+		kfree(p);
+	}
 }
 
 int fgft_pci_checkpoint(struct pci_dev *pdev)
@@ -199,11 +275,11 @@ int fgft_pci_checkpoint(struct pci_dev *pdev)
 		return -EINVAL;
 	if (!preemptible()) {
 		/* Cannot allocate here: the last checkpoint stays valid. */
-		spin_lock_irqsave(&fgft_pci_lock, flags);
+		rcu_read_lock();
 		s = pcisave_find(pdev);
-		have = s && s->state;
-		spin_unlock_irqrestore(&fgft_pci_lock, flags);
-		return have ? 0 : -EAGAIN;
+		have = s && READ_ONCE(s->state);
+		rcu_read_unlock();
+		return have ? 0 : pci_checkpoint_atomic(pdev);
 	}
 	fresh = kzalloc(sizeof(*fresh), GFP_KERNEL);
 	if (!fresh)
@@ -218,11 +294,11 @@ int fgft_pci_checkpoint(struct pci_dev *pdev)
 	s = pcisave_find(pdev);
 	if (s) {
 		old = s->state;
-		s->state = st;
+		WRITE_ONCE(s->state, st);
 	} else {
 		fresh->pdev = pci_dev_get(pdev);
 		fresh->state = st;
-		list_add(&fresh->node, &fgft_pci_saves);
+		list_add_rcu(&fresh->node, &fgft_pci_saves);
 		fresh = NULL;
 	}
 	spin_unlock_irqrestore(&fgft_pci_lock, flags);
@@ -242,6 +318,8 @@ void fgft_pci_restore(struct pci_dev *pdev)
 	s = pcisave_find(pdev);
 	if (s && s->state)
 		err = pci_load_saved_state(pdev, s->state);
+	else if (pdev->state_saved)
+		err = 0;	/* saved in atomic context, not yet kept */
 	spin_unlock_irqrestore(&fgft_pci_lock, flags);
 	if (err) {
 		pr_warn_ratelimited("%s: no PCI checkpoint to restore (%d)\n",
@@ -260,10 +338,11 @@ void fgft_pci_forget(struct pci_dev *pdev)
 	spin_lock_irqsave(&fgft_pci_lock, flags);
 	s = pcisave_find(pdev);
 	if (s)
-		list_del(&s->node);
+		list_del_rcu(&s->node);
 	spin_unlock_irqrestore(&fgft_pci_lock, flags);
 	if (!s)
 		return;
+	synchronize_rcu();
 	kfree(s->state);
 	pci_dev_put(s->pdev);
 	kfree(s);
@@ -276,6 +355,7 @@ void fgft_checkpoint_exit(void)
 	struct hlist_node *tmp;
 	int bkt;
 
+	flush_work(&fgft_pci_store_work);
 	while (!list_empty(&fgft_pci_saves)) {
 		struct fgft_pcisave *s = list_first_entry(&fgft_pci_saves,
 							  struct fgft_pcisave,

@@ -48,15 +48,20 @@ MODULE_PARM_DESC(recover_core_text,
 
 /* Grants revoked between two preemption points of fgft_unmap(). */
 #define FGFT_REVOKE_BATCH	32
-/* Array capacity a pooled transaction keeps between uses. */
-#define FGFT_POOL_KEEP		64
+/*
+ * Array capacity a pooled transaction keeps between uses: enough for a NAPI
+ * poll over a full ring (a grant and a tracked copy per buffer), so that the
+ * I/O path does not grow its arrays again on every call.
+ */
+#define FGFT_POOL_KEEP		1024
 /* Caller frame a body may use when it runs on an interrupt stack. */
 #define FGFT_IRQ_CALLER_WINDOW	1024
 
 static_assert(offsetof(struct fgft_jmpbuf, rbx) == 0);
 static_assert(offsetof(struct fgft_jmpbuf, rsp) == 48);
 static_assert(offsetof(struct fgft_jmpbuf, rip) == 56);
-static_assert(FGFT_R == FGFT_DS_R && FGFT_W == FGFT_DS_W);
+static_assert(FGFT_R == FGFT_DS_R && FGFT_W == FGFT_DS_W &&
+	      FGFT_NOLOG == FGFT_DS_NOLOG);
 
 /* ---- (task, context) -> innermost transaction ---- */
 
@@ -118,8 +123,17 @@ struct fgft_txn *fgft_active_slow(void)
 	return t;
 }
 
+/*
+ * The innermost transaction: the one whose body is running when it has no
+ * inner transaction open (every kernel-call wrapper asks, so this is the
+ * per-cpu last hit, with no lock), else the top of the task's stack.
+ */
 struct fgft_txn *fgft_current(void)
 {
+	struct fgft_txn *t = fgft_active();
+
+	if (likely(t && !READ_ONCE(t->nr_inner)))
+		return t;
 	return fgft_top();
 }
 EXPORT_SYMBOL_GPL(fgft_current);
@@ -209,6 +223,12 @@ static void txn_release(struct fgft_txn *t)
 	fgft_rtab_trim(&t->rtab, FGFT_POOL_KEEP);
 	fgft_objtrack_trim(&t->objs, FGFT_POOL_KEEP);
 	fgft_undo_trim(&t->log, FGFT_POOL_KEEP);
+	t->wlog.n = 0;
+	if (t->wlog.cap > FGFT_POOL_KEEP) {
+		fgft_mem_free(t->wlog.r);
+		t->wlog.r = NULL;
+		t->wlog.cap = 0;
+	}
 	WRITE_ONCE(t->active, 0);
 	t->state = FGFT_TXN_FREE;
 	WRITE_ONCE(t->task, NULL);
@@ -231,6 +251,7 @@ static void pool_destroy(void)
 		fgft_rtab_destroy(&t->rtab);
 		fgft_objtrack_destroy(&t->objs);
 		fgft_undo_destroy(&t->log);
+		fgft_mem_free(t->wlog.r);
 		kfree(t);
 	}
 	fgft_pool_head = NULL;
@@ -280,6 +301,33 @@ static const struct fgft_undo_ops fgft_lock_ops = {
 
 /* ---- statistics ---- */
 
+DEFINE_PER_CPU(struct fgft_counts, fgft_gcounts);
+
+u64 fgft_counts_sum(const struct fgft_counts __percpu *c, bool commits)
+{
+	u64 n = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		const struct fgft_counts *p = per_cpu_ptr(c, cpu);
+
+		n += commits ? READ_ONCE(p->commits) : READ_ONCE(p->txns);
+	}
+	return n;
+}
+
+void fgft_counts_zero(struct fgft_counts __percpu *c)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct fgft_counts *p = per_cpu_ptr(c, cpu);
+
+		WRITE_ONCE(p->txns, 0);
+		WRITE_ONCE(p->commits, 0);
+	}
+}
+
 void fgft_stats_recovery(u64 ns)
 {
 	u64 max = atomic64_read(&fgft_gstats.rec_max_ns);
@@ -304,8 +352,8 @@ void fgft_stats_read(struct fgft_stats *st)
 	int i;
 
 	memset(st, 0, sizeof(*st));
-	st->txns = atomic64_read(&fgft_gstats.txns);
-	st->commits = atomic64_read(&fgft_gstats.commits);
+	st->txns = fgft_counts_sum(&fgft_gcounts, false);
+	st->commits = fgft_counts_sum(&fgft_gcounts, true);
 	for (i = 0; i < FGFT_CAUSE_NR; i++)
 		st->aborts[i] = atomic64_read(&fgft_gstats.aborts[i]);
 	st->recoveries = atomic64_read(&fgft_gstats.rec_count);
@@ -372,6 +420,8 @@ struct fgft_txn *fgft_txn_begin(struct fgft_entry *ep, void *dev)
 	t->active = 0;
 	t->failed = 0;
 	t->checkpointed = 0;
+	t->logging = 0;
+	t->wlog.n = 0;
 	t->cause = FGFT_CAUSE_NONE;
 	t->t_fault = 0;
 	t->fault_ip = 0;
@@ -389,9 +439,9 @@ struct fgft_txn *fgft_txn_begin(struct fgft_entry *ep, void *dev)
 			return ERR_PTR(err);
 		}
 	}
-	atomic64_inc(&fgft_gstats.txns);
+	this_cpu_inc(fgft_gcounts.txns);
 	if (rt)
-		atomic64_inc(&rt->txns);
+		this_cpu_inc(rt->counts->txns);
 	return t;
 }
 EXPORT_SYMBOL_GPL(fgft_txn_begin);
@@ -427,12 +477,66 @@ static void txn_fix_residue(struct fgft_txn *t)
 	}
 }
 
+/*
+ * Writes the logged old bytes back, newest first, while the transaction
+ * still holds its locks (before the undo log releases them).
+ */
+static void wlog_replay(struct fgft_txn *t)
+{
+	u32 i = t->wlog.n;
+
+	while (i--) {
+		const struct fgft_wrec *r = &t->wlog.r[i];
+
+		/* Readable when logged, and frees wait for the commit. */
+		memcpy((void *)r->addr, r->old, r->len);
+	}
+	t->wlog.n = 0;
+}
+
+/*
+ * A committed transaction's writes belong to its enclosing one when that
+ * one logs too: its abort must write them back as well.
+ */
+static void wlog_hand_up(struct fgft_txn *t)
+{
+	struct fgft_txn *o = t->outer;
+	u32 i;
+
+	if (!o || !o->logging || !t->wlog.n)
+		goto out;
+	for (i = 0; i < t->wlog.n; i++) {
+		const struct fgft_wrec *r = &t->wlog.r[i];
+
+		if (o->wlog.n == o->wlog.cap) {
+			u32 ncap = o->wlog.cap ? o->wlog.cap * 2 : 64;
+			struct fgft_wrec *nr;
+
+			nr = fgft_mem_realloc(o->wlog.r, ncap * sizeof(*nr));
+			if (!nr) {
+				pr_warn_ratelimited("fgft: write log of an outer transaction lost %u records\n",
+						    t->wlog.n - i);
+				break;
+			}
+			o->wlog.r = nr;
+			o->wlog.cap = ncap;
+		}
+		o->wlog.r[o->wlog.n++] = *r;
+	}
+out:
+	t->wlog.n = 0;
+}
+
 /* Ends @t (the innermost transaction of its task and context). */
 static int txn_finish(struct fgft_txn *t, bool abort)
 {
 	struct fgft_entry_rt *rt = t->ep ? t->ep->rt : NULL;
 	int ret = abort ? txn_err(t) : 0;
 
+	if (abort)
+		wlog_replay(t);
+	else
+		wlog_hand_up(t);
 	fgft_undo_finish(&t->log, abort, &fgft_lock_ops);
 	if (t->log.missing_unlocks)
 		atomic64_add(t->log.missing_unlocks,
@@ -456,9 +560,9 @@ static int txn_finish(struct fgft_txn *t, bool abort)
 		if (t->failed)
 			fgft_stats_recovery(local_clock() - t->t_fault);
 	} else {
-		atomic64_inc(&fgft_gstats.commits);
+		this_cpu_inc(fgft_gcounts.commits);
 		if (rt)
-			atomic64_inc(&rt->commits);
+			this_cpu_inc(rt->counts->commits);
 	}
 	txn_pop(t);
 	txn_release(t);
@@ -737,6 +841,36 @@ int fgft_map_derived(struct fgft_txn *txn, const void *parent,
 	return id < 0 ? id : 0;
 }
 EXPORT_SYMBOL_GPL(fgft_map_derived);
+
+void fgft_txn_log_stores(struct fgft_txn *txn)
+{
+	if (!IS_ERR_OR_NULL(txn))
+		txn->logging = 1;
+}
+EXPORT_SYMBOL_GPL(fgft_txn_log_stores);
+
+int fgft_place_obj(struct fgft_txn *txn, const void *obj, size_t size,
+		   unsigned int rights)
+{
+	int err, id;
+
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	if (!obj || !size)
+		return 0;
+	/*
+	 * Placed already when a grant starts here and covers it (the range
+	 * table is the visited set: one lookup, and the tracker is left out,
+	 * since the translation of an object used in place is the identity).
+	 */
+	id = fgft_rtab_find_start(&txn->rtab, (uintptr_t)obj);
+	if (id >= 0 && txn->rtab.g[id].end >= (uintptr_t)obj + size &&
+	    !(rights & ~txn->rtab.g[id].rights))
+		return 0;
+	err = fgft_rtab_map(&txn->rtab, (uintptr_t)obj, size, rights);
+	return err < 0 ? err : 1;
+}
+EXPORT_SYMBOL_GPL(fgft_place_obj);
 
 void fgft_unmap(struct fgft_txn *txn, const void *addr)
 {

@@ -178,8 +178,7 @@ static ssize_t reset_write(struct file *file, const char __user *buf,
 	struct fgft_entry_rt *rt;
 	int i;
 
-	atomic64_set(&fgft_gstats.txns, 0);
-	atomic64_set(&fgft_gstats.commits, 0);
+	fgft_counts_zero(&fgft_gcounts);
 	for (i = 0; i < FGFT_CAUSE_NR; i++)
 		atomic64_set(&fgft_gstats.aborts[i], 0);
 	atomic64_set(&fgft_gstats.begin_disabled, 0);
@@ -194,8 +193,7 @@ static ssize_t reset_write(struct file *file, const char __user *buf,
 		atomic64_set(&fgft_gstats.rec_hist[i], 0);
 	mutex_lock(&fgft_entries_lock);
 	list_for_each_entry(rt, &fgft_entries, node) {
-		atomic64_set(&rt->txns, 0);
-		atomic64_set(&rt->commits, 0);
+		fgft_counts_zero(rt->counts);
 		for (i = 0; i < FGFT_CAUSE_NR; i++)
 			atomic64_set(&rt->aborts[i], 0);
 		stage_reset(rt);
@@ -219,8 +217,8 @@ static int entry_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "origin %s\n", rt->ep->origin ? rt->ep->origin : "");
 	seq_printf(m, "err %d\n", rt->ep->err);
 	seq_printf(m, "isolate %d\n", READ_ONCE(rt->isolate));
-	seq_printf(m, "txns %llu\n", (u64)atomic64_read(&rt->txns));
-	seq_printf(m, "commits %llu\n", (u64)atomic64_read(&rt->commits));
+	seq_printf(m, "txns %llu\n", fgft_counts_sum(rt->counts, false));
+	seq_printf(m, "commits %llu\n", fgft_counts_sum(rt->counts, true));
 	for (i = 0; i < FGFT_CAUSE_NR; i++)
 		seq_printf(m, "aborts_%s %llu\n", fgft_cause_names[i],
 			   (u64)atomic64_read(&rt->aborts[i]));
@@ -244,6 +242,11 @@ int fgft_entry_register(struct fgft_entry *ep)
 		return -ENOMEM;
 	rt->ep = ep;
 	rt->isolate = true;
+	rt->counts = alloc_percpu(struct fgft_counts);
+	if (!rt->counts) {
+		kfree(rt);
+		return -ENOMEM;
+	}
 	/* Without it the entry works, and shows no stage times. */
 	rt->stages = alloc_percpu(struct fgft_stage_sums);
 	mutex_lock(&fgft_entries_lock);
@@ -289,6 +292,7 @@ void fgft_entry_unregister(struct fgft_entry *ep)
 	ep->rt = NULL;
 	mutex_unlock(&fgft_entries_lock);
 	free_percpu(rt->stages);
+	free_percpu(rt->counts);
 	kfree(rt);
 }
 EXPORT_SYMBOL_GPL(fgft_entry_unregister);
@@ -321,6 +325,7 @@ void fgft_debugfs_exit(void)
 		list_del(&rt->node);
 		rt->ep->rt = NULL;
 		free_percpu(rt->stages);
+		free_percpu(rt->counts);
 		kfree(rt);
 	}
 	mutex_unlock(&fgft_entries_lock);

@@ -39,6 +39,11 @@ typedef uint64_t u64;
 #define FGFT_DS_R	0x1u
 #define FGFT_DS_W	0x2u
 #define FGFT_DS_RW	(FGFT_DS_R | FGFT_DS_W)
+/*
+ * With R or W: memory used in place whose stores are not logged for undo
+ * (DMA rings and buffers: the device checkpoint's job), FGFT_NOLOG.
+ */
+#define FGFT_DS_NOLOG	0x4u
 
 /*
  * Zeroed allocation; may sleep only when the calling context allows it (the

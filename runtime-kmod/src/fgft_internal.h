@@ -66,6 +66,26 @@ static __always_inline unsigned int fgft_ctx(void)
 
 struct fgft_devreg;
 
+/*
+ * The write log of a transaction whose objects are used in place
+ * (fgft_txn_log_stores()): the old bytes of every checked store outside the
+ * body's stack, taken before the store lands, in 16-byte pieces; an abort
+ * writes them back newest first, before the undo log runs.
+ */
+#define FGFT_WREC_BYTES	16
+
+struct fgft_wrec {
+	unsigned long addr;
+	u32 len;
+	u8 old[FGFT_WREC_BYTES];
+};
+
+struct fgft_wlog {
+	struct fgft_wrec *r;
+	u32 n;
+	u32 cap;
+};
+
 struct fgft_txn {
 	struct fgft_jmpbuf jb;
 
@@ -76,6 +96,7 @@ struct fgft_txn {
 	u8 active;	/* the innermost body running for (task, ctx) */
 	u8 failed;
 	u8 checkpointed;	/* this transaction took the device checkpoint */
+	u8 logging;	/* stores are logged (objects used in place) */
 
 	struct fgft_txn *outer;	/* enclosing transaction, same (task, ctx) */
 	unsigned int nr_inner;	/* transactions open inside this one */
@@ -106,7 +127,11 @@ struct fgft_txn {
 	struct fgft_rtab rtab;
 	struct fgft_objtrack objs;
 	struct fgft_undolog log;
+	struct fgft_wlog wlog;
 };
+
+/* Logs the bytes a store of @len at @addr is about to overwrite. */
+void fgft_log_store(struct fgft_txn *t, unsigned long addr, size_t len);
 
 DECLARE_PER_CPU(struct fgft_txn *, fgft_hit);
 extern atomic_t fgft_nr_open;
@@ -183,8 +208,8 @@ struct fgft_entry_rt {
 	struct list_head node;
 	struct dentry *dir;
 	bool isolate;
-	atomic64_t txns;
-	atomic64_t commits;
+	/* Transactions begun and committed (per cpu: no atomics). */
+	struct fgft_counts __percpu *counts;
 	atomic64_t aborts[FGFT_CAUSE_NR];
 	/* Stage times of --stage-times stubs (per cpu: no atomics). */
 	struct fgft_stage_sums __percpu *stages;
@@ -197,9 +222,18 @@ struct fgft_stage_sums {
 	u64 plain_cycles;
 };
 
+/* Counters of every transaction, kept per cpu (the fast path's only ones). */
+struct fgft_counts {
+	u64 txns;
+	u64 commits;
+};
+
+DECLARE_PER_CPU(struct fgft_counts, fgft_gcounts);
+/* The sum over the cpus of @c, of its txns (or its commits). */
+u64 fgft_counts_sum(const struct fgft_counts __percpu *c, bool commits);
+void fgft_counts_zero(struct fgft_counts __percpu *c);
+
 struct fgft_gstats {
-	atomic64_t txns;
-	atomic64_t commits;
 	atomic64_t aborts[FGFT_CAUSE_NR];
 	atomic64_t begin_disabled;
 	atomic64_t begin_errors;

@@ -45,6 +45,60 @@ static int containing(const struct fgft_ivx *x, uintptr_t p)
 	return best;
 }
 
+/*
+ * @size zeroed bytes from the arena: the newest chunk when it has room, else
+ * a new chunk (of its own size for a copy bigger than a chunk).
+ */
+static void *arena_alloc(struct fgft_objtrack *ot, size_t size)
+{
+	size_t need = (size + FGFT_ARENA_ALIGN - 1) & ~(size_t)(FGFT_ARENA_ALIGN - 1);
+	struct fgft_chunk *c = ot->arena;
+	size_t cap = FGFT_ARENA_CHUNK - sizeof(*c);
+	void *p;
+
+	if (need < size)
+		return NULL;
+	if (c && c->cap - c->used >= need) {
+		p = c->data + c->used;
+		c->used += need;
+		memset(p, 0, size);
+		return p;
+	}
+	if (need > cap)
+		cap = need;
+	if (cap + sizeof(*c) < cap)
+		return NULL;
+	c = fgft_mem_zalloc(sizeof(*c) + cap);
+	if (!c)
+		return NULL;
+	c->cap = cap;
+	c->used = need;
+	c->next = ot->arena;
+	ot->arena = c;
+	ot->nr_chunks++;
+	return c->data;
+}
+
+/* Frees the arena's chunks; with @keep, one chunk of the usual size stays. */
+static void arena_reset(struct fgft_objtrack *ot, bool keep)
+{
+	struct fgft_chunk *c = ot->arena, *n, *kept = NULL;
+
+	for (; c; c = n) {
+		n = c->next;
+		if (keep && !kept && c->cap == FGFT_ARENA_CHUNK - sizeof(*c)) {
+			kept = c;
+			continue;
+		}
+		fgft_mem_free(c);
+	}
+	if (kept) {
+		kept->next = NULL;
+		kept->used = 0;
+	}
+	ot->arena = kept;
+}
+
 static int track(struct fgft_objtrack *ot, const void *kobj, size_t ksize,
 		 void *copy, size_t csize, u8 owned)
 {
@@ -98,13 +152,12 @@ void *fgft_objtrack_copy(struct fgft_objtrack *ot, const void *kobj,
 		return ot->o[i].csize >= csize ? ot->o[i].copy : NULL;
 	if (!kobj)
 		return NULL;
-	copy = fgft_mem_zalloc(span(csize));
+	copy = arena_alloc(ot, span(csize));
 	if (!copy)
 		return NULL;
-	if (track(ot, kobj, ksize, copy, csize, 1)) {
-		fgft_mem_free(copy);
+	/* On failure the arena space stays used until the reset. */
+	if (track(ot, kobj, ksize, copy, csize, 1))
 		return NULL;
-	}
 	ot->nr_alloc++;
 	return copy;
 }
@@ -153,11 +206,7 @@ void *fgft_objtrack_to_orig(const struct fgft_objtrack *ot, const void *cptr)
 
 void fgft_objtrack_reset(struct fgft_objtrack *ot)
 {
-	u32 i;
-
-	for (i = 0; i < ot->n; i++)
-		if (ot->o[i].owned)
-			fgft_mem_free(ot->o[i].copy);
+	arena_reset(ot, true);
 	ot->n = 0;
 	fgft_ivx_reset(&ot->byk);
 	fgft_ivx_reset(&ot->byc);
@@ -166,6 +215,8 @@ void fgft_objtrack_reset(struct fgft_objtrack *ot)
 void fgft_objtrack_trim(struct fgft_objtrack *ot, u32 keep)
 {
 	fgft_objtrack_reset(ot);
+	if (!keep)
+		arena_reset(ot, false);
 	if (ot->cap > keep) {
 		fgft_mem_free(ot->o);
 		ot->o = NULL;
@@ -178,6 +229,7 @@ void fgft_objtrack_trim(struct fgft_objtrack *ot, u32 keep)
 void fgft_objtrack_destroy(struct fgft_objtrack *ot)
 {
 	fgft_objtrack_reset(ot);
+	arena_reset(ot, false);
 	fgft_mem_free(ot->o);
 	fgft_ivx_destroy(&ot->byk);
 	fgft_ivx_destroy(&ot->byc);

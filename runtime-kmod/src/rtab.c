@@ -22,7 +22,7 @@ void fgft_rtab_init(struct fgft_rtab *t)
 
 static bool rights_ok(u32 rights)
 {
-	return rights && !(rights & ~FGFT_DS_RW);
+	return (rights & FGFT_DS_RW) && !(rights & ~(FGFT_DS_RW | FGFT_DS_NOLOG));
 }
 
 /* Makes the slots of revoked grants reusable once the index forgot them. */
@@ -150,7 +150,7 @@ int fgft_rtab_map_derived(struct fgft_rtab *t, uintptr_t parent_addr,
 	if (parent < 0)
 		return -ENOENT;
 	rights &= t->g[parent].rights;
-	if (!rights)
+	if (!(rights & FGFT_DS_RW))
 		return -EPERM;
 	return grant_new(t, start, len, rights, parent);
 }

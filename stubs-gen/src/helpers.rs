@@ -123,11 +123,27 @@ static inline int __fgft_grant_shared(struct fgft_txn *txn, const void *p,
 {
 	if (!p || !len)
 		return 0;
-	return fgft_map(txn, p, len, rights);
+	/* Stores to it are not undone: the device checkpoint's job. */
+	return fgft_map(txn, p, len, rights | FGFT_NOLOG);
 }
 
 #define fgft_grant_shared(txn, p, len, rights) \
 	__fgft_grant_shared(txn, (const void *)(p), len, rights)
+
+/* Grants @len bytes at @o in place (in-place marshaling of a buffer). */
+static inline int fgft_place_blob(struct fgft_txn *txn, const void *o,
+				  size_t len, unsigned int rights)
+{
+	int ret = fgft_place_obj(txn, o, len, rights);
+
+	return ret < 0 ? ret : 0;
+}
+
+/* Grants a NUL-terminated string in place, read-only. */
+static inline int fgft_place_str(struct fgft_txn *txn, const char *p)
+{
+	return p ? fgft_place_blob(txn, p, strlen(p) + 1, FGFT_R) : 0;
+}
 
 /* Writes a blob copy back. */
 static inline void fgft_blob_out(struct fgft_txn *txn, void *o, size_t len)

@@ -24,6 +24,7 @@
 
 mod copy;
 mod helpers;
+mod place;
 mod stub;
 mod wrap;
 
@@ -42,7 +43,7 @@ pub enum StubError {
 }
 
 /// Range-table rights of a copy.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub enum Rights {
     R,
     RW,
@@ -134,7 +135,14 @@ pub enum ParamHow {
     Container { outer: usize, member: String },
     /// Memory used in place (shared hint): passed as it is, `[p, p + len)`
     /// granted with `rights` when not NULL (`len` over the parameters).
-    Shared { len: String, rights: Rights },
+    /// `members`: memory the object points to, granted in place with it
+    /// (member, length over the parameters, rights), from the `shared`
+    /// member hints of its type.
+    Shared {
+        len: String,
+        rights: Rights,
+        members: Vec<(String, String, Rights)>,
+    },
 }
 
 /// One parameter.
@@ -226,6 +234,10 @@ pub struct EntrySpec {
     /// the stamps to the runtime (`split --stage-times`, benchmarks only).
     #[serde(skip)]
     pub stage_times: bool,
+    /// Marshal in place (an I/O-path slot, slots.toml `in_place`): the
+    /// objects are granted where they are, the runtime logs the body's
+    /// stores and writes them back on abort; nothing is copied in or out.
+    pub in_place: bool,
 }
 
 impl EntrySpec {
@@ -254,6 +266,14 @@ impl EntrySpec {
     /// Writes the members of type `t` the closure writes back.
     fn fn_outf(&self, t: usize) -> String {
         format!("fgft_copy_out_fields_{}_{}", self.name, self.types[t].ident)
+    }
+    /// Grants an object of type `t` in place, once, and what it leads to.
+    fn fn_place(&self, t: usize) -> String {
+        format!("fgft_place_{}_{}", self.name, self.types[t].ident)
+    }
+    /// Grants what the members of an object of type `t` lead to.
+    fn fn_placef(&self, t: usize) -> String {
+        format!("fgft_place_fields_{}_{}", self.name, self.types[t].ident)
     }
 
     fn check(&self) -> Result<(), StubError> {
@@ -425,9 +445,15 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
     let _ = writeln!(s, "\t.origin = \"{}\",", e.origin);
     let _ = writeln!(s, "\t.err = {},", e.err);
     let _ = writeln!(s, "}};\n");
-    // Forward declarations of copy functions (types may refer to each other).
+    // Forward declarations of copy (or place) functions (types may refer
+    // to each other).
     for i in 0..e.types.len() {
-        for p in copy::prototypes(e, i) {
+        let protos: Vec<String> = if e.in_place {
+            place::prototypes(e, i).into()
+        } else {
+            copy::prototypes(e, i).into()
+        };
+        for p in protos {
             let _ = writeln!(s, "{}", wrap_call(0, &p, ";"));
         }
     }
@@ -435,7 +461,11 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
         s.push('\n');
     }
     for i in 0..e.types.len() {
-        copy::emit_type(&mut s, e, i, &accessors);
+        if e.in_place {
+            place::emit_type(&mut s, e, i, &accessors);
+        } else {
+            copy::emit_type(&mut s, e, i, &accessors);
+        }
     }
     stub::emit_thunk(&mut s, e);
     stub::emit_stub(&mut s, e);
@@ -511,7 +541,46 @@ mod tests {
             is_static: true,
             orig: None,
             stage_times: false,
+            in_place: false,
         }
+    }
+
+    #[test]
+    fn in_place_entries_grant_objects_where_they_are_and_copy_nothing() {
+        let mut e = entry();
+        e.in_place = true;
+        e.types[1].fields.push(FieldSpec {
+            path: "ring".into(),
+            copy_in: true,
+            copy_out: false,
+            how: FieldHow::Blob {
+                len: "o->count * sizeof(*o->ring)".into(),
+                elem: None,
+            },
+        });
+        let c = emit_entry(&e).unwrap();
+        for needle in [
+            "\tfgft_txn_log_stores(txn);\n\terr = fgft_place_drv_get_thing_net_device(txn, netdev);\n\tif (err)\n\t\tgoto abort;",
+            "err = fgft_place_blob(txn, buf, 64, FGFT_RW);",
+            // The net_device with its private area, once.
+            "size = FGFT_PRIV_OFFSET(o, netdev_priv(o)) +",
+            "ret = fgft_place_obj(txn, o, size, FGFT_RW);\n\tif (ret <= 0)\n\t\treturn ret;\n\treturn fgft_place_fields_drv_get_thing_net_device(txn, o);",
+            "ret = fgft_place_fields_drv_get_thing_drv_priv(txn, netdev_priv(o));",
+            "ret = fgft_place_obj(txn, o->ring, o->count * sizeof(*o->ring), FGFT_R);\n\tif (ret < 0)\n\t\treturn ret;",
+            "fgft_txn_call(txn, fgft_thunk_drv_get_thing, &a);\n\tif (fgft_txn_failed(txn))\n\t\tgoto abort;\n\tfgft_txn_commit(txn);",
+        ] {
+            assert!(c.contains(needle), "missing `{needle}` in:\n{c}");
+        }
+        // No copy is made, written back or translated.
+        for absent in [
+            "fgft_copy_",
+            "fgft_blob_out",
+            "(void **)&a.",
+            "o->msg_enable = ",
+        ] {
+            assert!(!c.contains(absent), "`{absent}` in:\n{c}");
+        }
+        assert!(helpers_header().contains("static inline int fgft_place_blob("));
     }
 
     #[test]
@@ -526,7 +595,6 @@ mod tests {
             "fgft_txn_call(txn, fgft_thunk_drv_get_thing, &a);",
             "fgft_blob_out(txn, (void *)buf, 64);",
             "o->msg_enable = c->msg_enable;",
-            "err = fgft_sfi_drv_grant(txn);",
             "err = fgft_txn_abort(txn);\n\treturn err;",
             "a->ret = fgft_sfi_entry_drv_get_thing(a->netdev, a->buf);",
         ] {
@@ -579,7 +647,7 @@ mod tests {
             "\tu64 fgft_ts[FGFT_ST_NR + 1];\n",
             "fgft_ts[FGFT_ST_BEGIN] = fgft_stamp();\n\ttxn = fgft_txn_begin(",
             "a.ret = drv_get_thing(netdev, buf);\n\t\tfgft_stage_plain(&fgft_ep_drv_get_thing,\n\t\t\t\t fgft_ts[FGFT_ST_BEGIN]);\n\t\treturn a.ret;",
-            "fgft_ts[FGFT_ST_GRANT] = fgft_stamp();\n\terr = fgft_sfi_drv_grant(txn);",
+            "fgft_ts[FGFT_ST_GRANT] = fgft_stamp();\n\tfgft_ts[FGFT_ST_COPY_IN] = fgft_stamp();",
             "fgft_ts[FGFT_ST_BODY] = fgft_stamp();\n\tfgft_txn_call(",
             "fgft_ts[FGFT_ST_COMMIT] = fgft_stamp();\n\tfgft_txn_commit(txn);\n\tfgft_ts[FGFT_ST_NR] = fgft_stamp();\n\tfgft_stage_add(&fgft_ep_drv_get_thing, fgft_ts);",
         ] {
@@ -603,11 +671,13 @@ mod tests {
         e.params[1].how = ParamHow::Shared {
             len: "64".into(),
             rights: Rights::R,
+            members: vec![("head".into(), "buf->end + 8".into(), Rights::RW)],
         };
         let c = emit_entry(&e).unwrap();
         for needle in [
             "\tc->rx_ring = o->rx_ring;\n\tret = fgft_grant_shared(txn, o->rx_ring, RX_LEN, FGFT_RW);\n\tif (ret)\n\t\treturn ret;",
             "err = fgft_grant_shared(txn, buf, 64, FGFT_R);\n\tif (err)\n\t\tgoto abort;",
+            "err = fgft_grant_shared(txn, buf->head, buf->end + 8, FGFT_RW);\n\tif (err)\n\t\tgoto abort;",
         ] {
             assert!(c.contains(needle), "missing `{needle}` in:\n{c}");
         }

@@ -234,12 +234,15 @@ fn begin(s: &mut String, e: &EntrySpec) {
     s.push_str("\t}\n");
 }
 
-/// Grants, copies of the globals, copies of the arguments.
+/// Copies of the globals, copies of the arguments.  (The kernel variables
+/// SFI code reads are granted once, by the SFI module at load: the grant
+/// stage of `--stage-times` is empty.)
 fn marshal(s: &mut String, e: &EntrySpec) {
-    // Kernel variables SFI code reads (the SFI module knows their headers).
-    let _ = writeln!(s, "\terr = fgft_sfi_{}_grant(txn);", e.driver);
-    s.push_str("\tif (err)\n\t\tgoto abort;\n");
     stamp(s, e, "FGFT_ST_COPY_IN");
+    if e.in_place {
+        place_params(s, e);
+        return;
+    }
     for g in &e.globals {
         let _ = writeln!(s, "\terr = fgft_global_in_{}_{}(txn);", e.driver, g.name);
         s.push_str("\tif (err)\n\t\tgoto abort;\n");
@@ -254,8 +257,18 @@ fn marshal(s: &mut String, e: &EntrySpec) {
                 rights.c()
             ),
             ParamHow::Str => format!("err = fgft_copy_str(txn, {n}, (void **)&a.{n})"),
-            ParamHow::Shared { len, rights } => {
-                format!("err = fgft_grant_shared(txn, {n}, {len}, {})", rights.c())
+            ParamHow::Shared {
+                len,
+                rights,
+                members,
+            } => {
+                let mut line = format!("err = fgft_grant_shared(txn, {n}, {len}, {})", rights.c());
+                for (m, mlen, mr) in members {
+                    let _ = writeln!(s, "{}", wrap_call(1, &line, ";"));
+                    s.push_str("\tif (err)\n\t\tgoto abort;\n");
+                    line = format!("err = fgft_grant_shared(txn, {n}->{m}, {mlen}, {})", mr.c());
+                }
+                line
             }
             ParamHow::Container { outer, member } => {
                 container_param(s, e, n, *outer, member);
@@ -318,8 +331,66 @@ fn container_param(s: &mut String, e: &EntrySpec, n: &str, outer: usize, member:
     s.push_str("\tif (err)\n\t\tgoto abort;\n");
 }
 
-/// Copy-out of the arguments and globals after a body that did not fail.
+/// In-place marshaling: the stores of the body are logged, the globals
+/// copied as usual, and the arguments' objects granted where they are.
+fn place_params(s: &mut String, e: &EntrySpec) {
+    s.push_str("\tfgft_txn_log_stores(txn);\n");
+    for g in &e.globals {
+        let _ = writeln!(s, "\terr = fgft_global_in_{}_{}(txn);", e.driver, g.name);
+        s.push_str("\tif (err)\n\t\tgoto abort;\n");
+    }
+    for p in &e.params {
+        let n = &p.name;
+        let line = match &p.how {
+            ParamHow::Value => continue,
+            ParamHow::Obj { ty } => format!("err = {}(txn, {n})", e.fn_place(*ty)),
+            ParamHow::Blob { len, rights, .. } => {
+                format!("err = fgft_place_blob(txn, {n}, {len}, {})", rights.c())
+            }
+            ParamHow::Str => format!("err = fgft_place_str(txn, {n})"),
+            ParamHow::Shared {
+                len,
+                rights,
+                members,
+            } => {
+                let mut line = format!("err = fgft_grant_shared(txn, {n}, {len}, {})", rights.c());
+                for (m, mlen, mr) in members {
+                    let _ = writeln!(s, "{}", wrap_call(1, &line, ";"));
+                    s.push_str("\tif (err)\n\t\tgoto abort;\n");
+                    line = format!("err = fgft_grant_shared(txn, {n}->{m}, {mlen}, {})", mr.c());
+                }
+                line
+            }
+            ParamHow::Container { outer, member } => {
+                let ot = &e.types[*outer].c_type;
+                // A private area is placed with its owner (one grant).
+                let target = match owner_link(e, *outer) {
+                    Some((ow, path)) => format!(
+                        "{}(txn, container_of({n}, {ot}, {member})->{path})",
+                        e.fn_place(ow)
+                    ),
+                    None => format!(
+                        "{}(txn, container_of({n}, {ot}, {member}))",
+                        e.fn_place(*outer)
+                    ),
+                };
+                format!("err = {target}")
+            }
+        };
+        let _ = writeln!(s, "{}", wrap_call(1, &line, ";"));
+        s.push_str("\tif (err)\n\t\tgoto abort;\n");
+    }
+}
+
+/// Copy-out of the arguments and globals after a body that did not fail
+/// (in place: the globals only).
 fn copy_out(s: &mut String, e: &EntrySpec) {
+    if e.in_place {
+        for g in e.globals.iter().filter(|g| g.copy_out) {
+            let _ = writeln!(s, "\tfgft_global_out_{}_{}(txn);", e.driver, g.name);
+        }
+        return;
+    }
     for p in &e.params {
         let n = &p.name;
         match &p.how {

@@ -588,11 +588,15 @@ static void fgft_pm_work_fn_{p}(struct work_struct *work)
 
 static DECLARE_WORK(fgft_pm_work_{p}, fgft_pm_work_fn_{p});
 
-/* fgft: device restore: at once in process context, else deferred */
+/*
+ * fgft: device restore: at once in process context, else deferred; a deferred
+ * restore of the same device that has not started yet covers this one too
+ */
 static void fgft_restore_dev_{p}(struct device *dev)
 {{
-	struct fgft_pm_defer_{p} *d;
+	struct fgft_pm_defer_{p} *d, *q;
 	unsigned long flags;
+	bool queued = false;
 
 	if (preemptible()) {{
 		fgft_restore_now_{p}(dev);
@@ -602,10 +606,18 @@ static void fgft_restore_dev_{p}(struct device *dev)
 	d = kzalloc(sizeof(*d), GFP_ATOMIC);
 	if (!d)
 		return;
-	d->dev = get_device(dev);
 	spin_lock_irqsave(&fgft_pm_lock_{p}, flags);
-	list_add_tail(&d->node, &fgft_pm_deferred_{p});
+	list_for_each_entry(q, &fgft_pm_deferred_{p}, node)
+		queued |= q->dev == dev;
+	if (!queued) {{
+		d->dev = get_device(dev);
+		list_add_tail(&d->node, &fgft_pm_deferred_{p});
+	}}
 	spin_unlock_irqrestore(&fgft_pm_lock_{p}, flags);
+	if (queued) {{
+		kfree(d);
+		return;
+	}}
 	schedule_work(&fgft_pm_work_{p});
 }}
 

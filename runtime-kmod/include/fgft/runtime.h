@@ -39,6 +39,8 @@ struct mutex;
 #define FGFT_R	0x1u
 #define FGFT_W	0x2u
 #define FGFT_RW	(FGFT_R | FGFT_W)
+/* With FGFT_R/FGFT_W: stores there are never logged (shared DMA memory). */
+#define FGFT_NOLOG	0x4u
 
 /* Why a transaction aborted (counted per cause in debugfs). */
 enum fgft_cause {
@@ -126,6 +128,22 @@ void fgft_txn_commit(struct fgft_txn *txn);
  * transaction.  Returns the entry point's error code.
  */
 int fgft_txn_abort(struct fgft_txn *txn);
+
+/*
+ * Marshaling in place (the I/O path): the stub grants the objects the body
+ * uses where they are instead of copying them, and the runtime logs the old
+ * bytes of every store the body makes outside its stack (and of the memory
+ * a wrapped kernel call is about to write), to write them back on abort.
+ * Call after fgft_txn_begin(), before the body.
+ */
+void fgft_txn_log_stores(struct fgft_txn *txn);
+
+/*
+ * Grants @txn the @size bytes at @obj in place, once: returns 1 the first
+ * time, 0 when @obj is NULL or already placed, or a negative error.
+ */
+int fgft_place_obj(struct fgft_txn *txn, const void *obj, size_t size,
+		   unsigned int rights);
 
 /* The innermost transaction of the current task, or NULL. */
 struct fgft_txn *fgft_current(void);

@@ -42,11 +42,30 @@ fn copy_find_orig_and_sizes() {
         assert_eq!(
             mem_live() - base,
             1 + 3,
-            "one copy, the objects array and two indexes"
+            "one arena chunk, the objects array and two indexes"
         );
+        let d = ot.copy(0xffff_8880_0000_2000, 8, 8).unwrap();
+        assert_eq!(d, c + 128, "the next copy follows in the chunk, aligned");
+        assert_eq!(mem_live() - base, 1 + 3, "no allocation for it");
+        let big = ot.copy(0xffff_8880_0001_0000, 20000, 20000).unwrap();
+        assert_eq!(mem_live() - base, 2 + 3, "a chunk of its own");
+        // SAFETY: big is a 20000-byte copy.
+        unsafe {
+            assert_eq!(ObjTrack::peek(big, 19999), 0);
+        }
         ot.reset();
         assert_eq!(ot.find(0xffff_8880_0000_1000), None);
-        assert_eq!(mem_live() - base, 3, "copies freed at reset");
+        assert_eq!(
+            mem_live() - base,
+            1 + 3,
+            "the big chunk freed at reset, one usual chunk kept"
+        );
+        let e = ot.copy(0xffff_8880_0000_3000, 96, 96).unwrap();
+        assert_eq!(e, c, "the kept chunk is reused from its start");
+        // SAFETY: e is a 96-byte copy over the old one.
+        unsafe {
+            assert_eq!(ObjTrack::peek(e, 95), 0, "reused memory is zeroed");
+        }
     }
     assert_eq!(mem_live(), base);
 }

@@ -21,7 +21,16 @@ fn invalid_arguments() {
     let mut t = Rtab::new();
     assert_eq!(t.map(0x1000, 0, R), Err(DsError::Inval));
     assert_eq!(t.map(0x1000, 8, 0), Err(DsError::Inval));
-    assert_eq!(t.map(0x1000, 8, 4), Err(DsError::Inval));
+    assert_eq!(t.map(0x1000, 8, 4), Err(DsError::Inval), "no-log alone");
+    assert_eq!(t.map(0x1000, 8, 8), Err(DsError::Inval), "unknown bit");
+    t.map(0x9000, 8, R | 4).unwrap();
+    assert!(t.check(0x9000, 8, R), "no-log grants still allow");
+    assert_eq!(
+        t.map_derived(0x9000, 0xa000, 8, W | 4),
+        Err(DsError::Perm),
+        "no-log is not a right on its own"
+    );
+    t.unmap(0x9000, 4).unwrap();
     assert_eq!(t.map(usize::MAX - 3, 8, R), Err(DsError::Inval), "wraps");
     assert_eq!(t.map_derived(0x1000, 0x2000, 8, R), Err(DsError::NoEnt));
     t.map(0x1000, 8, R).unwrap();

@@ -175,7 +175,7 @@ fn bench(env: &Env, path: &Path, rounds: usize, secs: u32) -> Result<String, Cam
     }
     spec.qemu_args = d.qemu.clone();
     spec.stock_modules = d.deps.clone();
-    spec.timeout = Duration::from_secs(90 + rounds as u64 * (4 * secs as u64 + 40));
+    spec.timeout = Duration::from_secs(180 + rounds as u64 * (4 * secs as u64 + 90));
     spec.script = script(&cfg, &stock, &builds, rounds, secs);
     spec.add_tool(env, "fgft-pkt")?;
     let out = fgft_vm::run(env, &spec)?;

@@ -25,6 +25,8 @@ pub(super) struct SlotFile {
     calls: BTreeMap<String, Vec<(usize, String)>>,
     #[serde(default)]
     aborts: AbortsDef,
+    #[serde(default)]
+    in_place: Vec<String>,
 }
 
 /// What an aborted entry point returns, by its return type, when its slot
@@ -135,6 +137,8 @@ pub struct SlotTable {
     pub abort_values: HashMap<String, String>,
     /// Return type -> what an aborted call does once the device was restored.
     pub abort_restored: HashMap<String, AbortAction>,
+    /// Slots (`STRUCT.FIELD`) whose entry points are marshaled in place.
+    pub in_place: HashSet<String>,
     /// Function field name -> structures that have it.
     pub(super) fn_field_owners: HashMap<String, Vec<String>>,
     /// Pointer field name -> pointed slot structures.
@@ -168,6 +172,20 @@ impl SlotTable {
         for src in sources {
             let f: SlotFile = tables::parse_toml(src, TABLE_NAME)?;
             t.wrappers.extend(f.wrappers);
+            for slot in f.in_place {
+                let ok = slot.split_once('.').is_some_and(|(a, b)| {
+                    fgft_base::ident::is_ident(a) && fgft_base::ident::is_ident(b)
+                });
+                if !ok {
+                    return Err(ParseError::Table {
+                        path: src.display(TABLE_NAME),
+                        text: src.text.clone(),
+                        range: None,
+                        message: format!("`in_place`: `{slot}` is not STRUCT.FIELD"),
+                    });
+                }
+                t.in_place.insert(slot);
+            }
             t.abort_error_types.extend(f.aborts.error);
             t.abort_values.extend(f.aborts.values);
             for (ty, a) in &f.aborts.restored {

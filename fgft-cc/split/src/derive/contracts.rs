@@ -10,7 +10,7 @@
 //! driver does not fill (`$fn(ethtool_ops.get_sset_count)`) does not apply;
 //! unknown keys, kinds and parameter numbers are located table errors.
 
-use fgft_annotations::{Annotations, Hint, HintKind, HintSource, HintTarget, Loc};
+use fgft_annotations::{Access, Annotations, Hint, HintKind, HintSource, HintTarget, Loc};
 use fgft_facts::program::{FileId, Program};
 use fgft_facts::slots::Root;
 use fgft_parse::tables::{self, TableDirs, TableSource};
@@ -85,6 +85,7 @@ struct RawHow {
     len: Option<String>,
     #[serde(rename = "type")]
     ty: Option<String>,
+    rights: Option<String>,
     #[allow(dead_code)]
     why: Option<String>,
 }
@@ -112,7 +113,7 @@ fn kind_of(
             )
         })
     };
-    Ok(match how.kind.as_str() {
+    let kind = match how.kind.as_str() {
         "blob" => HintKind::Blob {
             len: need("len", &how.len)?,
         },
@@ -121,14 +122,38 @@ fn kind_of(
         },
         "nullterm" => HintKind::NullTerm,
         "noderef" => HintKind::NoDeref,
+        "shared" => HintKind::Shared {
+            len: need("len", &how.len)?,
+            rights: match how.rights.as_deref() {
+                None | Some("rw") => Access::ReadWrite,
+                Some("r") => Access::Read,
+                Some(other) => {
+                    return Err(err(
+                        src,
+                        span,
+                        format!("rights `{other}` is not one of: r, rw"),
+                    ))
+                }
+            },
+        },
         k => {
             return Err(err(
                 src,
                 span,
-                format!("unknown kind `{k}`: a contract is blob, opaque, nullterm or noderef"),
+                format!(
+                    "unknown kind `{k}`: a contract is blob, opaque, nullterm, noderef or shared"
+                ),
             ))
         }
-    })
+    };
+    if how.rights.is_some() && !matches!(kind, HintKind::Shared { .. }) {
+        return Err(err(
+            src,
+            span,
+            format!("`rights` applies to kind `shared` only, not `{}`", how.kind),
+        ));
+    }
+    Ok(kind)
 }
 
 impl Contracts {
@@ -332,6 +357,10 @@ fn instantiate(
     Some(match kind {
         HintKind::Blob { len } => HintKind::Blob { len: fill(len)? },
         HintKind::Opaque { ty } => HintKind::Opaque { ty: fill(ty)? },
+        HintKind::Shared { len, rights } => HintKind::Shared {
+            len: fill(len)?,
+            rights: *rights,
+        },
         k => k.clone(),
     })
 }

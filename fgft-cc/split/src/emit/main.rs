@@ -805,7 +805,6 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
             let _ = writeln!(s, "{x}");
         }
     }
-    let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn);");
     let _ = writeln!(s, "int fgft_register_{d}(void);");
     let _ = writeln!(s, "void fgft_unregister_{d}(void);");
     let _ = writeln!(s, "\n#endif /* _FGFT_{}_MAIN_H */", d.to_uppercase());

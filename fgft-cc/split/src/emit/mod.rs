@@ -200,6 +200,18 @@ pub(crate) fn wrap_report(text: &str, width: usize) -> String {
 }
 
 /// The plan's lines for what an entry's abort runs besides returning.
+/// The plan's lines of an entry's slots and how it marshals.
+fn slot_lines(s: &mut String, sp: &fgft_stubs::EntrySpec) {
+    if !sp.slots.is_empty() {
+        let _ = writeln!(s, "  slots: {}", sp.slots.join(", "));
+        if sp.in_place {
+            s.push_str(
+                "  marshaling: in place (slots.toml in_place), stores logged, undone on abort\n",
+            );
+        }
+    }
+}
+
 fn abort_lines(s: &mut String, sp: &fgft_stubs::EntrySpec) {
     if let Some((run, _)) = &sp.abort_extra.run {
         let _ = writeln!(s, "  on abort, first: {run}");
@@ -229,9 +241,7 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
     for e in &plan.entries {
         let sp = &e.spec;
         let _ = writeln!(s, "\nentry {} ({})", sp.name, sp.origin);
-        if !sp.slots.is_empty() {
-            let _ = writeln!(s, "  slots: {}", sp.slots.join(", "));
-        }
+        slot_lines(&mut s, sp);
         let _ = writeln!(
             s,
             "  abort: {:?}; device key: {}; device ops: {}",
@@ -253,8 +263,18 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
                     )
                 }
                 fgft_stubs::ParamHow::Str => "string (nullterm)".into(),
-                fgft_stubs::ParamHow::Shared { len, rights } => {
-                    format!("shared, {len} bytes used in place, granted {rights:?}, not undone")
+                fgft_stubs::ParamHow::Shared {
+                    len,
+                    rights,
+                    members,
+                } => {
+                    let mut h = format!(
+                        "shared, {len} bytes used in place, granted {rights:?}, not undone"
+                    );
+                    for (m, mlen, mr) in members {
+                        let _ = write!(h, "; ->{m}: {mlen} bytes in place, {mr:?}");
+                    }
+                    h
                 }
                 fgft_stubs::ParamHow::Container { outer, member } => {
                     format!("member {member} of a copy of {}", sp.types[*outer].c_type)

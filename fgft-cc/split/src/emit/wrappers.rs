@@ -209,7 +209,7 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
         s,
         "void *fgft_sfi_{d}_checked(const void *p, size_t len, unsigned int rights);"
     );
-    let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn);\n");
+    s.push('\n');
     for n in &plan.wrapped {
         let Some(e) = table.apis.get(n) else { continue };
         let _ = writeln!(s, "/* {}: {} (compensations.toml) */", e.name, describe(e));
@@ -393,7 +393,7 @@ pub(crate) fn sfi_rt(
             wrapper(&mut s, d, e, plan.callbacks.get(w));
         }
     }
-    module_init_exit(&mut s, d, &plan.module);
+    module_init_exit(&mut s, d, &plan.module, !table.globals.is_empty());
     s
 }
 
@@ -475,55 +475,82 @@ fn translation_helpers(s: &mut String, d: &str, plan: &Plan, table: &Table) {
     }
 }
 
-/// The grant of the kernel variables SFI code reads.
+/// The kernel variables SFI code reads, granted read-only to every
+/// transaction once, when the SFI module loads (not per transaction).
 fn grant_fn(s: &mut String, d: &str, table: &Table) {
+    if table.globals.is_empty() {
+        return;
+    }
     let _ = writeln!(
         s,
-        "/* fgft: grants @txn read access to the kernel variables SFI code reads. */"
+        "/* fgft: the kernel variables SFI code reads (compensations.toml [globals]) */"
     );
-    let _ = writeln!(s, "int fgft_sfi_{d}_grant(struct fgft_txn *txn)");
-    s.push_str("{\n");
-    if table.globals.is_empty() {
-        s.push_str("\t(void)txn;\n\treturn 0;\n");
-    } else {
-        s.push_str("\tint err;\n\n");
-        for (i, g) in table.globals.keys().enumerate() {
-            let size = table
-                .global_sizes
-                .get(g)
-                .cloned()
-                .unwrap_or_else(|| format!("sizeof({g})"));
-            let _ = writeln!(
-                s,
-                "{}",
-                fgft_stubs::wrap_call(
-                    1,
-                    &format!("err = fgft_map(txn, (const void *)&{g}, {size}, FGFT_R)"),
-                    ";"
-                )
-            );
-            if i + 1 < table.globals.len() {
-                s.push_str("\tif (err)\n\t\treturn err;\n");
-            }
-        }
-        s.push_str("\treturn err;\n");
+    let _ = writeln!(s, "static const struct fgft_sfi_{d}_kvar {{");
+    s.push_str("\tconst void *addr;\n\tsize_t len;\n");
+    let _ = writeln!(s, "}} fgft_sfi_{d}_kvars[] = {{");
+    for g in table.globals.keys() {
+        let size = table
+            .global_sizes
+            .get(g)
+            .cloned()
+            .unwrap_or_else(|| format!("sizeof({g})"));
+        let _ = writeln!(s, "\t{{ (const void *)&{g}, {size} }},");
     }
-    s.push_str("}\n");
-    let _ = writeln!(s, "EXPORT_SYMBOL_GPL(fgft_sfi_{d}_grant);\n");
+    s.push_str("};\n\n");
+    let _ = writeln!(
+        s,
+        "/* fgft: grants every transaction read access to the kernel variables. */"
+    );
+    let _ = writeln!(s, "static int fgft_sfi_{d}_grant_kvars(void)\n{{");
+    s.push_str("\tsize_t i;\n\tint err;\n\n");
+    let _ = writeln!(
+        s,
+        "\tfor (i = 0; i < ARRAY_SIZE(fgft_sfi_{d}_kvars); i++) {{"
+    );
+    let _ = writeln!(s, "\t\terr = fgft_global_map(fgft_sfi_{d}_kvars[i].addr,");
+    let _ = writeln!(s, "\t\t\t\t      fgft_sfi_{d}_kvars[i].len, FGFT_R);");
+    s.push_str("\t\tif (err) {\n\t\t\twhile (i--)\n");
+    let _ = writeln!(s, "\t\t\t\tfgft_global_unmap(fgft_sfi_{d}_kvars[i].addr);");
+    s.push_str("\t\t\treturn err;\n\t\t}\n\t}\n\treturn 0;\n}\n\n");
+    let _ = writeln!(s, "/* fgft: revokes the grant of the kernel variables. */");
+    let _ = writeln!(s, "static void fgft_sfi_{d}_ungrant_kvars(void)\n{{");
+    s.push_str("\tsize_t i;\n\n");
+    let _ = writeln!(s, "\tfor (i = 0; i < ARRAY_SIZE(fgft_sfi_{d}_kvars); i++)");
+    let _ = writeln!(s, "\t\tfgft_global_unmap(fgft_sfi_{d}_kvars[i].addr);");
+    s.push_str("}\n\n");
 }
 
 /// The SFI module's init and exit (its own data granted to every
 /// transaction) and module information.
-fn module_init_exit(s: &mut String, d: &str, module: &str) {
-    let _ = writeln!(
-        s,
-        "/* fgft: grants every transaction this module's own data. */"
-    );
-    let _ = writeln!(s, "static int __init fgft_sfi_{d}_init(void)");
-    s.push_str("{\n\treturn fgft_map_module(THIS_MODULE);\n}\n\n");
-    let _ = writeln!(s, "/* fgft: revokes the grant of this module's data. */");
-    let _ = writeln!(s, "static void __exit fgft_sfi_{d}_exit(void)");
-    s.push_str("{\n\tfgft_unmap_module(THIS_MODULE);\n}\n\n");
+fn module_init_exit(s: &mut String, d: &str, module: &str, kvars: bool) {
+    if kvars {
+        let _ = writeln!(
+            s,
+            "/* fgft: grants every transaction this module's own data and the kernel variables. */"
+        );
+        let _ = writeln!(s, "static int __init fgft_sfi_{d}_init(void)\n{{");
+        s.push_str("\tint err = fgft_map_module(THIS_MODULE);\n\n");
+        s.push_str("\tif (err)\n\t\treturn err;\n");
+        let _ = writeln!(s, "\terr = fgft_sfi_{d}_grant_kvars();");
+        s.push_str("\tif (err)\n\t\tfgft_unmap_module(THIS_MODULE);\n\treturn err;\n}\n\n");
+        let _ = writeln!(
+            s,
+            "/* fgft: revokes the grants of this module's data and the kernel variables. */"
+        );
+        let _ = writeln!(s, "static void __exit fgft_sfi_{d}_exit(void)\n{{");
+        let _ = writeln!(s, "\tfgft_sfi_{d}_ungrant_kvars();");
+        s.push_str("\tfgft_unmap_module(THIS_MODULE);\n}\n\n");
+    } else {
+        let _ = writeln!(
+            s,
+            "/* fgft: grants every transaction this module's own data. */"
+        );
+        let _ = writeln!(s, "static int __init fgft_sfi_{d}_init(void)");
+        s.push_str("{\n\treturn fgft_map_module(THIS_MODULE);\n}\n\n");
+        let _ = writeln!(s, "/* fgft: revokes the grant of this module's data. */");
+        let _ = writeln!(s, "static void __exit fgft_sfi_{d}_exit(void)");
+        s.push_str("{\n\tfgft_unmap_module(THIS_MODULE);\n}\n\n");
+    }
     let _ = writeln!(s, "module_init(fgft_sfi_{d}_init);");
     let _ = writeln!(s, "module_exit(fgft_sfi_{d}_exit);");
     s.push_str("MODULE_LICENSE(\"GPL\");\n");

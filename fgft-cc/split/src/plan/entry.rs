@@ -77,6 +77,7 @@ pub(super) fn plan_entry(
         )
     });
     let key = dev_key(inp, d);
+    let in_place = slots.iter().any(|s| inp.slots.in_place.contains(s));
     let spec = EntrySpec {
         driver: driver.to_string(),
         name: name.clone(),
@@ -95,6 +96,7 @@ pub(super) fn plan_entry(
         is_static: d.is_static && home.is_none(),
         orig: home.map(|_| format!("fgft_orig_{name}")),
         stage_times: false,
+        in_place,
     };
     EntryPlan {
         spec,

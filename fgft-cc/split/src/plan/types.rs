@@ -197,10 +197,33 @@ impl TypeBuilder<'_, '_> {
                 }
                 ParamHow::Value
             }
-            HintKind::Shared { len, rights } => ParamHow::Shared {
-                len: len.clone(),
-                rights: shared_rights(*rights),
-            },
+            HintKind::Shared { len, rights } => {
+                let pointee = match &p.ty {
+                    CType::Ptr(t) => Some(self.inp.prog.resolve(t)),
+                    _ => None,
+                };
+                let mut members = Vec::new();
+                if let Some(t) = pointee.filter(|t| t.is_recordish()) {
+                    // A kernel contract passes the object by reference only
+                    // where no pointer in it has to lead to a copy.
+                    if matches!(h.source, HintSource::Contract { .. }) && self.follows_pointers(&t)
+                    {
+                        let ty = self.ty(
+                            &t,
+                            format!(
+                                "parameter `{name}` (copied: the closure follows its pointers)"
+                            ),
+                        );
+                        return ParamHow::Obj { ty };
+                    }
+                    members = self.shared_members(&t, name);
+                }
+                ParamHow::Shared {
+                    len: len.clone(),
+                    rights: shared_rights(*rights),
+                    members,
+                }
+            }
             HintKind::Container { outer, member } => {
                 let ot = super::hint_record(outer);
                 let ty = self.ty(&ot, format!("container of parameter `{name}`"));
@@ -625,6 +648,55 @@ impl TypeBuilder<'_, '_> {
         }
     }
 
+    /// Whether the closure follows a pointer member of `t` to an object it
+    /// marshals (so that an object of `t` used in place would lead the SFI
+    /// code to the original instead of the copy).
+    fn follows_pointers(&self, t: &CType) -> bool {
+        let prog = self.inp.prog;
+        self.uses.members(t).iter().any(|(m, u)| {
+            if !(u.read || u.write) {
+                return false;
+            }
+            let sym = CType::FieldOf(Box::new(t.clone()), m.clone());
+            match prog.resolve(&prog.field_type(t, m)) {
+                CType::Ptr(target) => {
+                    let target = prog.resolve(&target);
+                    (target.is_recordish() && self.uses.touches(prog, &target, 0))
+                        || self.uses.touches(prog, &sym, 0)
+                }
+                _ => self.uses.touches(prog, &sym, 0),
+            }
+        })
+    }
+
+    /// The memory an object of `t` used in place through parameter `param`
+    /// points to and that its `shared` member hints grant in place too:
+    /// (member, length over the parameter, rights).
+    fn shared_members(&mut self, t: &CType, param: &str) -> Vec<(String, String, Rights)> {
+        let Some(tag) = bare_tag(t) else {
+            return Vec::new();
+        };
+        let prog = self.inp.prog;
+        let mut out = Vec::new();
+        for h in &self.inp.ann.hints {
+            if let (HintTarget::Field { strukt, field }, HintKind::Shared { len, rights }) =
+                (&h.target, &h.kind)
+            {
+                if *strukt == tag {
+                    self.used.insert(super::hints::describe(h));
+                    out.push((
+                        field.clone(),
+                        len_expr_on(prog, t, len, "", param),
+                        shared_rights(*rights),
+                    ));
+                }
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// How a read or written member of type `fty` is copied.
     fn ptr_how(&mut self, fty: &CType, base: &CType, m: &str, _u: &Use) -> FieldHow {
         let prog = self.inp.prog;
@@ -755,6 +827,11 @@ fn is_const_ptr(decl: &str) -> bool {
 /// A field hint's length over `o` (the original object): bare member names
 /// and `x->member` spellings become `o->member`.
 fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String {
+    len_expr_on(prog, t, len, prefix, "o")
+}
+
+/// [`field_len_expr`] over the object `base` (a C identifier) instead of `o`.
+fn len_expr_on(prog: &Program, t: &CType, len: &str, prefix: &str, base: &str) -> String {
     let members: BTreeSet<String> = t
         .record()
         .and_then(|tag| prog.records.get(tag))
@@ -783,7 +860,8 @@ fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String 
                 let next: String = r2.chars().take_while(|c| ident::is_char(*c)).collect();
                 if members.contains(&next) || members.is_empty() {
                     // `x->member`: the member of the object being copied.
-                    out.push_str("o->");
+                    out.push_str(base);
+                    out.push_str("->");
                     out.push_str(prefix);
                     // Skip the `->` (and blanks) that follow.
                     while i < b.len() && b[i] != b'>' {
@@ -800,14 +878,15 @@ fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String 
             if id == fgft_annotations::OWNER_NETDEV && !after_arrow && !members.contains(id) {
                 // The net_device of the object's private area.
                 match prefix.strip_suffix('.') {
-                    Some(p) => out.push_str(&format!("fgft_priv_netdev(&o->{p})")),
-                    None => out.push_str("fgft_priv_netdev(o)"),
+                    Some(p) => out.push_str(&format!("fgft_priv_netdev(&{base}->{p})")),
+                    None => out.push_str(&format!("fgft_priv_netdev({base})")),
                 }
                 prev_sig = id.to_string();
                 continue;
             }
             if members.contains(id) && !after_arrow {
-                out.push_str("o->");
+                out.push_str(base);
+                out.push_str("->");
                 out.push_str(prefix);
             }
             out.push_str(id);
