@@ -206,7 +206,10 @@ bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
 		return true;
 	if (fgft_rtab_check(&t->rtab, addr, len, rights))
 		return true;
-	return global_allows(addr, len, rights);
+	if (!global_allows(addr, len, rights))
+		return false;
+	t->ev[FGFT_EV_GLOBAL]++;
+	return true;
 }
 
 void fgft_note_refusal(struct fgft_txn *t, unsigned long addr, size_t len,
@@ -264,6 +267,7 @@ notrace void fgft_log_store(struct fgft_txn *t, unsigned long addr, size_t len)
 		r->addr = addr;
 		r->len = n;
 		t->wlog.n++;
+		t->ev[FGFT_EV_LOGGED]++;
 		addr += n;
 		len -= n;
 	}
@@ -294,6 +298,7 @@ static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
 				    size_t size, unsigned int rights,
 				    unsigned long ip)
 {
+	t->ev[FGFT_EV_SLOW]++;
 	if (fgft_allows(t, addr, size, rights))
 		return;
 	/*
@@ -325,6 +330,7 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 	t = this_cpu_read(fgft_hit);
 	if (likely(t && READ_ONCE(t->task) == current &&
 		   READ_ONCE(t->active) && t->ctx == fgft_ctx())) {
+		t->ev[FGFT_EV_CHECK]++;
 		if (likely(fgft_rtab_hit(&t->rtab, addr, size, rights))) {
 			if (unlikely(t->logging) && (rights & FGFT_W) &&
 			    !(t->rtab.hit_rights & FGFT_NOLOG)) {
@@ -342,6 +348,8 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 	ua = user_access_save();
 	t = fgft_active();
 	if (t) {
+		if (t != this_cpu_read(fgft_hit))
+			t->ev[FGFT_EV_CHECK]++;
 		fgft_asan_slow(t, addr, size, rights, ip);
 		/* The check left the grant that allows it in the window. */
 		if (t->logging && (rights & FGFT_W) &&

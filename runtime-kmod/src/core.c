@@ -422,6 +422,7 @@ struct fgft_txn *fgft_txn_begin(struct fgft_entry *ep, void *dev)
 	t->checkpointed = 0;
 	t->logging = 0;
 	t->wlog.n = 0;
+	memset(t->ev, 0, sizeof(t->ev));
 	t->cause = FGFT_CAUSE_NONE;
 	t->t_fault = 0;
 	t->fault_ip = 0;
@@ -543,6 +544,8 @@ static int txn_finish(struct fgft_txn *t, bool abort)
 			     &fgft_gstats.missing_unlocks);
 	if (abort && t->failed)
 		txn_fix_residue(t);
+	if (rt && rt->stages)
+		fgft_stage_events(rt, t);
 	if (t->dreg) {
 		if (abort)
 			fgft_devreg_restore(t->dreg, t->dev);

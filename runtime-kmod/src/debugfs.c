@@ -96,6 +96,15 @@ static const char *const fgft_stage_names[FGFT_ST_NR] = {
 	[FGFT_ST_COMMIT] = "commit",
 };
 
+static const char *const fgft_event_names[FGFT_EV_NR] = {
+	[FGFT_EV_CHECK] = "ev_checks",
+	[FGFT_EV_SLOW] = "ev_slow",
+	[FGFT_EV_GLOBAL] = "ev_global",
+	[FGFT_EV_LOGGED] = "ev_logged",
+	[FGFT_EV_GRANTS] = "ev_grants",
+	[FGFT_EV_COPIES] = "ev_copies",
+};
+
 void fgft_stage_add(struct fgft_entry *ep, const u64 *ts)
 {
 	struct fgft_stage_sums *s;
@@ -110,6 +119,19 @@ void fgft_stage_add(struct fgft_entry *ep, const u64 *ts)
 	put_cpu_ptr(ep->rt->stages);
 }
 EXPORT_SYMBOL_GPL(fgft_stage_add);
+
+/* Adds what @t did to its entry point's sums (stage-stamped builds). */
+void fgft_stage_events(struct fgft_entry_rt *rt, struct fgft_txn *t)
+{
+	struct fgft_stage_sums *s = get_cpu_ptr(rt->stages);
+	int i;
+
+	t->ev[FGFT_EV_GRANTS] = t->rtab.nlive;
+	t->ev[FGFT_EV_COPIES] = t->objs.n;
+	for (i = 0; i < FGFT_EV_NR; i++)
+		s->ev[i] += t->ev[i];
+	put_cpu_ptr(rt->stages);
+}
 
 void fgft_stage_plain(struct fgft_entry *ep, u64 t0)
 {
@@ -139,6 +161,8 @@ static void stage_sum(struct fgft_entry_rt *rt, struct fgft_stage_sums *t)
 		t->txns += s->txns;
 		for (i = 0; i < FGFT_ST_NR; i++)
 			t->cycles[i] += s->cycles[i];
+		for (i = 0; i < FGFT_EV_NR; i++)
+			t->ev[i] += s->ev[i];
 		t->plain += s->plain;
 		t->plain_cycles += s->plain_cycles;
 	}
@@ -155,6 +179,8 @@ static int entry_stages_show(struct seq_file *m, void *v)
 	seq_printf(m, "txns %llu\n", t.txns);
 	for (i = 0; i < FGFT_ST_NR; i++)
 		seq_printf(m, "%s %llu\n", fgft_stage_names[i], t.cycles[i]);
+	for (i = 0; i < FGFT_EV_NR; i++)
+		seq_printf(m, "%s %llu\n", fgft_event_names[i], t.ev[i]);
 	seq_printf(m, "plain %llu\n", t.plain);
 	seq_printf(m, "plain_cycles %llu\n", t.plain_cycles);
 	return 0;

@@ -86,6 +86,20 @@ struct fgft_wlog {
 	u32 cap;
 };
 
+/*
+ * Events of one transaction, summed per entry point beside the stage
+ * times: they say why a stage takes what it takes.
+ */
+enum fgft_event {
+	FGFT_EV_CHECK = 0,	/* sanitizer call-backs in the body */
+	FGFT_EV_SLOW,		/* ... past the last-hit window */
+	FGFT_EV_GLOBAL,		/* ... allowed by a grant of a kernel variable */
+	FGFT_EV_LOGGED,		/* write-log records */
+	FGFT_EV_GRANTS,		/* range-table slots at the end */
+	FGFT_EV_COPIES,		/* tracked objects at the end */
+	FGFT_EV_NR,
+};
+
 struct fgft_txn {
 	struct fgft_jmpbuf jb;
 
@@ -128,6 +142,8 @@ struct fgft_txn {
 	struct fgft_objtrack objs;
 	struct fgft_undolog log;
 	struct fgft_wlog wlog;
+	/* What the transaction did, for --stage-times figures (plain adds). */
+	u32 ev[FGFT_EV_NR];
 };
 
 /* Logs the bytes a store of @len at @addr is about to overwrite. */
@@ -215,9 +231,12 @@ struct fgft_entry_rt {
 	struct fgft_stage_sums __percpu *stages;
 };
 
+void fgft_stage_events(struct fgft_entry_rt *rt, struct fgft_txn *t);
+
 struct fgft_stage_sums {
 	u64 txns;
 	u64 cycles[FGFT_ST_NR];
+	u64 ev[FGFT_EV_NR];
 	u64 plain;
 	u64 plain_cycles;
 };

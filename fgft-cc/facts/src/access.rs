@@ -13,7 +13,7 @@
 use crate::ctype::{self, CType};
 use crate::macros::{self, MacroParams};
 use crate::model::{
-    AccessKind, ApiModels, ArgKind, CallSite, CallTarget, Callee, DriverFacts, FieldAccess,
+    AccessKind, ApiModels, ArgKind, CallSite, CallTarget, Callee, Deref, DriverFacts, FieldAccess,
     FnFacts, GlobalRef, KernelGlobals, Origin, PtrUse, PtrUseKind, Relation, Returns, Site,
 };
 use crate::program::{FnId, Program};
@@ -447,7 +447,16 @@ impl Walker<'_, '_> {
         });
     }
 
+    fn deref(&mut self, p: &Info) {
+        let pointee = self.prog.resolve(&p.ty.pointee());
+        self.facts.derefs.push(Deref {
+            origins: p.origins.clone(),
+            pointee,
+        });
+    }
+
     fn ptr_use(&mut self, pf: &ParsedFile, n: Node<'_>, p: &Info, kind: PtrUseKind, ctx: Ctx) {
+        self.deref(p);
         if p.origins.is_empty() {
             return;
         }
@@ -478,6 +487,7 @@ impl Walker<'_, '_> {
                     .unwrap_or_else(|| pf.node_text(n).contains("->"));
                 let base_ty = if arrow {
                     let a = self.expr(pf, arg, Ctx::Read);
+                    self.deref(&a);
                     let t = a.ty.pointee();
                     // `p->f` where p is a void * parameter converted by a cast
                     // is handled by the cast; an unknown pointee stays unknown.

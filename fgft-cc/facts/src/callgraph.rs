@@ -165,6 +165,28 @@ impl Closure {
         out
     }
 
+    /// What the closure accesses memory through: the roots of every
+    /// dereferenced pointer, and the types pointed to by a dereferenced
+    /// pointer of unknown root (a call's result, a parameter of a function
+    /// no caller in the closure reaches).
+    pub fn deref_roots(&self, facts: &DriverFacts) -> (BTreeSet<Root>, BTreeSet<CType>) {
+        let mut roots = BTreeSet::new();
+        let mut unknown = BTreeSet::new();
+        for f in &self.fns {
+            let Some(ff) = facts.per_fn.get(f) else {
+                continue;
+            };
+            for d in &ff.derefs {
+                let r = self.resolve(f, &d.origins);
+                if r.is_empty() {
+                    unknown.insert(d.pointee.clone());
+                }
+                roots.extend(r);
+            }
+        }
+        (roots, unknown)
+    }
+
     /// Every pointer use in the closure, with resolved roots.
     pub fn ptr_uses<'a>(
         &'a self,

@@ -102,6 +102,17 @@ pub struct PtrUse {
     pub at: Site,
 }
 
+/// A pointer the code accesses memory through (`p->f`, `*p`, `p[i]`, or
+/// handed to a kernel function that does), with the pointer's origins
+/// (empty: not known) and the type it points to. In-place marshaling
+/// grants the target of a member only where the member's value reaches
+/// one of these.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Deref {
+    pub origins: Vec<Origin>,
+    pub pointee: CType,
+}
+
 /// A type relation found in the code.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub enum Relation {
@@ -216,6 +227,9 @@ pub struct FnFacts {
     pub globals: Vec<GlobalRef>,
     pub accesses: Vec<FieldAccess>,
     pub ptr_uses: Vec<PtrUse>,
+    /// Every access through a pointer (a superset of `ptr_uses`' sites,
+    /// with unknown origins kept).
+    pub derefs: Vec<Deref>,
     pub relations: Vec<Relation>,
     /// `static` locals (their storage is not transactional).
     pub local_statics: Vec<Site>,

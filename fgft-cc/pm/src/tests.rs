@@ -62,6 +62,8 @@ struct list_head { struct list_head *next, *prev; };
 #define spin_lock_irqsave(l, f) ((void)(l), (f) = 0)
 #define spin_unlock_irqrestore(l, f) ((void)(l), (void)(f))
 #define list_first_entry_or_null(h, t, m) ((h)->next == (h) ? (t *)0 : (t *)(h)->next)
+#define list_for_each_entry(p, h, m) for (p = (void *)(h)->next; &p->m != (h); p = (void *)p->m.next)
+#include <stdbool.h>
 static void list_del(struct list_head *e) { e->prev->next = e->next; e->next->prev = e->prev; }
 static void list_add_tail(struct list_head *e, struct list_head *h) { e->next = h; e->prev = h->prev; h->prev->next = e; h->prev = e; }
 struct work_struct { void (*fn)(struct work_struct *); };

@@ -90,6 +90,7 @@ fn e1000_faults_are_recovered_under_fgft() {
                 fgft_boots: b,
                 restart_ns: Vec::new(),
                 throughput: None,
+                io_path: false,
             },
         ));
     }

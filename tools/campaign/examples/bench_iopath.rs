@@ -34,6 +34,16 @@ use std::time::Duration;
 
 const STAGES: [&str; 6] = ["begin", "grant", "copy_in", "body", "copy_out", "commit"];
 
+/// The runtime's per-transaction events (debugfs `stages`) and their titles.
+const EVENTS: [(&str, &str); 6] = [
+    ("ev_checks", "checks in the body"),
+    ("ev_slow", "past the last hit"),
+    ("ev_global", "of them kernel variables"),
+    ("ev_logged", "write-log records"),
+    ("ev_grants", "grants"),
+    ("ev_copies", "tracked objects"),
+];
+
 /// One build's modules in the guest: `/lib/fgft/<flavor>/<file>`.
 fn guest(flavor: &str, m: &Path) -> String {
     format!(
@@ -132,6 +142,12 @@ fn per_call(m: &fgft_vm::Marker) -> Option<BTreeMap<String, f64>> {
         }
         out.insert("total".into(), total);
         out.insert("calls".into(), txns);
+        // Events per call (absent from an older runtime's stages file).
+        for (ev, _) in EVENTS {
+            if let Some(v) = m.parse::<f64>(ev) {
+                out.insert(ev.to_string(), v / txns);
+            }
+        }
     }
     let plain: f64 = m.parse("plain")?;
     if plain > 0.0 {
@@ -260,6 +276,25 @@ fn bench(env: &Env, path: &Path, rounds: usize, secs: u32) -> Result<String, Cam
         }
         row.push_str(&format!("| {total:.0} | {off:.0} | {:.1} |\n", total / off));
         r.push_str(&row);
+    }
+    r.push_str("\nWhat one isolated call does, on average (medians over the rounds):\n\n| entry |");
+    for (_, title) in EVENTS {
+        r.push_str(&format!(" {title} |"));
+    }
+    r.push_str("\n|---|");
+    r.push_str(&"---:|".repeat(EVENTS.len()));
+    r.push('\n');
+    for e in &d.io_path {
+        r.push_str(&format!("| {e} |"));
+        for (ev, _) in EVENTS {
+            let v = stages
+                .get(&(e.clone(), "isolated".to_string()))
+                .and_then(|m| m.get(ev))
+                .map(|v| median(&mut v.clone()))
+                .unwrap_or(f64::NAN);
+            r.push_str(&format!(" {v:.1} |"));
+        }
+        r.push('\n');
     }
     r.push('\n');
     Ok(r)

@@ -128,6 +128,28 @@ impl Config {
             .collect()
     }
 
+    /// Makes the I/O path the campaign's targets: each `io_path` entry
+    /// point is triggered by the traffic check, which sends through
+    /// transmit and receives through the interrupt and the poll. The
+    /// management triggers go (they stay isolated in the build when the
+    /// sidecar's isolation list names them).
+    pub fn target_io_path(&mut self) -> Result<(), CampaignError> {
+        if self.driver.io_path.is_empty() {
+            return Err(CampaignError::Config {
+                path: self.path.clone(),
+                msg: "--io-path: [driver] io_path names no entry point".into(),
+            });
+        }
+        let check = format!("sh:{}", self.driver.check);
+        self.trigger = self
+            .driver
+            .io_path
+            .iter()
+            .map(|e| (e.clone(), check.clone()))
+            .collect();
+        Ok(())
+    }
+
     /// The guest command that reaches `entry`.
     pub fn trigger_cmd(&self, entry: &str) -> Option<String> {
         let t = self.trigger.get(entry)?;

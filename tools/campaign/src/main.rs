@@ -62,6 +62,12 @@ struct Args {
     /// and throughput.  Give each shard its own --report.
     #[arg(long, value_parser = Shard::parse)]
     shard: Option<Shard>,
+    /// Fault the I/O path instead: the targets are each config's `io_path`
+    /// entry points (transmit, interrupt, NAPI poll), triggered by the
+    /// config's own traffic check, and the fgft build isolates them (give
+    /// it its own --report: `results/campaign-io.md`).
+    #[arg(long = "io-path")]
+    io_path: bool,
     /// Merge the results directories of a campaign's shards (each the JSON
     /// directory beside a shard's report: `results/shard-1`) into --report's
     /// directory, then render the report.  Runs nothing.
@@ -165,6 +171,7 @@ fn run_driver(
         fgft_boots,
         restart_ns,
         throughput,
+        io_path: args.io_path,
     })
 }
 
@@ -199,6 +206,9 @@ fn run(args: &Args) -> Result<usize, CampaignError> {
         for path in &args.configs {
             let mut cfg = Config::load(path)?;
             cfg.driver.no_hints |= args.no_hints;
+            if args.io_path {
+                cfg.target_io_path()?;
+            }
             match run_driver(args, &env, &cfg, &kinds) {
                 Ok(mut r) => {
                     let file = data.join(format!("{}.json", r.driver));

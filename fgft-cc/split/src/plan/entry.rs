@@ -45,6 +45,11 @@ pub(super) fn plan_entry(
     let mut uses = Uses::of_closure(inp.prog, inp.facts, &closure);
     let ptr = uses.add_ptr_uses(inp.prog, inp.facts, def, &closure);
     container_hints(inp, d, &mut uses);
+    let slots = slots(inp, &name, refs);
+    let in_place = slots.iter().any(|s| inp.slots.in_place.contains(s));
+    if in_place {
+        uses.in_place = Some(closure.deref_roots(inp.facts));
+    }
 
     let mut b = TypeBuilder::new(inp, &uses, &name);
     let mut params = Vec::new();
@@ -69,7 +74,6 @@ pub(super) fn plan_entry(
     };
 
     let (globals, kernel_globals) = globals(inp, &closure, &ptr.global_writes);
-    let slots = slots(inp, &name, refs);
     let (abort, abort_extra) = slot_abort(&slots, d, inp.slots).unwrap_or_else(|| {
         (
             abort_for(&d.ret, &d.ret_text, inp.slots),
@@ -77,7 +81,6 @@ pub(super) fn plan_entry(
         )
     });
     let key = dev_key(inp, d);
-    let in_place = slots.iter().any(|s| inp.slots.in_place.contains(s));
     let spec = EntrySpec {
         driver: driver.to_string(),
         name: name.clone(),

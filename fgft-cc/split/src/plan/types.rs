@@ -709,7 +709,10 @@ impl TypeBuilder<'_, '_> {
                     }
                 }
                 let target = prog.resolve(&target);
-                if target.is_recordish() && self.uses.touches(prog, &target, 0) {
+                if target.is_recordish()
+                    && self.uses.touches(prog, &target, 0)
+                    && !self.uses.value_only(base, m, &target)
+                {
                     let i = self.ty(&target, format!("member {m} of {}", base.c_spelling()));
                     FieldHow::Ptr { target: i }
                 } else {

@@ -31,9 +31,24 @@ pub(super) struct Uses {
     /// Carrier type -> (private area type, its accessor).
     pub(super) priv_of: BTreeMap<CType, (CType, String)>,
     pub(super) conv: BTreeMap<(CType, String), CType>,
+    /// For an entry marshaled in place: what its closure dereferences
+    /// ([`Closure::deref_roots`]). A pointer member whose value reaches no
+    /// dereference is only a value there: its target needs no grant.
+    pub(super) in_place: Option<(BTreeSet<Root>, BTreeSet<CType>)>,
 }
 
 impl Uses {
+    /// Whether member `m` of `base`, a pointer to `target`, is only a
+    /// value to an in-place closure: never dereferenced (through any
+    /// function of the closure it is passed to), and no pointer to
+    /// `target` of unknown root is either.
+    pub(super) fn value_only(&self, base: &CType, m: &str, target: &CType) -> bool {
+        let Some((roots, unknown)) = &self.in_place else {
+            return false;
+        };
+        !unknown.contains(target) && !roots.contains(&Root::FieldVal(base.clone(), m.to_string()))
+    }
+
     pub(super) fn mark(&mut self, base: &CType, field: &str, k: AccessKind) {
         let e = self
             .fields
