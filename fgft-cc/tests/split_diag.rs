@@ -1385,3 +1385,91 @@ fn a_hint_off_the_contract_by_a_constant_is_a_located_warning() {
     assert_eq!(code, 0, "{err}");
     assert!(!err.contains("but the kernel passes"), "{err}");
 }
+
+/// An in-place entry (an I/O-path slot) grants the target of a pointer
+/// member only if its closure dereferences that member's value: a pointer
+/// that is only stored, compared or handed to the kernel is a value there
+/// (`Assign`), and its target's type is not walked.  A dereference
+/// anywhere in the closure, even in a callee, makes it a pointer again.
+#[test]
+fn in_place_value_only_members_are_not_granted() {
+    const XMIT: &str = r#"// SPDX-License-Identifier: GPL-2.0
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/skbuff.h>
+
+struct vdemo_stat {
+	u64 frames;
+};
+
+struct vdemo {
+	struct sk_buff *held;
+	struct vdemo_stat *stat;
+	unsigned int bytes;
+};
+
+static void vdemo_count(struct vdemo *p)
+{
+	p->stat->frames++;
+	DEREF
+}
+
+static netdev_tx_t vdemo_xmit(struct sk_buff *skb, struct net_device *dev)
+{
+	struct vdemo *p = netdev_priv(dev);
+
+	if (p->held)
+		dev_kfree_skb_any(p->held);
+	p->held = skb;
+	vdemo_count(p);
+	return NETDEV_TX_OK;
+}
+
+static const struct net_device_ops vdemo_ops = {
+	.ndo_start_xmit = vdemo_xmit,
+};
+
+static int __init vdemo_init(void)
+{
+	return vdemo_ops.ndo_start_xmit ? 0 : -EINVAL;
+}
+module_init(vdemo_init);
+MODULE_LICENSE("GPL");
+"#;
+    let t = tempfile::tempdir().unwrap();
+    let plan_of = |deref: &str, name: &str| {
+        let src = t.path().join(format!("{name}.c"));
+        std::fs::write(&src, XMIT.replace("DEREF", deref)).unwrap();
+        let out = t.path().join(name);
+        let (code, err) = run(&[
+            src.to_str().unwrap(),
+            "--isolate",
+            "vdemo_xmit",
+            "--no-checkpoint",
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read_to_string(out.join("plan.txt")).unwrap()
+    };
+    let member = |plan: &str, m: &str| {
+        plan.lines()
+            .skip_while(|l| !l.starts_with("  type struct vdemo "))
+            .find(|l| l.trim_start().starts_with(&format!("{m} ")))
+            .unwrap_or_else(|| panic!("no member {m} of struct vdemo in:\n{plan}"))
+            .trim()
+            .to_string()
+    };
+
+    // `held` only reaches dev_kfree_skb_any and a store: a value.
+    let plan = plan_of("", "value");
+    assert!(plan.contains("marshaling: in place"), "{plan}");
+    assert_eq!(member(&plan, "held"), "held in/out Assign", "{plan}");
+    assert!(member(&plan, "stat").contains("Ptr"), "{plan}");
+    assert!(!plan.contains("type struct sk_buff"), "{plan}");
+
+    // Read through in a callee: granted, and struct sk_buff walked.
+    let plan = plan_of("p->bytes += p->held->len;", "deref");
+    assert!(member(&plan, "held").contains("Ptr"), "{plan}");
+    assert!(plan.contains("type struct sk_buff"), "{plan}");
+}

@@ -38,18 +38,32 @@ pub fn analyze(prog: &Program, apis: &ApiModels, kglobals: &KernelGlobals) -> Dr
 }
 
 fn merge(into: &mut FnFacts, f: FnFacts) {
-    into.calls.extend(f.calls);
-    into.fn_refs.extend(f.fn_refs);
-    into.globals.extend(f.globals);
-    into.accesses.extend(f.accesses);
-    into.ptr_uses.extend(f.ptr_uses);
-    into.relations.extend(f.relations);
-    into.local_statics.extend(f.local_statics);
-    into.kernel_globals.extend(f.kernel_globals);
-    if into.param_origins.len() < f.param_origins.len() {
-        into.param_origins.resize(f.param_origins.len(), Vec::new());
+    // Destructured so that a new kind of fact cannot be dropped here.
+    let FnFacts {
+        calls,
+        fn_refs,
+        globals,
+        accesses,
+        ptr_uses,
+        derefs,
+        relations,
+        local_statics,
+        kernel_globals,
+        param_origins,
+    } = f;
+    into.calls.extend(calls);
+    into.fn_refs.extend(fn_refs);
+    into.globals.extend(globals);
+    into.accesses.extend(accesses);
+    into.ptr_uses.extend(ptr_uses);
+    into.derefs.extend(derefs);
+    into.relations.extend(relations);
+    into.local_statics.extend(local_statics);
+    into.kernel_globals.extend(kernel_globals);
+    if into.param_origins.len() < param_origins.len() {
+        into.param_origins.resize(param_origins.len(), Vec::new());
     }
-    for (i, o) in f.param_origins.into_iter().enumerate() {
+    for (i, o) in param_origins.into_iter().enumerate() {
         for x in o {
             if !into.param_origins[i].contains(&x) {
                 into.param_origins[i].push(x);
