@@ -306,10 +306,13 @@ static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
 	 * this_cpu_read()) reaches the check as the variable's offset: an
 	 * address in the user half.  Loads from there are let through: a
 	 * plain load of such an address is no kernel memory, and faults
-	 * (recovered as a fault) or reads user memory.  Stores are checked.
+	 * (recovered as a fault) or reads user memory.  Stores are checked,
+	 * and so are loads from the first page: only the stack canary's
+	 * fixed_percpu_data lives there, which no driver code reads, and a
+	 * member of a NULL pointer does.
 	 */
-	if (!(rights & FGFT_W) && addr + size <= TASK_SIZE_MAX &&
-	    addr + size >= addr)
+	if (!(rights & FGFT_W) && addr >= PAGE_SIZE &&
+	    addr + size <= TASK_SIZE_MAX && addr + size >= addr)
 		return;
 	fgft_note_refusal(t, addr, size, rights, ip);
 	fgft_fail_active(t, FGFT_CAUSE_RANGE);
