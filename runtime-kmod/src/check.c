@@ -334,7 +334,8 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 	if (likely(t && READ_ONCE(t->task) == current &&
 		   READ_ONCE(t->active) && t->ctx == fgft_ctx())) {
 		t->ev[FGFT_EV_CHECK]++;
-		if (likely(fgft_rtab_hit(&t->rtab, addr, size, rights))) {
+		if (likely(fgft_rtab_hit(&t->rtab, addr, size, rights) ||
+			   fgft_rtab_hit_victim(&t->rtab, addr, size, rights))) {
 			if (unlikely(t->logging) && (rights & FGFT_W) &&
 			    !(t->rtab.hit_rights & FGFT_NOLOG)) {
 				ua = user_access_save();

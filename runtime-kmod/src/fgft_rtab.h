@@ -35,12 +35,29 @@ struct fgft_grant {
 	u8 unused;	/* slot on the free list */
 };
 
+/* A window of a live grant that recently allowed an access. */
+struct fgft_rtab_win {
+	uintptr_t start;
+	uintptr_t end;
+	u32 rights;
+	int id;		/* -1: empty */
+};
+
+/*
+ * Windows kept behind the last hit: an I/O-path body alternates between a
+ * few objects (the frame, the ring, a descriptor, the private area), and
+ * a hit in one of them is not a lookup.
+ */
+#define FGFT_RTAB_VICTIMS	3
+
 struct fgft_rtab {
 	/* Last-hit window: an access inside it with these rights is allowed. */
 	uintptr_t hit_start;
 	uintptr_t hit_end;
 	u32 hit_rights;
 	int hit_id;
+	/* Earlier hits, most recent first (a hit there moves it up). */
+	struct fgft_rtab_win vic[FGFT_RTAB_VICTIMS];
 
 	struct fgft_grant *g;
 	u32 ng;		/* slots used in g[] (live, dead or free) */
@@ -119,6 +136,42 @@ static inline bool fgft_rtab_hit(const struct fgft_rtab *t, uintptr_t addr,
 
 	return likely(addr >= t->hit_start && end <= t->hit_end &&
 		      end >= addr && !(rights & ~t->hit_rights));
+}
+
+static inline bool fgft_rtab_win_ok(const struct fgft_rtab_win *w,
+				    uintptr_t addr, size_t len, u32 rights)
+{
+	uintptr_t end = addr + len;
+
+	return addr >= w->start && end <= w->end && end >= addr &&
+	       !(rights & ~w->rights);
+}
+
+/*
+ * Whether an earlier hit's window allows the access; if so it becomes the
+ * last hit (the last hit takes its place).
+ */
+static inline bool fgft_rtab_hit_victim(struct fgft_rtab *t, uintptr_t addr,
+					size_t len, u32 rights)
+{
+	struct fgft_rtab_win w;
+	int i;
+
+	for (i = 0; i < FGFT_RTAB_VICTIMS; i++) {
+		if (!fgft_rtab_win_ok(&t->vic[i], addr, len, rights))
+			continue;
+		w = t->vic[i];
+		t->vic[i].start = t->hit_start;
+		t->vic[i].end = t->hit_end;
+		t->vic[i].rights = t->hit_rights;
+		t->vic[i].id = t->hit_id;
+		t->hit_start = w.start;
+		t->hit_end = w.end;
+		t->hit_rights = w.rights;
+		t->hit_id = w.id;
+		return true;
+	}
+	return false;
 }
 
 /* Checks every invariant; returns 0 or a negative code naming the first

@@ -5,12 +5,41 @@
  */
 #include "fgft_rtab.h"
 
+static void win_clear(struct fgft_rtab_win *w)
+{
+	w->start = (uintptr_t)-1;
+	w->end = 0;
+	w->rights = 0;
+	w->id = -1;
+}
+
 static void hit_clear(struct fgft_rtab *t)
 {
+	int i;
+
 	t->hit_start = (uintptr_t)-1;
 	t->hit_end = 0;
 	t->hit_rights = 0;
 	t->hit_id = -1;
+	for (i = 0; i < FGFT_RTAB_VICTIMS; i++)
+		win_clear(&t->vic[i]);
+}
+
+/* Makes grant @id the last hit; the last hit becomes the first victim. */
+static void hit_set(struct fgft_rtab *t, int id)
+{
+	int i;
+
+	for (i = FGFT_RTAB_VICTIMS - 1; i > 0; i--)
+		t->vic[i] = t->vic[i - 1];
+	t->vic[0].start = t->hit_start;
+	t->vic[0].end = t->hit_end;
+	t->vic[0].rights = t->hit_rights;
+	t->vic[0].id = t->hit_id;
+	t->hit_start = t->g[id].start;
+	t->hit_end = t->g[id].end;
+	t->hit_rights = t->g[id].rights;
+	t->hit_id = id;
 }
 
 void fgft_rtab_init(struct fgft_rtab *t)
@@ -182,6 +211,7 @@ static int first_leaf(const struct fgft_rtab *t, int n)
 static void remove_leaf(struct fgft_rtab *t, int n)
 {
 	struct fgft_grant *gr = &t->g[n];
+	int i;
 
 	if (gr->prev >= 0)
 		t->g[gr->prev].next = gr->next;
@@ -197,8 +227,15 @@ static void remove_leaf(struct fgft_rtab *t, int n)
 	t->nlive--;
 	t->ndead++;
 	t->nr_revoked++;
-	if (t->hit_id == n)
-		hit_clear(t);
+	if (t->hit_id == n) {
+		t->hit_start = (uintptr_t)-1;
+		t->hit_end = 0;
+		t->hit_rights = 0;
+		t->hit_id = -1;
+	}
+	for (i = 0; i < FGFT_RTAB_VICTIMS; i++)
+		if (t->vic[i].id == n)
+			win_clear(&t->vic[i]);
 }
 
 void fgft_rtab_revoke_begin(struct fgft_rtab *t, struct fgft_revoke *rv,
@@ -321,17 +358,14 @@ bool fgft_rtab_check(struct fgft_rtab *t, uintptr_t addr, size_t len,
 {
 	int id;
 
-	if (fgft_rtab_hit(t, addr, len, rights))
+	if (fgft_rtab_hit(t, addr, len, rights) ||
+	    fgft_rtab_hit_victim(t, addr, len, rights))
 		return true;
 	id = fgft_rtab_check_slow(t, addr, len, rights);
 	if (id < 0)
 		return false;
-	if (id != FGFT_RTAB_PIECEWISE) {
-		t->hit_start = t->g[id].start;
-		t->hit_end = t->g[id].end;
-		t->hit_rights = t->g[id].rights;
-		t->hit_id = id;
-	}
+	if (id != FGFT_RTAB_PIECEWISE)
+		hit_set(t, id);
 	return true;
 }
 

@@ -40,6 +40,37 @@ fn invalid_arguments() {
     assert_eq!(t.validate(), 0);
 }
 
+/// A body that alternates between a few objects (a frame, its ring, a
+/// descriptor, the private area) hits the windows kept behind the last hit:
+/// no lookup after the first round; a revoked grant leaves them too.
+#[test]
+fn recent_windows_serve_alternating_objects() {
+    let mut t = Rtab::new();
+    let objs = [0x1000usize, 0x5000, 0x9000, 0xd000];
+    for &o in &objs {
+        t.map(o, 0x100, RW).unwrap();
+    }
+    for &o in &objs {
+        assert!(t.check(o + 8, 8, R));
+    }
+    let slow = t.slow_lookups();
+    for round in 0..4 {
+        for &o in objs.iter().rev().chain(objs.iter()) {
+            assert!(t.check(o + 0x10 + round, 4, W));
+        }
+    }
+    assert_eq!(t.slow_lookups(), slow, "four objects fit the windows");
+    // A fifth object pushes the oldest window out: one lookup for it.
+    t.map(0x20000, 0x40, R).unwrap();
+    assert!(t.check(0x20000, 4, R));
+    assert!(!t.check(0x20000, 4, W), "a read-only window allows no store");
+    // Revoking an object that sits in a window: refused, not served.
+    assert_eq!(t.unmap(0x9000, 8), Ok(1));
+    assert!(!t.check(0x9010, 4, R), "a revoked grant must not stay cached");
+    assert!(t.check(0xd010, 4, R));
+    assert_eq!(t.validate(), 0);
+}
+
 #[test]
 fn last_hit_is_invalidated_by_revoke() {
     let mut t = Rtab::new();
