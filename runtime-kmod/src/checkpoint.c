@@ -15,6 +15,9 @@
 #include <linux/spinlock.h>
 #include <linux/pci.h>
 #include <linux/rculist.h>
+#include <linux/interrupt.h>
+#include <linux/irq.h>
+#include <linux/workqueue.h>
 
 #include "fgft_internal.h"
 
@@ -349,6 +352,81 @@ void fgft_pci_forget(struct pci_dev *pdev)
 }
 EXPORT_SYMBOL_GPL(fgft_pci_forget);
 
+/* ---- interrupt lines of aborted handlers ---- */
+
+/*
+ * An interrupt handler that aborts before it acknowledged its device
+ * leaves a level-triggered line asserted; its device restore runs later,
+ * in process context, and an interrupt storm on the line would keep that
+ * from ever running.  The line is masked meanwhile and unmasked after a
+ * pause long enough for the deferred restore (a restore that has not
+ * finished by then masks it again at the next abort).
+ */
+#define FGFT_QUIET_SLOTS	8
+#define FGFT_QUIET_MS		50
+
+struct fgft_quiet {
+	struct delayed_work work;
+	int irq;		/* -1: free */
+};
+
+static struct fgft_quiet fgft_quiet[FGFT_QUIET_SLOTS];
+static DEFINE_RAW_SPINLOCK(fgft_quiet_lock);
+
+static void fgft_quiet_end(struct work_struct *w)
+{
+	struct fgft_quiet *q = container_of(to_delayed_work(w),
+					    struct fgft_quiet, work);
+	unsigned long flags;
+	int irq;
+
+	raw_spin_lock_irqsave(&fgft_quiet_lock, flags);
+	irq = q->irq;
+	q->irq = -1;
+	raw_spin_unlock_irqrestore(&fgft_quiet_lock, flags);
+	if (irq >= 0)
+		enable_irq(irq);
+}
+
+void fgft_quiet_init(void)
+{
+	int i;
+
+	for (i = 0; i < FGFT_QUIET_SLOTS; i++) {
+		INIT_DELAYED_WORK(&fgft_quiet[i].work, fgft_quiet_end);
+		fgft_quiet[i].irq = -1;
+	}
+}
+
+void fgft_irq_quiesce(int irq)
+{
+	struct fgft_quiet *q = NULL;
+	unsigned long flags;
+	int i;
+
+	if (irq < 0 || !irq_get_irq_data(irq))
+		return;
+	raw_spin_lock_irqsave(&fgft_quiet_lock, flags);
+	for (i = 0; i < FGFT_QUIET_SLOTS; i++) {
+		if (fgft_quiet[i].irq == irq) {
+			/* Masked already: one disable per pause. */
+			raw_spin_unlock_irqrestore(&fgft_quiet_lock, flags);
+			return;
+		}
+		if (!q && fgft_quiet[i].irq < 0)
+			q = &fgft_quiet[i];
+	}
+	if (q)
+		q->irq = irq;
+	raw_spin_unlock_irqrestore(&fgft_quiet_lock, flags);
+	/* With no free slot the line stays as it is. */
+	if (!q)
+		return;
+	disable_irq_nosync(irq);
+	schedule_delayed_work(&q->work, msecs_to_jiffies(FGFT_QUIET_MS));
+}
+EXPORT_SYMBOL_GPL(fgft_irq_quiesce);
+
 void fgft_checkpoint_exit(void)
 {
 	struct fgft_devreg *r;
@@ -356,6 +434,8 @@ void fgft_checkpoint_exit(void)
 	int bkt;
 
 	flush_work(&fgft_pci_store_work);
+	for (bkt = 0; bkt < FGFT_QUIET_SLOTS; bkt++)
+		flush_delayed_work(&fgft_quiet[bkt].work);
 	while (!list_empty(&fgft_pci_saves)) {
 		struct fgft_pcisave *s = list_first_entry(&fgft_pci_saves,
 							  struct fgft_pcisave,

@@ -1588,6 +1588,7 @@ static int __init fgft_init(void)
 			break;
 		txn_release(t);
 	}
+	fgft_quiet_init();
 	err = fgft_check_init();
 	if (err)
 		goto out_pool;

@@ -217,6 +217,7 @@ void fgft_devreg_put(struct fgft_devreg *r);
 int fgft_devreg_checkpoint(struct fgft_devreg *r, void *dev);
 void fgft_devreg_restore(struct fgft_devreg *r, void *dev);
 void fgft_checkpoint_exit(void);
+void fgft_quiet_init(void);
 
 /* debugfs.c and statistics */
 struct fgft_entry_rt {

@@ -145,6 +145,13 @@ void fgft_txn_log_stores(struct fgft_txn *txn);
 int fgft_place_obj(struct fgft_txn *txn, const void *obj, size_t size,
 		   unsigned int rights);
 
+/*
+ * Masks interrupt line @irq for a pause (an aborted handler's device is
+ * restored later, in process context): nothing if it is masked already or
+ * is no interrupt.
+ */
+void fgft_irq_quiesce(int irq);
+
 /* The innermost transaction of the current task, or NULL. */
 struct fgft_txn *fgft_current(void);
 

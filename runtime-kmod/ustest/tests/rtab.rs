@@ -63,10 +63,16 @@ fn recent_windows_serve_alternating_objects() {
     // A fifth object pushes the oldest window out: one lookup for it.
     t.map(0x20000, 0x40, R).unwrap();
     assert!(t.check(0x20000, 4, R));
-    assert!(!t.check(0x20000, 4, W), "a read-only window allows no store");
+    assert!(
+        !t.check(0x20000, 4, W),
+        "a read-only window allows no store"
+    );
     // Revoking an object that sits in a window: refused, not served.
     assert_eq!(t.unmap(0x9000, 8), Ok(1));
-    assert!(!t.check(0x9010, 4, R), "a revoked grant must not stay cached");
+    assert!(
+        !t.check(0x9010, 4, R),
+        "a revoked grant must not stay cached"
+    );
     assert!(t.check(0xd010, 4, R));
     assert_eq!(t.validate(), 0);
 }

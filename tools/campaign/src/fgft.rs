@@ -149,6 +149,19 @@ fn recovered_oops_reports(window: &str) -> usize {
     n
 }
 
+/// The device check after a variant, from the markers of its console: the
+/// first check marker past its `fgft` marker (a trigger that is the check
+/// itself, as on the I/O path, prints one before it), passing when `field`
+/// is positive.
+fn device_check_after(markers: &[fgft_vm::Marker], marker: &str, field: &str) -> Option<bool> {
+    markers
+        .iter()
+        .skip_while(|m| m.name != "fgft")
+        .find(|m| m.name == marker)
+        .and_then(|c| c.parse::<u64>(field))
+        .map(|n| n > 0)
+}
+
 /// Results for the variants of a batch that this boot got through. A
 /// variant whose console shows a kernel oops or panic, or whose `checked`
 /// marker is missing (the boot hung or went down), is a crash: the kernel
@@ -156,9 +169,6 @@ fn recovered_oops_reports(window: &str) -> usize {
 /// same after a variant that leaves the device failing its check.
 pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResult> {
     let mut res = Vec::new();
-    let checks = out.markers_named(&cfg.driver.check_marker);
-    // The first check is the baseline before any variant.
-    let mut check_iter = checks.iter().skip(1);
     for v in batch {
         let window = variant_console(&out.console, v.id);
         let seen = fgft_vm::parse_console(window);
@@ -190,10 +200,11 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
         let rc = m.parse::<i32>("rc");
         let rec = m.parse::<u64>("rec").unwrap_or(0);
         let rec_ns = m.parse::<u64>("rec_ns").unwrap_or(0);
-        let device_ok = check_iter
-            .next()
-            .and_then(|c| c.parse::<u64>(&cfg.driver.check_field))
-            .map(|n| n > 0);
+        let device_ok = device_check_after(
+            &seen.markers,
+            &cfg.driver.check_marker,
+            &cfg.driver.check_field,
+        );
         let outcome = if rec == 0 {
             FgftOutcome::NoFault
         } else if device_ok == Some(true) {
@@ -280,6 +291,26 @@ mod tests {
         FGFT-MARK fgft id=2 rc=137 rec=0 rec_ns=0\n\
         FGFT-MARK checked id=2\n\
         FGFT-MARK arm id=3\n";
+
+    #[test]
+    fn the_device_check_is_the_one_after_the_trigger() {
+        // An I/O-path trigger is the traffic check itself: it fails while
+        // the fault is armed, and the check after the fgft marker decides.
+        let window = "FGFT-MARK arm id=7\n\
+            FGFT-MARK pkt sent=200 received=0\n\
+            FGFT-MARK fgft id=7 rc=1 rec=212 rec_ns=5\n\
+            FGFT-MARK pkt sent=200 received=200\n";
+        let m = fgft_vm::parse_console(window).markers;
+        assert_eq!(super::device_check_after(&m, "pkt", "received"), Some(true));
+        let broken = window.replace("received=200", "received=0");
+        let m = fgft_vm::parse_console(&broken).markers;
+        assert_eq!(
+            super::device_check_after(&m, "pkt", "received"),
+            Some(false)
+        );
+        let m = fgft_vm::parse_console("FGFT-MARK pkt received=9\n").markers;
+        assert_eq!(super::device_check_after(&m, "pkt", "received"), None);
+    }
 
     #[test]
     fn an_oops_belongs_to_the_variant_armed_before_it() {

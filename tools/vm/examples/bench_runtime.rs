@@ -11,7 +11,7 @@
 //! - checked_store: one store in SFI-instrumented code whose range check hits
 //!   the last-hit window, against the same store in uninstrumented code;
 //! - checked_store_miss: stores alternating between two grants, so every
-//!   check goes to the interval index;
+//!   check misses the last-hit window (served by a recent window);
 //! - revoke_N: fgft_unmap of a grant with N derived grants, per grant,
 //!   against one indirect call per grant.
 //!
