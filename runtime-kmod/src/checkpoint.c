@@ -384,7 +384,12 @@ static void fgft_quiet_end(struct work_struct *w)
 	irq = q->irq;
 	q->irq = -1;
 	raw_spin_unlock_irqrestore(&fgft_quiet_lock, flags);
-	if (irq >= 0)
+	/*
+	 * A restore that freed and requested the line again (close and open)
+	 * left it enabled: enabling it once more would be unbalanced.
+	 */
+	if (irq >= 0 && irq_get_irq_data(irq) &&
+	    irqd_irq_disabled(irq_get_irq_data(irq)))
 		enable_irq(irq);
 }
 
