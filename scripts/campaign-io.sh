@@ -2,23 +2,16 @@
 # Benchmark (not a test): the I/O-path fault campaign of issue 14. Faults go
 # into each driver's transmit, interrupt and NAPI poll (the configs'
 # io_path), armed while the traffic check runs; native and under fgft,
-# written to results/campaign-io.md.  The runner is tools/campaign
-# (fgft-campaign --io-path).
+# written to results/campaign-io.md.  Runs scripts/campaign.sh with its own
+# flags (fgft-campaign --io-path).
 #
 #   scripts/campaign-io.sh                  e1000 and 8139too
 #   DRIVERS=8139too scripts/campaign-io.sh
 #   scripts/campaign-io.sh --per-entry 2    extra flags go to fgft-campaign
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/setup.sh >/dev/null
-drivers=${DRIVERS:-"e1000 8139too"}
-configs=()
-for d in $drivers; do
-	configs+=("corpus/campaign/$d.toml")
-done
-cargo build --release --locked -q -p fgft-campaign
-export FGFT_REPORT_CMD="scripts/campaign-io.sh $*"
-[ -n "${DRIVERS:-}" ] && FGFT_REPORT_CMD="DRIVERS=\"$DRIVERS\" $FGFT_REPORT_CMD"
 # 12 variants per entry point: at least 30 faults a driver over 3 entries.
-exec target/release/fgft-campaign "${configs[@]}" --io-path --seed 1 --per-entry 12 --timeout 60 \
-	--restarts 0 --report results/campaign-io.md "$@"
+FGFT_CAMPAIGN_SCRIPT=scripts/campaign-io.sh \
+FGFT_CAMPAIGN_ARGS="--io-path --seed 1 --per-entry 12 --timeout 60 --restarts 0 --report results/campaign-io.md" \
+DRIVERS=${DRIVERS:-"e1000 8139too"} \
+	exec bash scripts/campaign.sh "$@"

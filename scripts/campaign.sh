@@ -8,6 +8,9 @@
 #   scripts/campaign.sh                  all drivers below
 #   DRIVERS="e1000 8139too" scripts/campaign.sh
 #   scripts/campaign.sh --per-entry 1    extra flags go to fgft-campaign
+#
+# Other campaigns reuse it: FGFT_CAMPAIGN_SCRIPT names the caller in the
+# report, FGFT_CAMPAIGN_ARGS replaces the default flags (campaign-io.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >/dev/null
@@ -17,7 +20,8 @@ for d in $drivers; do
 	configs+=("corpus/campaign/$d.toml")
 done
 cargo build --release --locked -q -p fgft-campaign
-export FGFT_REPORT_CMD="scripts/campaign.sh $*"
+export FGFT_REPORT_CMD="${FGFT_CAMPAIGN_SCRIPT:-scripts/campaign.sh}${*:+ $*}"
 [ -n "${DRIVERS:-}" ] && FGFT_REPORT_CMD="DRIVERS=\"$DRIVERS\" $FGFT_REPORT_CMD"
-exec target/release/fgft-campaign "${configs[@]}" --seed 1 --per-entry 3 --timeout 30 --throughput 3 \
-	--restarts 3 --report results/campaign.md "$@"
+read -r -a args <<<"${FGFT_CAMPAIGN_ARGS:---seed 1 --per-entry 3 --timeout 30 --throughput 3 \
+	--restarts 3 --report results/campaign.md}"
+exec target/release/fgft-campaign "${configs[@]}" "${args[@]}" "$@"
