@@ -283,7 +283,7 @@ void fgft_check_or_fail(const void *addr, size_t len, unsigned int rights)
 		/* A kernel call about to write memory used in place. */
 		if ((rights & FGFT_W) && t->logging &&
 		    !(fgft_rtab_hit(&t->rtab, (unsigned long)addr, len, rights) &&
-		      (t->rtab.hit_rights & FGFT_NOLOG)))
+		      (t->rtab.hit.rights & FGFT_NOLOG)))
 			fgft_log_store(t, (unsigned long)addr, len);
 		return;
 	}
@@ -337,7 +337,7 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 		if (likely(fgft_rtab_hit(&t->rtab, addr, size, rights) ||
 			   fgft_rtab_hit_victim(&t->rtab, addr, size, rights))) {
 			if (unlikely(t->logging) && (rights & FGFT_W) &&
-			    !(t->rtab.hit_rights & FGFT_NOLOG)) {
+			    !(t->rtab.hit.rights & FGFT_NOLOG)) {
 				ua = user_access_save();
 				fgft_log_store(t, addr, size);
 				user_access_restore(ua);
@@ -358,7 +358,7 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 		/* The check left the grant that allows it in the window. */
 		if (t->logging && (rights & FGFT_W) &&
 		    !(fgft_rtab_hit(&t->rtab, addr, size, rights) &&
-		      (t->rtab.hit_rights & FGFT_NOLOG)))
+		      (t->rtab.hit.rights & FGFT_NOLOG)))
 			fgft_log_store(t, addr, size);
 	}
 	user_access_restore(ua);

@@ -377,6 +377,7 @@ static void fgft_quiet_end(struct work_struct *w)
 {
 	struct fgft_quiet *q = container_of(to_delayed_work(w),
 					    struct fgft_quiet, work);
+	struct irq_data *d;
 	unsigned long flags;
 	int irq;
 
@@ -388,8 +389,8 @@ static void fgft_quiet_end(struct work_struct *w)
 	 * A restore that freed and requested the line again (close and open)
 	 * left it enabled: enabling it once more would be unbalanced.
 	 */
-	if (irq >= 0 && irq_get_irq_data(irq) &&
-	    irqd_irq_disabled(irq_get_irq_data(irq)))
+	d = irq >= 0 ? irq_get_irq_data(irq) : NULL;
+	if (d && irqd_irq_disabled(d))
 		enable_irq(irq);
 }
 

@@ -52,10 +52,7 @@ struct fgft_rtab_win {
 
 struct fgft_rtab {
 	/* Last-hit window: an access inside it with these rights is allowed. */
-	uintptr_t hit_start;
-	uintptr_t hit_end;
-	u32 hit_rights;
-	int hit_id;
+	struct fgft_rtab_win hit;
 	/* Earlier hits, most recent first (a hit there moves it up). */
 	struct fgft_rtab_win vic[FGFT_RTAB_VICTIMS];
 
@@ -129,15 +126,6 @@ int fgft_rtab_check_slow(struct fgft_rtab *t, uintptr_t addr, size_t len,
 bool fgft_rtab_check(struct fgft_rtab *t, uintptr_t addr, size_t len,
 		     u32 rights);
 
-static inline bool fgft_rtab_hit(const struct fgft_rtab *t, uintptr_t addr,
-				 size_t len, u32 rights)
-{
-	uintptr_t end = addr + len;
-
-	return likely(addr >= t->hit_start && end <= t->hit_end &&
-		      end >= addr && !(rights & ~t->hit_rights));
-}
-
 static inline bool fgft_rtab_win_ok(const struct fgft_rtab_win *w,
 				    uintptr_t addr, size_t len, u32 rights)
 {
@@ -145,6 +133,12 @@ static inline bool fgft_rtab_win_ok(const struct fgft_rtab_win *w,
 
 	return addr >= w->start && end <= w->end && end >= addr &&
 	       !(rights & ~w->rights);
+}
+
+static inline bool fgft_rtab_hit(const struct fgft_rtab *t, uintptr_t addr,
+				 size_t len, u32 rights)
+{
+	return likely(fgft_rtab_win_ok(&t->hit, addr, len, rights));
 }
 
 /*
@@ -161,14 +155,8 @@ static inline bool fgft_rtab_hit_victim(struct fgft_rtab *t, uintptr_t addr,
 		if (!fgft_rtab_win_ok(&t->vic[i], addr, len, rights))
 			continue;
 		w = t->vic[i];
-		t->vic[i].start = t->hit_start;
-		t->vic[i].end = t->hit_end;
-		t->vic[i].rights = t->hit_rights;
-		t->vic[i].id = t->hit_id;
-		t->hit_start = w.start;
-		t->hit_end = w.end;
-		t->hit_rights = w.rights;
-		t->hit_id = w.id;
+		t->vic[i] = t->hit;
+		t->hit = w;
 		return true;
 	}
 	return false;

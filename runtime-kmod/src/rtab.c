@@ -17,10 +17,7 @@ static void hit_clear(struct fgft_rtab *t)
 {
 	int i;
 
-	t->hit_start = (uintptr_t)-1;
-	t->hit_end = 0;
-	t->hit_rights = 0;
-	t->hit_id = -1;
+	win_clear(&t->hit);
 	for (i = 0; i < FGFT_RTAB_VICTIMS; i++)
 		win_clear(&t->vic[i]);
 }
@@ -32,14 +29,11 @@ static void hit_set(struct fgft_rtab *t, int id)
 
 	for (i = FGFT_RTAB_VICTIMS - 1; i > 0; i--)
 		t->vic[i] = t->vic[i - 1];
-	t->vic[0].start = t->hit_start;
-	t->vic[0].end = t->hit_end;
-	t->vic[0].rights = t->hit_rights;
-	t->vic[0].id = t->hit_id;
-	t->hit_start = t->g[id].start;
-	t->hit_end = t->g[id].end;
-	t->hit_rights = t->g[id].rights;
-	t->hit_id = id;
+	t->vic[0] = t->hit;
+	t->hit.start = t->g[id].start;
+	t->hit.end = t->g[id].end;
+	t->hit.rights = t->g[id].rights;
+	t->hit.id = id;
 }
 
 void fgft_rtab_init(struct fgft_rtab *t)
@@ -227,12 +221,8 @@ static void remove_leaf(struct fgft_rtab *t, int n)
 	t->nlive--;
 	t->ndead++;
 	t->nr_revoked++;
-	if (t->hit_id == n) {
-		t->hit_start = (uintptr_t)-1;
-		t->hit_end = 0;
-		t->hit_rights = 0;
-		t->hit_id = -1;
-	}
+	if (t->hit.id == n)
+		win_clear(&t->hit);
 	for (i = 0; i < FGFT_RTAB_VICTIMS; i++)
 		if (t->vic[i].id == n)
 			win_clear(&t->vic[i]);
