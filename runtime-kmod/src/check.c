@@ -346,7 +346,7 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 		}
 		if (fgft_on_stack(t, addr, size))
 			return;
-	} else if (likely(!atomic_read(&fgft_nr_open))) {
+	} else if (likely(fgft_none_open())) {
 		return;
 	}
 	ua = user_access_save();

@@ -3,11 +3,13 @@
  * fgft_rt core: transactions, the (task, context) lookup, the fault trap.
  *
  * A transaction belongs to the task and the execution context (process,
- * softirq, hard irq) that began it.  The innermost open transaction of each
- * (task, context) sits in a small hash; nested ones hang off it through
- * ->outer.  Checks need "the transaction whose body is running here": a
- * per-cpu last hit answers that, validated against current and the context,
- * and the hash is the fallback.
+ * softirq, hard irq) that began it.  The open transactions of a task in
+ * process context are on the task's preempt-notifier list; those of the
+ * interrupt contexts are on a per-cpu stack; nested ones also hang off
+ * their enclosing one through ->outer.  No lookup takes a lock.  Checks
+ * need "the transaction whose body is running here": a per-cpu last hit
+ * answers that, validated against current and the context, and the lists
+ * are the fallback.
  *
  * Transactions come from a pool that only grows while the module is loaded,
  * so a stale per-cpu pointer always points at a transaction (possibly
@@ -17,7 +19,7 @@
 
 #include <linux/module.h>
 #include <linux/kdebug.h>
-#include <linux/hash.h>
+#include <linux/preempt.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/mutex.h>
@@ -37,7 +39,6 @@
 #include "fgft_internal.h"
 
 DEFINE_PER_CPU(struct fgft_txn *, fgft_hit);
-atomic_t fgft_nr_open = ATOMIC_INIT(0);
 atomic_t fgft_pool_size = ATOMIC_INIT(0);
 struct fgft_gstats fgft_gstats;
 
@@ -65,51 +66,66 @@ static_assert(FGFT_R == FGFT_DS_R && FGFT_W == FGFT_DS_W &&
 
 /* ---- (task, context) -> innermost transaction ---- */
 
-#define FGFT_HASH_BITS	8
+#ifndef CONFIG_PREEMPT_NOTIFIERS
+#error "fgft_rt keeps a task's transactions on its preempt notifiers: CONFIG_PREEMPT_NOTIFIERS (selected by KVM) is needed"
+#endif
 
-struct fgft_bucket {
-	raw_spinlock_t lock;
-	struct hlist_head head;
-};
-
-static struct fgft_bucket fgft_hash[1 << FGFT_HASH_BITS];
-
-static struct fgft_bucket *bucket_of(struct task_struct *task,
-				     unsigned int ctx)
+/*
+ * Process context: a task's open transactions are on its own
+ * preempt-notifier list, newest first.  Only the task adds to and removes
+ * from that list, so finding, pushing and popping take no lock, and the
+ * scheduler tells the transaction when the task runs again on a cpu.
+ */
+static void fgft_sched_in(struct preempt_notifier *pn, int cpu)
 {
-	unsigned long key = (unsigned long)task ^ ctx;
+	struct fgft_txn *t = container_of(pn, struct fgft_txn, pn);
 
-	return &fgft_hash[hash_long(key, FGFT_HASH_BITS)];
+	/* The body resumes here: the checks' last hit is this one again. */
+	if (READ_ONCE(t->active))
+		this_cpu_write(fgft_hit, t);
 }
 
-static struct fgft_txn *top_locked(struct fgft_bucket *b,
-				   struct task_struct *task, unsigned int ctx)
+static void fgft_sched_out(struct preempt_notifier *pn,
+			   struct task_struct *next)
 {
-	struct fgft_txn *t;
+}
 
-	hlist_for_each_entry(t, &b->head, hnode)
-		if (t->task == task && t->ctx == ctx)
-			return t;
+static struct preempt_ops fgft_pn_ops = {
+	.sched_in = fgft_sched_in,
+	.sched_out = fgft_sched_out,
+};
+
+static __always_inline struct fgft_txn *task_top(struct task_struct *task)
+{
+	struct preempt_notifier *pn;
+
+	hlist_for_each_entry(pn, &task->preempt_notifiers, link)
+		if (pn->ops == &fgft_pn_ops)
+			return container_of(pn, struct fgft_txn, pn);
 	return NULL;
 }
 
-static struct fgft_txn *top_of(struct task_struct *task, unsigned int ctx)
-{
-	struct fgft_bucket *b = bucket_of(task, ctx);
-	struct fgft_txn *t;
-	unsigned long flags;
+/*
+ * Interrupt contexts: a per-cpu stack.  A softirq or hard irq runs to its
+ * end on one cpu and nests strictly inside what it interrupted, so the
+ * transactions opened in those contexts form one stack per cpu, and the
+ * innermost one of the current context is on top or not open.
+ */
+DEFINE_PER_CPU(struct fgft_txn *, fgft_irq_top);
 
-	raw_spin_lock_irqsave(&b->lock, flags);
-	t = top_locked(b, task, ctx);
-	raw_spin_unlock_irqrestore(&b->lock, flags);
-	return t;
+static __always_inline struct fgft_txn *top_of_ctx(unsigned int ctx)
+{
+	struct fgft_txn *t;
+
+	if (!ctx)
+		return task_top(current);
+	t = this_cpu_read(fgft_irq_top);
+	return t && t->ctx == ctx ? t : NULL;
 }
 
 struct fgft_txn *fgft_top(void)
 {
-	if (!atomic_read(&fgft_nr_open))
-		return NULL;
-	return top_of(current, fgft_ctx());
+	return top_of_ctx(fgft_ctx());
 }
 
 struct fgft_txn *fgft_active_slow(void)
@@ -138,46 +154,52 @@ struct fgft_txn *fgft_current(void)
 }
 EXPORT_SYMBOL_GPL(fgft_current);
 
-static void txn_push(struct fgft_txn *t)
+static __always_inline void txn_push(struct fgft_txn *t)
 {
-	struct fgft_bucket *b = bucket_of(t->task, t->ctx);
-	struct fgft_txn *outer;
-	unsigned long flags;
+	struct fgft_txn *outer = top_of_ctx(t->ctx);
 
-	raw_spin_lock_irqsave(&b->lock, flags);
-	outer = top_locked(b, t->task, t->ctx);
-	if (outer)
-		hlist_del(&outer->hnode);
-	hlist_add_head(&t->hnode, &b->head);
-	raw_spin_unlock_irqrestore(&b->lock, flags);
 	t->outer = outer;
 	t->nr_inner = 0;
 	if (outer)
 		outer->nr_inner++;
-	atomic_inc(&fgft_nr_open);
+	if (t->ctx) {
+		/* An interrupt in between pushes and pops: the top is back. */
+		t->below = this_cpu_read(fgft_irq_top);
+		barrier();
+		this_cpu_write(fgft_irq_top, t);
+	} else {
+		/*
+		 * What preempt_notifier_register() does, inline on the fast
+		 * path; the scheduler walks the list when it switches the task.
+		 */
+		preempt_disable();
+		hlist_add_head(&t->pn.link, &current->preempt_notifiers);
+		preempt_enable();
+	}
 }
 
-static void txn_pop(struct fgft_txn *t)
+static __always_inline void txn_pop(struct fgft_txn *t)
 {
-	struct fgft_bucket *b = bucket_of(t->task, t->ctx);
-	unsigned long flags;
-
-	raw_spin_lock_irqsave(&b->lock, flags);
-	hlist_del(&t->hnode);
-	if (t->outer)
-		hlist_add_head(&t->outer->hnode, &b->head);
-	raw_spin_unlock_irqrestore(&b->lock, flags);
+	if (t->ctx) {
+		this_cpu_write(fgft_irq_top, t->below);
+	} else {
+		preempt_disable();
+		hlist_del(&t->pn.link);
+		preempt_enable();
+	}
 	if (t->outer)
 		t->outer->nr_inner--;
-	atomic_dec(&fgft_nr_open);
 }
 
 /* ---- pool ---- */
 
 static DEFINE_RAW_SPINLOCK(fgft_pool_lock);
 static struct fgft_txn *fgft_pool_head;
-/* One free transaction per cpu, taken and given back without a lock. */
-static DEFINE_PER_CPU(struct fgft_txn *, fgft_spare);
+/*
+ * Free transactions per cpu, one for process context and one for the
+ * interrupt contexts, taken and given back without a lock.
+ */
+static DEFINE_PER_CPU(struct fgft_txn *, fgft_spare[2]);
 static LIST_HEAD(fgft_pool_all);
 
 static struct fgft_txn *txn_new(gfp_t gfp)
@@ -187,6 +209,7 @@ static struct fgft_txn *txn_new(gfp_t gfp)
 
 	if (!t)
 		return NULL;
+	preempt_notifier_init(&t->pn, &fgft_pn_ops);
 	fgft_rtab_init(&t->rtab);
 	fgft_objtrack_init(&t->objs);
 	fgft_undo_init(&t->log);
@@ -197,15 +220,12 @@ static struct fgft_txn *txn_new(gfp_t gfp)
 	return t;
 }
 
-static struct fgft_txn *txn_alloc(void)
+static noinline struct fgft_txn *txn_alloc_slow(void)
 {
 	struct fgft_txn *t;
 	unsigned long flags;
 	bool sleep = preemptible() && !rcu_preempt_depth();
 
-	t = this_cpu_xchg(fgft_spare, NULL);
-	if (t)
-		return t;
 	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
 	t = fgft_pool_head;
 	if (t)
@@ -216,13 +236,68 @@ static struct fgft_txn *txn_alloc(void)
 	return txn_new(sleep ? GFP_KERNEL : GFP_ATOMIC | __GFP_NOWARN);
 }
 
-static void txn_release(struct fgft_txn *t)
+static __always_inline struct fgft_txn *txn_alloc(void)
+{
+	struct fgft_txn *t = this_cpu_xchg(fgft_spare[!!fgft_ctx()], NULL);
+
+	return likely(t) ? t : txn_alloc_slow();
+}
+
+/*
+ * Whether a table holds nothing: a transaction that granted, copied or
+ * logged nothing (an empty one, or one whose objects are all in place and
+ * whose grants were batched elsewhere) skips the resets.
+ */
+static bool rtab_idle(const struct fgft_rtab *r)
+{
+	return !r->ng && !r->ix.n;
+}
+
+static bool objs_idle(const struct fgft_objtrack *o)
+{
+	return !o->n && !o->byk.n && !o->byc.n &&
+	       (!o->arena || (!o->arena->used && !o->arena->next));
+}
+
+/*
+ * What a pooled transaction keeps of its range table and tracker: empty,
+ * big arrays given back (only for one that used them: ->tables).
+ */
+static void txn_trim(struct fgft_txn *t)
+{
+	const u32 keep = FGFT_POOL_KEEP;
+
+	if (!rtab_idle(&t->rtab) || t->rtab.gcap > keep ||
+	    t->rtab.ix.cap > keep)
+		fgft_rtab_trim(&t->rtab, keep);
+	if (!objs_idle(&t->objs) || t->objs.cap > keep ||
+	    t->objs.byk.cap > keep || t->objs.byc.cap > keep)
+		fgft_objtrack_trim(&t->objs, keep);
+}
+
+/* Gives @t back clean: fgft_txn_begin() sets only its identity. */
+static __always_inline void txn_release(struct fgft_txn *t)
 {
 	unsigned long flags;
 
-	fgft_rtab_trim(&t->rtab, FGFT_POOL_KEEP);
-	fgft_objtrack_trim(&t->objs, FGFT_POOL_KEEP);
-	fgft_undo_trim(&t->log, FGFT_POOL_KEEP);
+	if (t->tables) {
+		txn_trim(t);
+		t->tables = 0;
+	}
+	if (t->log.n || t->log.cap > FGFT_POOL_KEEP)
+		fgft_undo_trim(&t->log, FGFT_POOL_KEEP);
+	if (unlikely(t->failed || t->fault_addr || t->cause)) {
+		t->failed = 0;
+		t->cause = FGFT_CAUSE_NONE;
+		t->t_fault = 0;
+		t->fault_ip = 0;
+		t->fault_addr = 0;
+		t->fault_len = 0;
+		t->fault_rights = 0;
+	}
+	t->dreg = NULL;
+	t->checkpointed = 0;
+	t->logging = 0;
 	t->wlog.n = 0;
 	if (t->wlog.cap > FGFT_POOL_KEEP) {
 		fgft_mem_free(t->wlog.r);
@@ -232,7 +307,7 @@ static void txn_release(struct fgft_txn *t)
 	WRITE_ONCE(t->active, 0);
 	t->state = FGFT_TXN_FREE;
 	WRITE_ONCE(t->task, NULL);
-	t = this_cpu_xchg(fgft_spare, t);
+	t = this_cpu_xchg(fgft_spare[!!t->ctx], t);
 	if (!t)
 		return;
 	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
@@ -256,8 +331,10 @@ static void pool_destroy(void)
 	}
 	fgft_pool_head = NULL;
 	atomic_set(&fgft_pool_size, 0);
-	for_each_possible_cpu(cpu)
-		per_cpu(fgft_spare, cpu) = NULL;
+	for_each_possible_cpu(cpu) {
+		per_cpu(fgft_spare[0], cpu) = NULL;
+		per_cpu(fgft_spare[1], cpu) = NULL;
+	}
 }
 
 /* ---- locks (the undo log's release hook) ---- */
@@ -363,7 +440,9 @@ void fgft_stats_read(struct fgft_stats *st)
 	st->residue_fixups = atomic64_read(&fgft_gstats.residue_fixups);
 	st->missing_unlocks = atomic64_read(&fgft_gstats.missing_unlocks);
 	st->mem_live = atomic_long_read(&fgft_mem_live);
-	st->open = atomic_read(&fgft_nr_open);
+	st->open = st->txns - st->commits;
+	for (i = 0; i < FGFT_CAUSE_NR; i++)
+		st->open -= st->aborts[i];
 	st->pool = atomic_read(&fgft_pool_size);
 }
 EXPORT_SYMBOL_GPL(fgft_stats_read);
@@ -412,23 +491,15 @@ struct fgft_txn *fgft_txn_begin(struct fgft_entry *ep, void *dev)
 		atomic64_inc(&fgft_gstats.begin_errors);
 		return ERR_PTR(-ENOMEM);
 	}
+	/* The rest is clean: txn_release() left it so. */
 	t->ep = ep;
+	t->rt = rt;
 	t->dev = dev;
-	t->dreg = NULL;
 	t->ctx = fgft_ctx();
 	t->state = FGFT_TXN_OPEN;
-	t->active = 0;
-	t->failed = 0;
-	t->checkpointed = 0;
-	t->logging = 0;
-	t->wlog.n = 0;
-	memset(t->ev, 0, sizeof(t->ev));
-	t->cause = FGFT_CAUSE_NONE;
-	t->t_fault = 0;
-	t->fault_ip = 0;
-	t->fault_addr = 0;
-	t->fault_len = 0;
-	t->fault_rights = 0;
+	/* Events are summed only in stage-stamped builds. */
+	if (rt && rt->stages)
+		memset(t->ev, 0, sizeof(t->ev));
 	WRITE_ONCE(t->task, current);
 	txn_push(t);
 	if (dev) {
@@ -529,19 +600,23 @@ out:
 }
 
 /* Ends @t (the innermost transaction of its task and context). */
-static int txn_finish(struct fgft_txn *t, bool abort)
+static __always_inline int txn_finish(struct fgft_txn *t, bool abort)
 {
-	struct fgft_entry_rt *rt = t->ep ? t->ep->rt : NULL;
+	struct fgft_entry_rt *rt = t->rt;
 	int ret = abort ? txn_err(t) : 0;
 
-	if (abort)
-		wlog_replay(t);
-	else
-		wlog_hand_up(t);
-	fgft_undo_finish(&t->log, abort, &fgft_lock_ops);
-	if (t->log.missing_unlocks)
-		atomic64_add(t->log.missing_unlocks,
-			     &fgft_gstats.missing_unlocks);
+	if (unlikely(t->wlog.n)) {
+		if (abort)
+			wlog_replay(t);
+		else
+			wlog_hand_up(t);
+	}
+	if (t->log.n) {
+		fgft_undo_finish(&t->log, abort, &fgft_lock_ops);
+		if (t->log.missing_unlocks)
+			atomic64_add(t->log.missing_unlocks,
+				     &fgft_gstats.missing_unlocks);
+	}
 	if (abort && t->failed)
 		txn_fix_residue(t);
 	if (rt && rt->stages)
@@ -552,8 +627,12 @@ static int txn_finish(struct fgft_txn *t, bool abort)
 		fgft_devreg_put(t->dreg);
 		t->dreg = NULL;
 	}
-	fgft_rtab_reset(&t->rtab);
-	fgft_objtrack_reset(&t->objs);
+	if (t->tables) {
+		if (!rtab_idle(&t->rtab))
+			fgft_rtab_reset(&t->rtab);
+		if (!objs_idle(&t->objs))
+			fgft_objtrack_reset(&t->objs);
+	}
 	if (abort) {
 		enum fgft_cause c = t->failed ? t->cause : FGFT_CAUSE_NONE;
 
@@ -580,7 +659,7 @@ static bool abort_inner(struct fgft_txn *t)
 	if (!t->nr_inner && t->state != FGFT_TXN_FREE)
 		return true;
 	for (;;) {
-		top = top_of(t->task, t->ctx);
+		top = top_of_ctx(t->ctx);
 		if (!top)
 			return false;
 		if (top == t)
@@ -662,6 +741,12 @@ void fgft_txn_commit(struct fgft_txn *txn)
 {
 	if (IS_ERR_OR_NULL(txn))
 		return;
+	/* The usual case: open, owned, innermost, not failed. */
+	if (likely(txn->state == FGFT_TXN_OPEN && txn->task == current &&
+		   !txn->nr_inner && !txn->failed)) {
+		txn_finish(txn, false);
+		return;
+	}
 	if (WARN_ON_ONCE(txn->state != FGFT_TXN_OPEN))
 		return;
 	WARN_ON_ONCE(txn->task != current);
@@ -778,7 +863,7 @@ static int fgft_die(struct notifier_block *nb, unsigned long val, void *data)
 	default:
 		return NOTIFY_DONE;
 	}
-	if (!atomic_read(&fgft_nr_open) || !regs || user_mode(regs) ||
+	if (fgft_none_open() || !regs || user_mode(regs) ||
 	    in_nmi())
 		return NOTIFY_DONE;
 	if (args->trapnr == X86_TRAP_DF || args->trapnr == X86_TRAP_MC)
@@ -827,6 +912,7 @@ int fgft_map(struct fgft_txn *txn, const void *addr, size_t len,
 
 	if (IS_ERR_OR_NULL(txn))
 		return -EINVAL;
+	txn->tables = 1;
 	id = fgft_rtab_map(&txn->rtab, (uintptr_t)addr, len, rights);
 	return id < 0 ? id : 0;
 }
@@ -839,6 +925,7 @@ int fgft_map_derived(struct fgft_txn *txn, const void *parent,
 
 	if (IS_ERR_OR_NULL(txn))
 		return -EINVAL;
+	txn->tables = 1;
 	id = fgft_rtab_map_derived(&txn->rtab, (uintptr_t)parent,
 				   (uintptr_t)addr, len, rights);
 	return id < 0 ? id : 0;
@@ -861,6 +948,7 @@ int fgft_place_obj(struct fgft_txn *txn, const void *obj, size_t size,
 		return -EINVAL;
 	if (!obj || !size)
 		return 0;
+	txn->tables = 1;
 	/*
 	 * Placed already when a grant starts here and covers it (the range
 	 * table is the visited set: one lookup, and the tracker is left out,
@@ -890,6 +978,7 @@ void *fgft_obj_copy(struct fgft_txn *txn, const void *kobj, size_t ksize,
 {
 	if (IS_ERR_OR_NULL(txn))
 		return NULL;
+	txn->tables = 1;
 	return fgft_objtrack_copy(&txn->objs, kobj, ksize, csize);
 }
 EXPORT_SYMBOL_GPL(fgft_obj_copy);
@@ -899,6 +988,7 @@ int fgft_obj_track(struct fgft_txn *txn, const void *kobj, size_t ksize,
 {
 	if (IS_ERR_OR_NULL(txn))
 		return -EINVAL;
+	txn->tables = 1;
 	return fgft_objtrack_add(&txn->objs, kobj, ksize, copy, csize);
 }
 EXPORT_SYMBOL_GPL(fgft_obj_track);
@@ -972,6 +1062,7 @@ void *fgft_shadow(struct fgft_txn *txn, void *p, size_t size)
 	sh = fgft_objtrack_find(&txn->objs, p);
 	if (sh)
 		return sh;
+	txn->tables = 1;
 	sh = fgft_objtrack_copy(&txn->objs, p, size, size);
 	if (!sh) {
 		if (txn->state == FGFT_TXN_BODY && txn_owned(txn))
@@ -1576,10 +1667,7 @@ static int __init fgft_init(void)
 {
 	int i, err;
 
-	for (i = 0; i < ARRAY_SIZE(fgft_hash); i++) {
-		raw_spin_lock_init(&fgft_hash[i].lock);
-		INIT_HLIST_HEAD(&fgft_hash[i].head);
-	}
+	preempt_notifier_inc();
 	/* Pre-fill the pool so atomic contexts rarely allocate. */
 	for (i = 0; i < 2 * num_online_cpus() + 2; i++) {
 		struct fgft_txn *t = txn_new(GFP_KERNEL);
@@ -1608,21 +1696,27 @@ out_check:
 	fgft_check_exit();
 out_pool:
 	pool_destroy();
+	preempt_notifier_dec();
 	return err;
 }
 
 static void __exit fgft_exit(void)
 {
+	struct fgft_stats st;
 	int cpu;
 
 	fgft_debugfs_exit();
 	unregister_die_notifier(&fgft_die_nb);
 	fgft_check_exit();
 	fgft_checkpoint_exit();
-	WARN_ON(atomic_read(&fgft_nr_open));
-	for_each_possible_cpu(cpu)
+	fgft_stats_read(&st);
+	WARN_ON(st.open);
+	for_each_possible_cpu(cpu) {
 		per_cpu(fgft_hit, cpu) = NULL;
+		WARN_ON(per_cpu(fgft_irq_top, cpu));
+	}
 	pool_destroy();
+	preempt_notifier_dec();
 	WARN_ON(atomic_long_read(&fgft_mem_live));
 }
 

@@ -111,14 +111,19 @@ struct fgft_txn {
 	u8 failed;
 	u8 checkpointed;	/* this transaction took the device checkpoint */
 	u8 logging;	/* stores are logged (objects used in place) */
+	u8 tables;	/* granted or copied: the range table, tracker to reset */
 
 	struct fgft_txn *outer;	/* enclosing transaction, same (task, ctx) */
 	unsigned int nr_inner;	/* transactions open inside this one */
-	struct hlist_node hnode;	/* in the lookup hash while innermost */
+	/* Open in process context: on the task's preempt-notifier list. */
+	struct preempt_notifier pn;
+	/* Open in an interrupt context: the next one down this cpu's stack. */
+	struct fgft_txn *below;
 	struct fgft_txn *next_free;	/* pool */
 	struct list_head all;		/* every pooled transaction */
 
 	struct fgft_entry *ep;
+	struct fgft_entry_rt *rt;	/* ep->rt at the begin */
 	void *dev;
 	struct fgft_devreg *dreg;
 	enum fgft_cause cause;
@@ -150,7 +155,19 @@ struct fgft_txn {
 void fgft_log_store(struct fgft_txn *t, unsigned long addr, size_t len);
 
 DECLARE_PER_CPU(struct fgft_txn *, fgft_hit);
-extern atomic_t fgft_nr_open;
+DECLARE_PER_CPU(struct fgft_txn *, fgft_irq_top);
+
+/*
+ * Whether no transaction is open in the current (task, context): nothing
+ * on this cpu's interrupt stack, or nothing on the task's preempt
+ * notifiers (a task with none, most tasks, answers with one load).
+ */
+static __always_inline bool fgft_none_open(void)
+{
+	if (fgft_ctx())
+		return !this_cpu_read(fgft_irq_top);
+	return hlist_empty(&current->preempt_notifiers);
+}
 
 struct fgft_txn *fgft_active_slow(void);
 struct fgft_txn *fgft_top(void);
@@ -169,7 +186,7 @@ static __always_inline struct fgft_txn *fgft_active(void)
 	if (likely(t && READ_ONCE(t->task) == current &&
 		   READ_ONCE(t->active) && t->ctx == fgft_ctx()))
 		return t;
-	if (likely(!atomic_read(&fgft_nr_open)))
+	if (likely(fgft_none_open()))
 		return NULL;
 	return fgft_active_slow();
 }

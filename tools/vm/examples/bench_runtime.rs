@@ -35,7 +35,9 @@ fn bench() -> Result<(), VmError> {
     ];
     spec.qemu_args = vec!["-smp".into(), "2".into()];
     spec.timeout = Duration::from_secs(300);
-    spec.script = "insmod /lib/fgft/fgft_rt.ko || exit 2\n\
+    spec.script = "grep -m1 'model name' /proc/cpuinfo\n\
+                   grep . /sys/devices/system/cpu/vulnerabilities/*\n\
+                   insmod /lib/fgft/fgft_rt.ko || exit 2\n\
                    insmod /lib/fgft/fgft_selftest.ko || exit 3\n\
                    echo bench > /sys/kernel/debug/fgft_selftest/run || exit 4\n"
         .into();
