@@ -86,6 +86,7 @@ void st_wait_prepare(struct fgft_txn *txn, struct wait_queue_entry *e);
 
 ST_BODY_DECL(st_sfi);
 ST_BODY_DECL(st_noreads);
+ST_BODY_DECL(st_call);
 ST_BODY_DECL(st_plain);
 
 #endif /* _FGFT_ST_H */

@@ -1067,13 +1067,16 @@ static int st_bench(void)
 	alt = buf + 8;
 
 	/*
-	 * One checked store hitting the range table (last-hit window), then
-	 * stores alternating between two grants: past the last hit, served
-	 * by a recent window (no index lookup).  Plain and checked runs
-	 * alternate; the fastest of each counts.
+	 * One checked store hitting this cpu's window inline (how fgft-cc
+	 * builds SFI code), the same with a runtime call at every check
+	 * (the last-hit window), then stores alternating between two grants:
+	 * past the last hit, served by a recent window (no index lookup).
+	 * Plain and checked runs alternate; the fastest of each counts.
 	 */
 	st_bench_pair("checked_store", st_plain_store_loop, st_sfi_store_loop,
 		      buf, NULL);
+	st_bench_pair("checked_store_call", st_plain_store_loop,
+		      st_call_store_loop, buf, NULL);
 	st_bench_pair("checked_store_miss", st_plain_store_alt,
 		      st_sfi_store_alt, buf, alt);
 	kfree(buf);

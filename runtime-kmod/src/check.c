@@ -26,6 +26,19 @@ static bool log_refusals = true;
 module_param(log_refusals, bool, 0644);
 MODULE_PARM_DESC(log_refusals, "Log refused accesses (rate limited, default 1)");
 
+/* Offsets the inlined checks of include/fgft/sfi-as.sh use. */
+static_assert(offsetof(struct fgft_pcwin, r[0].start) == 0);
+static_assert(offsetof(struct fgft_pcwin, r[0].end) == 8);
+static_assert(offsetof(struct fgft_pcwin, r[1].start) == 16);
+static_assert(offsetof(struct fgft_pcwin, r[1].end) == 24);
+static_assert(offsetof(struct fgft_pcwin, w[0].start) == 32);
+static_assert(offsetof(struct fgft_pcwin, w[0].end) == 40);
+static_assert(offsetof(struct fgft_pcwin, w[1].start) == 48);
+static_assert(offsetof(struct fgft_pcwin, w[1].end) == 56);
+
+DEFINE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win) = FGFT_PCWIN_EMPTY;
+EXPORT_PER_CPU_SYMBOL_GPL(fgft_win);
+
 /* ---- global ranges ---- */
 
 static struct fgft_rtab fgft_global;
@@ -342,6 +355,8 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 				fgft_log_store(t, addr, size);
 				user_access_restore(ua);
 			}
+			/* The next accesses there are checked inline. */
+			fgft_win_load(t);
 			return;
 		}
 		if (fgft_on_stack(t, addr, size))
@@ -360,6 +375,8 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 		    !(fgft_rtab_hit(&t->rtab, addr, size, rights) &&
 		      (t->rtab.hit.rights & FGFT_NOLOG)))
 			fgft_log_store(t, addr, size);
+		if (t == this_cpu_read(fgft_hit))
+			fgft_win_load(t);
 	}
 	user_access_restore(ua);
 }

@@ -81,13 +81,17 @@ static void fgft_sched_in(struct preempt_notifier *pn, int cpu)
 	struct fgft_txn *t = container_of(pn, struct fgft_txn, pn);
 
 	/* The body resumes here: the checks' last hit is this one again. */
-	if (READ_ONCE(t->active))
+	if (READ_ONCE(t->active)) {
 		this_cpu_write(fgft_hit, t);
+		fgft_win_load(t);
+	}
 }
 
+/* The next task on this cpu must not check against this task's window. */
 static void fgft_sched_out(struct preempt_notifier *pn,
 			   struct task_struct *next)
 {
+	fgft_win_clear();
 }
 
 static struct preempt_ops fgft_pn_ops = {
@@ -275,11 +279,20 @@ static void txn_trim(struct fgft_txn *t)
 		fgft_objtrack_trim(&t->objs, keep);
 }
 
-/* Gives @t back clean: fgft_txn_begin() sets only its identity. */
-static __always_inline void txn_release(struct fgft_txn *t)
+/* This cpu's spare is taken: @t goes to the pool. */
+static noinline void txn_spare_full(struct fgft_txn *t)
 {
 	unsigned long flags;
 
+	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
+	t->next_free = fgft_pool_head;
+	fgft_pool_head = t;
+	raw_spin_unlock_irqrestore(&fgft_pool_lock, flags);
+}
+
+/* Gives @t back clean: fgft_txn_begin() sets only its identity. */
+static __always_inline void txn_release(struct fgft_txn *t)
+{
 	if (t->tables) {
 		txn_trim(t);
 		t->tables = 0;
@@ -308,12 +321,8 @@ static __always_inline void txn_release(struct fgft_txn *t)
 	t->state = FGFT_TXN_FREE;
 	WRITE_ONCE(t->task, NULL);
 	t = this_cpu_xchg(fgft_spare[!!t->ctx], t);
-	if (!t)
-		return;
-	raw_spin_lock_irqsave(&fgft_pool_lock, flags);
-	t->next_free = fgft_pool_head;
-	fgft_pool_head = t;
-	raw_spin_unlock_irqrestore(&fgft_pool_lock, flags);
+	if (t)
+		txn_spare_full(t);
 }
 
 static void pool_destroy(void)
@@ -454,7 +463,7 @@ static int txn_err(const struct fgft_txn *t)
 	return t->ep && t->ep->err ? t->ep->err : -EIO;
 }
 
-static int txn_checkpoint(struct fgft_txn *t)
+static noinline int txn_checkpoint(struct fgft_txn *t)
 {
 	struct fgft_txn *o;
 	int err;
@@ -474,6 +483,14 @@ static int txn_checkpoint(struct fgft_txn *t)
 	}
 	t->checkpointed = 1;
 	return 0;
+}
+
+static noinline struct fgft_txn *txn_begin_failed(struct fgft_txn *t, int err)
+{
+	txn_pop(t);
+	txn_release(t);
+	atomic64_inc(&fgft_gstats.begin_errors);
+	return ERR_PTR(err);
 }
 
 struct fgft_txn *fgft_txn_begin(struct fgft_entry *ep, void *dev)
@@ -497,19 +514,15 @@ struct fgft_txn *fgft_txn_begin(struct fgft_entry *ep, void *dev)
 	t->dev = dev;
 	t->ctx = fgft_ctx();
 	t->state = FGFT_TXN_OPEN;
-	/* Events are summed only in stage-stamped builds. */
-	if (rt && rt->stages)
+	/* Events are summed only for stage-stamped stubs. */
+	if (rt && READ_ONCE(rt->stamped))
 		memset(t->ev, 0, sizeof(t->ev));
 	WRITE_ONCE(t->task, current);
 	txn_push(t);
 	if (dev) {
 		err = txn_checkpoint(t);
-		if (err) {
-			txn_pop(t);
-			txn_release(t);
-			atomic64_inc(&fgft_gstats.begin_errors);
-			return ERR_PTR(err);
-		}
+		if (err)
+			return txn_begin_failed(t, err);
 	}
 	this_cpu_inc(fgft_gcounts.txns);
 	if (rt)
@@ -600,7 +613,7 @@ out:
 }
 
 /* Ends @t (the innermost transaction of its task and context). */
-static __always_inline int txn_finish(struct fgft_txn *t, bool abort)
+static noinline int txn_finish(struct fgft_txn *t, bool abort)
 {
 	struct fgft_entry_rt *rt = t->rt;
 	int ret = abort ? txn_err(t) : 0;
@@ -619,7 +632,7 @@ static __always_inline int txn_finish(struct fgft_txn *t, bool abort)
 	}
 	if (abort && t->failed)
 		txn_fix_residue(t);
-	if (rt && rt->stages)
+	if (rt && READ_ONCE(rt->stamped) && rt->stages)
 		fgft_stage_events(rt, t);
 	if (t->dreg) {
 		if (abort)
@@ -705,6 +718,9 @@ long fgft_txn_call(struct fgft_txn *txn, long (*fn)(void *arg), void *arg)
 	txn->saved_rcu = rcu_preempt_depth();
 	if (prev)
 		WRITE_ONCE(prev->active, 0);
+	/* What the interrupted code or the enclosing body checks against. */
+	fgft_win_get(&txn->caller_win);
+	fgft_win_clear();
 	txn->state = FGFT_TXN_BODY;
 	WRITE_ONCE(txn->active, 1);
 	this_cpu_write(fgft_hit, txn);
@@ -713,6 +729,11 @@ long fgft_txn_call(struct fgft_txn *txn, long (*fn)(void *arg), void *arg)
 	barrier();
 	WRITE_ONCE(txn->active, 0);
 	txn->state = FGFT_TXN_OPEN;
+	/*
+	 * The caller's window: the interrupted code's, the enclosing body's
+	 * (of this task, also right on another cpu after a sleep) or empty.
+	 */
+	fgft_win_put(&txn->caller_win);
 	if (prev) {
 		WRITE_ONCE(prev->active, 1);
 		this_cpu_write(fgft_hit, prev);
@@ -737,11 +758,40 @@ enum fgft_cause fgft_txn_cause(const struct fgft_txn *txn)
 }
 EXPORT_SYMBOL_GPL(fgft_txn_cause);
 
+/*
+ * Whether committing @t is only ending it: owned, innermost, not failed,
+ * and nothing to write back, undo, restore, reset or sum.
+ */
+static __always_inline bool txn_plain(const struct fgft_txn *t)
+{
+	return t->state == FGFT_TXN_OPEN && t->task == current &&
+	       !(t->nr_inner | t->failed | t->tables | t->wlog.n | t->log.n) &&
+	       !t->dreg && !(t->rt && READ_ONCE(t->rt->stamped));
+}
+
 void fgft_txn_commit(struct fgft_txn *txn)
 {
 	if (IS_ERR_OR_NULL(txn))
 		return;
-	/* The usual case: open, owned, innermost, not failed. */
+	/*
+	 * The usual case of a call that only used objects in place (or an
+	 * empty one): what txn_finish() and txn_release() do of it, inline.
+	 */
+	if (likely(txn_plain(txn))) {
+		this_cpu_inc(fgft_gcounts.commits);
+		if (txn->rt)
+			this_cpu_inc(txn->rt->counts->commits);
+		txn_pop(txn);
+		txn->logging = 0;
+		WRITE_ONCE(txn->active, 0);
+		txn->state = FGFT_TXN_FREE;
+		WRITE_ONCE(txn->task, NULL);
+		txn = this_cpu_xchg(fgft_spare[!!txn->ctx], txn);
+		if (unlikely(txn))
+			txn_spare_full(txn);
+		return;
+	}
+	/* Open, owned, innermost, not failed: the full end. */
 	if (likely(txn->state == FGFT_TXN_OPEN && txn->task == current &&
 		   !txn->nr_inner && !txn->failed)) {
 		txn_finish(txn, false);
@@ -934,8 +984,11 @@ EXPORT_SYMBOL_GPL(fgft_map_derived);
 
 void fgft_txn_log_stores(struct fgft_txn *txn)
 {
-	if (!IS_ERR_OR_NULL(txn))
-		txn->logging = 1;
+	if (IS_ERR_OR_NULL(txn))
+		return;
+	txn->logging = 1;
+	/* Stores from now on need records: none passes inline. */
+	fgft_win_clear();
 }
 EXPORT_SYMBOL_GPL(fgft_txn_log_stores);
 
@@ -967,6 +1020,8 @@ void fgft_unmap(struct fgft_txn *txn, const void *addr)
 {
 	if (IS_ERR_OR_NULL(txn))
 		return;
+	/* The inline window may hold what is revoked. */
+	fgft_win_clear();
 	fgft_rtab_unmap(&txn->rtab, (uintptr_t)addr, FGFT_REVOKE_BATCH);
 }
 EXPORT_SYMBOL_GPL(fgft_unmap);

@@ -112,6 +112,8 @@ void fgft_stage_add(struct fgft_entry *ep, const u64 *ts)
 
 	if (!ep || !ep->rt || !ep->rt->stages)
 		return;
+	if (unlikely(!READ_ONCE(ep->rt->stamped)))
+		WRITE_ONCE(ep->rt->stamped, true);
 	s = get_cpu_ptr(ep->rt->stages);
 	s->txns++;
 	for (i = 0; i < FGFT_ST_NR; i++)

@@ -100,6 +100,68 @@ enum fgft_event {
 	FGFT_EV_NR,
 };
 
+/*
+ * This cpu's inline windows: the last two hits of the body running here,
+ * as the range checks inlined into SFI code read them (the offsets are in
+ * include/fgft/sfi-as.sh).  A load of n bytes at a is allowed inline when
+ * a + n does not wrap and a >= rstart, a + n <= rend for one of the two
+ * read windows; a store likewise with a write window, which holds a grant
+ * only when its stores need no write-log record.  Empty: start ~0, end 0
+ * (every check misses and calls the runtime).  Only the body of the
+ * current context, or code outside any transaction (where every access is
+ * allowed), ever sees a window: the body's call clears them and puts the
+ * caller's back, the scheduler's notifiers clear and reload them across a
+ * switch, and a revoke clears them.
+ */
+struct fgft_span {
+	unsigned long start;
+	unsigned long end;
+};
+
+struct fgft_pcwin {
+	struct fgft_span r[2];	/* most recent first */
+	struct fgft_span w[2];
+};
+
+DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
+
+#define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
+#define FGFT_PCWIN_EMPTY	{						\
+	.r = { FGFT_SPAN_EMPTY, FGFT_SPAN_EMPTY },			\
+	.w = { FGFT_SPAN_EMPTY, FGFT_SPAN_EMPTY },			\
+}
+
+static __always_inline void fgft_win_put(const struct fgft_pcwin *w)
+{
+	this_cpu_write(fgft_win.r[0].start, w->r[0].start);
+	this_cpu_write(fgft_win.r[0].end, w->r[0].end);
+	this_cpu_write(fgft_win.r[1].start, w->r[1].start);
+	this_cpu_write(fgft_win.r[1].end, w->r[1].end);
+	this_cpu_write(fgft_win.w[0].start, w->w[0].start);
+	this_cpu_write(fgft_win.w[0].end, w->w[0].end);
+	this_cpu_write(fgft_win.w[1].start, w->w[1].start);
+	this_cpu_write(fgft_win.w[1].end, w->w[1].end);
+}
+
+static __always_inline void fgft_win_get(struct fgft_pcwin *w)
+{
+	w->r[0].start = this_cpu_read(fgft_win.r[0].start);
+	w->r[0].end = this_cpu_read(fgft_win.r[0].end);
+	w->r[1].start = this_cpu_read(fgft_win.r[1].start);
+	w->r[1].end = this_cpu_read(fgft_win.r[1].end);
+	w->w[0].start = this_cpu_read(fgft_win.w[0].start);
+	w->w[0].end = this_cpu_read(fgft_win.w[0].end);
+	w->w[1].start = this_cpu_read(fgft_win.w[1].start);
+	w->w[1].end = this_cpu_read(fgft_win.w[1].end);
+}
+
+static __always_inline void fgft_win_clear(void)
+{
+	static const struct fgft_pcwin empty = FGFT_PCWIN_EMPTY;
+
+	fgft_win_put(&empty);
+}
+
 struct fgft_txn {
 	struct fgft_jmpbuf jb;
 
@@ -132,6 +194,9 @@ struct fgft_txn {
 	unsigned long stack_lo;
 	unsigned long stack_hi;
 
+	/* This cpu's inline windows at the call of the body, put back after. */
+	struct fgft_pcwin caller_win;
+
 	/* State at the call of the body, to repair what a fault leaves. */
 	unsigned int saved_pc;
 	int saved_rcu;
@@ -156,6 +221,7 @@ void fgft_log_store(struct fgft_txn *t, unsigned long addr, size_t len);
 
 DECLARE_PER_CPU(struct fgft_txn *, fgft_hit);
 DECLARE_PER_CPU(struct fgft_txn *, fgft_irq_top);
+
 
 /*
  * Whether no transaction is open in the current (task, context): nothing
@@ -189,6 +255,45 @@ static __always_inline struct fgft_txn *fgft_active(void)
 	if (likely(fgft_none_open()))
 		return NULL;
 	return fgft_active_slow();
+}
+
+/*
+ * @t's last hit becomes this cpu's first inline window of each kind it
+ * allows (the first moves to second place): @t's body runs here.
+ */
+static __always_inline void fgft_win_load(const struct fgft_txn *t)
+{
+	const struct fgft_rtab_win *h = &t->rtab.hit;
+	unsigned long s0;
+
+	if (h->id < 0)
+		return;
+	/*
+	 * An interrupt in between sees a mix: only code outside any
+	 * transaction can (an interrupt's body sets its own and puts this
+	 * one back), and there every access is allowed.
+	 */
+	if (h->rights & FGFT_R) {
+		s0 = this_cpu_read(fgft_win.r[0].start);
+		if (s0 != h->start) {
+			this_cpu_write(fgft_win.r[1].start, s0);
+			this_cpu_write(fgft_win.r[1].end,
+				       this_cpu_read(fgft_win.r[0].end));
+		}
+		this_cpu_write(fgft_win.r[0].start, h->start);
+		this_cpu_write(fgft_win.r[0].end, h->end);
+	}
+	if ((h->rights & FGFT_W) &&
+	    (!t->logging || (h->rights & FGFT_NOLOG))) {
+		s0 = this_cpu_read(fgft_win.w[0].start);
+		if (s0 != h->start) {
+			this_cpu_write(fgft_win.w[1].start, s0);
+			this_cpu_write(fgft_win.w[1].end,
+				       this_cpu_read(fgft_win.w[0].end));
+		}
+		this_cpu_write(fgft_win.w[0].start, h->start);
+		this_cpu_write(fgft_win.w[0].end, h->end);
+	}
 }
 
 /* The body's own stack: from the current stack pointer up to stack_hi. */
@@ -247,6 +352,12 @@ struct fgft_entry_rt {
 	atomic64_t aborts[FGFT_CAUSE_NR];
 	/* Stage times of --stage-times stubs (per cpu: no atomics). */
 	struct fgft_stage_sums __percpu *stages;
+	/*
+	 * Set by the first stage stamps handed over: from then on each
+	 * transaction's events are summed beside the times (the first
+	 * stamped one's are not).
+	 */
+	bool stamped;
 };
 
 void fgft_stage_events(struct fgft_entry_rt *rt, struct fgft_txn *t);
