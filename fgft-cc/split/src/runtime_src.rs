@@ -14,6 +14,7 @@ macro_rules! runtime_files {
 pub(crate) const FILES: &[(&str, &str)] = runtime_files!(
     "Kbuild",
     "include/fgft/runtime.h",
+    "include/fgft/sfi-as.sh",
     "include/fgft/va.h",
     "src/check.c",
     "src/checkpoint.c",

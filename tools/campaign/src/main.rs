@@ -22,6 +22,10 @@ struct Args {
     /// At most this many variants per driver (0: all).
     #[arg(long, default_value_t = 0)]
     max: usize,
+    /// Only the variants of these ids (the report's id column), to re-run
+    /// one; give it its own --report.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<u32>,
     /// Fault kinds, comma-separated (default: all).
     #[arg(long, value_delimiter = ',')]
     kinds: Vec<String>,
@@ -90,6 +94,9 @@ fn run_driver(
     let mut prep = prepare::inject(env, cfg, args.seed, args.per_entry, kinds)?;
     if args.max > 0 {
         prep.variants.truncate(args.max);
+    }
+    if !args.only.is_empty() {
+        prep.variants.retain(|v| args.only.contains(&v.id));
     }
     if let Some(s) = args.shard {
         prep.variants = s.select(&prep.variants);

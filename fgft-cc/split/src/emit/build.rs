@@ -10,6 +10,8 @@ use std::path::{Path, PathBuf};
 
 /// The runtime header runtime.h includes (variadic-argument probes).
 const RUNTIME_VA_H: &str = include_str!("../../../../runtime-kmod/include/fgft/va.h");
+/// The gcc wrapper that inlines the range checks of SFI units.
+const SFI_AS_SH: &str = include_str!("../../../../runtime-kmod/include/fgft/sfi-as.sh");
 
 /// Where Kbuild finds the runtime's symbol versions by default.
 const SYMVERS: &str = "fgft_rt.symvers";
@@ -22,6 +24,10 @@ pub(crate) fn emit_build(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
         opts.runtime_header.clone(),
     );
     out.insert(PathBuf::from("include/fgft/va.h"), RUNTIME_VA_H.to_string());
+    out.insert(
+        PathBuf::from("include/fgft/sfi-as.sh"),
+        SFI_AS_SH.to_string(),
+    );
     out.insert(PathBuf::from("include/fgft.h"), opts.fgft_header.clone());
     if let Some(t) = &opts.runtime_symvers {
         out.insert(PathBuf::from(SYMVERS), portable_symvers(t));
@@ -146,9 +152,12 @@ fn kbuild(src: &Sources<'_>, plan: &Plan, sfi: &[Unit], opts: &super::EmitOpts) 
     // The driver files include their headers as "x.h"; a few name them
     // through the include path instead (tracepoint headers: TRACE_INCLUDE).
     s.push_str("ccflags-y += -I$(src)/include -I$(src)/main\n");
-    let _ = writeln!(
-        s,
-        "\n# Every load and store of SFI code calls the runtime's checks."
+    s.push('\n');
+    comment(
+        &mut s,
+        "Every load and store of SFI code is checked: inline against this cpu's last-hit \
+         windows (include/fgft/sfi-as.sh rewrites the sanitizer's calls), and by a call of \
+         the runtime's checks when they miss.",
     );
     let mut flags: Vec<String> = SANITIZE
         .split(" --")
@@ -158,6 +167,7 @@ fn kbuild(src: &Sources<'_>, plan: &Plan, sfi: &[Unit], opts: &super::EmitOpts) 
     if opts.no_read_checks {
         flags.push("--param asan-instrument-reads=0".into());
     }
+    flags.push("-wrapper sh,$(src)/include/fgft/sfi-as.sh".into());
     let _ = writeln!(s, "FGFT_SANITIZE := {} \\", flags[0]);
     for (i, f) in flags.iter().enumerate().skip(1) {
         let cont = if i + 1 < flags.len() { " \\" } else { "" };
