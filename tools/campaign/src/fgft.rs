@@ -234,6 +234,20 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
     res
 }
 
+/// Whether the last of a boot's results is a crash only because the boot
+/// ran out of time (QEMU killed, no oops or panic in the variant's window)
+/// while the variant was not the boot's first: its budget went to the
+/// variants before it, so it is run again at the start of a new boot,
+/// with the whole budget.  A variant that hangs there is a crash.
+fn timed_out_behind_others(out: &Outcome, got: &[FgftResult]) -> bool {
+    out.timed_out
+        && !out.panicked
+        && got.len() > 1
+        && got
+            .last()
+            .is_some_and(|r| r.outcome == FgftOutcome::Crash && r.oops_at.is_none())
+}
+
 /// Runs every variant, resuming in a new boot after a crash.
 pub fn run_all(
     env: &Env,
@@ -261,7 +275,15 @@ pub fn run_all(
                 out.summary()
             )));
         }
-        let got = classify(cfg, &rest, &out);
+        let mut got = classify(cfg, &rest, &out);
+        if timed_out_behind_others(&out, &got) {
+            if let Some(r) = got.pop() {
+                eprintln!(
+                    "fgft   {:3} boot {boots} ran out of time: run again in a new boot",
+                    r.id
+                );
+            }
+        }
         let n = got.len();
         for r in &got {
             eprintln!(
@@ -280,6 +302,43 @@ pub fn run_all(
 #[cfg(test)]
 mod tests {
     use super::variant_console;
+    use super::{timed_out_behind_others, FgftOutcome, FgftResult};
+
+    fn result(id: u32, outcome: FgftOutcome, oops_at: Option<&str>) -> FgftResult {
+        FgftResult {
+            id,
+            label: format!("v{id}"),
+            outcome,
+            trigger_rc: None,
+            recoveries: 0,
+            recovery_ns: 0,
+            device_ok: None,
+            oops_reported: false,
+            oops_at: oops_at.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn a_variant_the_boot_ran_out_of_time_for_runs_again() {
+        let mut out = fgft_vm::Outcome {
+            timed_out: true,
+            ..Default::default()
+        };
+        let ok = result(1, FgftOutcome::Recovered, None);
+        let cut = result(2, FgftOutcome::Crash, None);
+        assert!(timed_out_behind_others(&out, &[ok.clone(), cut.clone()]));
+        // First of its boot, with the whole budget: a hang.
+        assert!(!timed_out_behind_others(&out, &[cut.clone()]));
+        // An oops in its window, or a panic: a crash however long it took.
+        let oopsed = result(2, FgftOutcome::Crash, Some("e1000_intr+0x10"));
+        assert!(!timed_out_behind_others(&out, &[ok.clone(), oopsed]));
+        out.panicked = true;
+        assert!(!timed_out_behind_others(&out, &[ok.clone(), cut.clone()]));
+        // QEMU exited by itself: what classify() said stands.
+        out.panicked = false;
+        out.timed_out = false;
+        assert!(!timed_out_behind_others(&out, &[ok, cut]));
+    }
 
     const LOG: &str = "FGFT-MARK ready\n\
         FGFT-MARK arm id=1\n\
