@@ -328,7 +328,7 @@ mod tests {
         let cut = result(2, FgftOutcome::Crash, None);
         assert!(timed_out_behind_others(&out, &[ok.clone(), cut.clone()]));
         // First of its boot, with the whole budget: a hang.
-        assert!(!timed_out_behind_others(&out, &[cut.clone()]));
+        assert!(!timed_out_behind_others(&out, std::slice::from_ref(&cut)));
         // An oops in its window, or a panic: a crash however long it took.
         let oopsed = result(2, FgftOutcome::Crash, Some("e1000_intr+0x10"));
         assert!(!timed_out_behind_others(&out, &[ok.clone(), oopsed]));
