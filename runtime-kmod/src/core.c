@@ -290,6 +290,17 @@ static noinline void txn_spare_full(struct fgft_txn *t)
 	raw_spin_unlock_irqrestore(&fgft_pool_lock, flags);
 }
 
+/* The last step of a release: @t is free, back to this cpu or the pool. */
+static __always_inline void txn_give_back(struct fgft_txn *t)
+{
+	WRITE_ONCE(t->active, 0);
+	t->state = FGFT_TXN_FREE;
+	WRITE_ONCE(t->task, NULL);
+	t = this_cpu_xchg(fgft_spare[!!t->ctx], t);
+	if (unlikely(t))
+		txn_spare_full(t);
+}
+
 /* Gives @t back clean: fgft_txn_begin() sets only its identity. */
 static __always_inline void txn_release(struct fgft_txn *t)
 {
@@ -317,12 +328,7 @@ static __always_inline void txn_release(struct fgft_txn *t)
 		t->wlog.r = NULL;
 		t->wlog.cap = 0;
 	}
-	WRITE_ONCE(t->active, 0);
-	t->state = FGFT_TXN_FREE;
-	WRITE_ONCE(t->task, NULL);
-	t = this_cpu_xchg(fgft_spare[!!t->ctx], t);
-	if (t)
-		txn_spare_full(t);
+	txn_give_back(t);
 }
 
 static void pool_destroy(void)
@@ -759,42 +765,36 @@ enum fgft_cause fgft_txn_cause(const struct fgft_txn *txn)
 EXPORT_SYMBOL_GPL(fgft_txn_cause);
 
 /*
- * Whether committing @t is only ending it: owned, innermost, not failed,
- * and nothing to write back, undo, restore, reset or sum.
+ * Whether committing @t (open, owned, innermost, not failed) is only
+ * ending it: nothing to write back, undo, restore, reset or sum.
  */
 static __always_inline bool txn_plain(const struct fgft_txn *t)
 {
-	return t->state == FGFT_TXN_OPEN && t->task == current &&
-	       !(t->nr_inner | t->failed | t->tables | t->wlog.n | t->log.n) &&
-	       !t->dreg && !(t->rt && READ_ONCE(t->rt->stamped));
+	return !(t->tables | t->wlog.n | t->log.n) && !t->dreg &&
+	       !(t->rt && READ_ONCE(t->rt->stamped));
 }
 
 void fgft_txn_commit(struct fgft_txn *txn)
 {
 	if (IS_ERR_OR_NULL(txn))
 		return;
-	/*
-	 * The usual case of a call that only used objects in place (or an
-	 * empty one): what txn_finish() and txn_release() do of it, inline.
-	 */
-	if (likely(txn_plain(txn))) {
+	/* Open, owned, innermost, not failed: the usual case. */
+	if (likely(txn->state == FGFT_TXN_OPEN && txn->task == current &&
+		   !(txn->nr_inner | txn->failed))) {
+		if (!txn_plain(txn)) {
+			txn_finish(txn, false);
+			return;
+		}
+		/*
+		 * A call that only used objects in place (or an empty one):
+		 * what txn_finish() and txn_release() do of it, inline.
+		 */
 		this_cpu_inc(fgft_gcounts.commits);
 		if (txn->rt)
 			this_cpu_inc(txn->rt->counts->commits);
 		txn_pop(txn);
 		txn->logging = 0;
-		WRITE_ONCE(txn->active, 0);
-		txn->state = FGFT_TXN_FREE;
-		WRITE_ONCE(txn->task, NULL);
-		txn = this_cpu_xchg(fgft_spare[!!txn->ctx], txn);
-		if (unlikely(txn))
-			txn_spare_full(txn);
-		return;
-	}
-	/* Open, owned, innermost, not failed: the full end. */
-	if (likely(txn->state == FGFT_TXN_OPEN && txn->task == current &&
-		   !txn->nr_inner && !txn->failed)) {
-		txn_finish(txn, false);
+		txn_give_back(txn);
 		return;
 	}
 	if (WARN_ON_ONCE(txn->state != FGFT_TXN_OPEN))
