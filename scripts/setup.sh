@@ -6,7 +6,8 @@
 # cache outside git ($FGFT_CACHE, default ~/.cache/fgft).  Nothing upstream is
 # ever copied into the repository.
 #
-# Prints shell assignments (KDIR, KDIR61, SRC612, SRC61, KERNEL_IMAGE) on the
+# Prints shell assignments (KDIR, KDIR61, SRC612, SRC61, KERNEL_IMAGE, KDIR_RT,
+# KVER_RT, KERNEL_IMAGE_RT) on the
 # last lines so callers can `eval "$(scripts/setup.sh --print-env)"`.
 set -euo pipefail
 
@@ -18,7 +19,9 @@ log() { [ $quiet -eq 1 ] && echo "$*" >&2 || echo "$*"; }
 
 pkgs=(linux-image-6.12-amd64 linux-headers-6.12-amd64 linux-source-6.12
       linux-headers-amd64 linux-source-6.1 qemu-system-x86 busybox-static cpio
-      xz-utils bc flex bison libelf-dev make gcc perl coccinelle dkms)
+      xz-utils bc flex bison libelf-dev make gcc perl coccinelle dkms
+      linux-image-6.12-rt-amd64 linux-headers-6.12-rt-amd64 rt-tests
+      dosfstools util-linux)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
@@ -31,10 +34,14 @@ if [ ${#missing[@]} -gt 0 ]; then
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
 
-kdir=$(ls -d /usr/src/linux-headers-6.12.*-amd64 | sort -V | tail -1)
+kdir=$(ls -d /usr/src/linux-headers-6.12.*-amd64 | grep -v -- -rt-amd64 | sort -V | tail -1)
 kdir61=$(ls -d /usr/src/linux-headers-6.1.*-amd64 | sort -V | tail -1)
 kver=$(basename "$kdir" | sed 's/^linux-headers-//')
 image=/boot/vmlinuz-$kver
+# The PREEMPT_RT flavour of the same 6.12 (issue 18: timing isolation).
+kdir_rt=$(ls -d /usr/src/linux-headers-6.12.*-rt-amd64 | sort -V | tail -1)
+kver_rt=$(basename "$kdir_rt" | sed 's/^linux-headers-//')
+image_rt=/boot/vmlinuz-$kver_rt
 
 mkdir -p "$cache"
 unpack() { # tarball dest
@@ -58,4 +65,7 @@ export SRC612=$cache/linux-6.12
 export SRC61=$cache/linux-6.1
 export KERNEL_IMAGE=$image
 export KVER=$kver
+export KDIR_RT=$kdir_rt
+export KVER_RT=$kver_rt
+export KERNEL_IMAGE_RT=$image_rt
 ENV

@@ -2,8 +2,9 @@
 //! error and no warning: every sidecar of corpus/upstream (the six paper
 //! drivers, ens1370 and ens1371 both, and the campaign's others)
 //! from linux-source-6.12 against the 6.12 headers and from linux-source-6.1
-//! against the 6.1 headers, and our own two drivers against 6.12.  Two
-//! builds run at a time.
+//! against the 6.1 headers, the network drivers among them (and the
+//! runtime) against the 6.12 PREEMPT_RT headers too, and our own two
+//! drivers against 6.12.  Two builds run at a time.
 //!
 //! On the built objects it also checks:
 //! - the SFI objects (compiled with the sanitizer) call `__asan_*` before
@@ -64,18 +65,32 @@ fn sfi_objects(out: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// A sidecar of a network driver (its sources are under drivers/net).
+fn is_nic(sidecar: &str) -> bool {
+    std::fs::read_to_string(root().join(sidecar))
+        .unwrap_or_default()
+        .lines()
+        .any(|l| !l.trim_start().starts_with('#') && l.contains("drivers/net/"))
+}
+
 #[test]
 fn corpus_splits_build_clean_on_612_and_61() {
     let env = env();
     let t = tempfile::tempdir().expect("temp dir");
     // The runtime's Module.symvers for each kernel, built in parallel.
-    let (k612, k61) = (env.kdir.clone(), env.kdir61.clone());
-    let (d612, d61) = (t.path().join("rt612"), t.path().join("rt61"));
+    let (k612, k61, krt) = (env.kdir.clone(), env.kdir61.clone(), env.kdir_rt.clone());
+    let (d612, d61, drt) = (
+        t.path().join("rt612"),
+        t.path().join("rt61"),
+        t.path().join("rtrt"),
+    );
     std::fs::create_dir_all(&d612).unwrap();
     std::fs::create_dir_all(&d61).unwrap();
+    std::fs::create_dir_all(&drt).unwrap();
     let h = std::thread::spawn(move || build_runtime(&k61, &d61));
     let sym612 = build_runtime(&k612, &d612);
     let sym61 = h.join().expect("runtime 6.1 build");
+    let symrt = build_runtime(&krt, &drt);
 
     let mut jobs = vec![
         Job {
@@ -125,7 +140,9 @@ fn corpus_splits_build_clean_on_612_and_61() {
         },
     ];
     for d in all_drivers() {
-        let kernels: &[&str] = if d.upstream {
+        let kernels: &[&str] = if d.upstream && is_nic(d.annotations[0]) {
+            &["6.12", "6.1", "6.12-rt"]
+        } else if d.upstream {
             &["6.12", "6.1"]
         } else {
             &["6.12"]
@@ -144,7 +161,8 @@ fn corpus_splits_build_clean_on_612_and_61() {
     let mut workers = Vec::new();
     for _ in 0..2 {
         let (queue, failures, built) = (queue.clone(), failures.clone(), built.clone());
-        let (env, sym612, sym61) = (env.clone(), sym612.clone(), sym61.clone());
+        let (env, sym612, sym61, symrt) =
+            (env.clone(), sym612.clone(), sym61.clone(), symrt.clone());
         workers.push(std::thread::spawn(move || loop {
             let job = match queue.lock().unwrap().pop() {
                 Some(j) => j,
@@ -162,10 +180,10 @@ fn corpus_splits_build_clean_on_612_and_61() {
                 ])
                 .find(|d| d.name == job.driver)
                 .unwrap();
-            let (tree, kdir, sym) = if job.kernel == "6.12" {
-                (&env.src612, &env.kdir, &sym612)
-            } else {
-                (&env.src61, &env.kdir61, &sym61)
+            let (tree, kdir, sym) = match job.kernel {
+                "6.12" => (&env.src612, &env.kdir, &sym612),
+                "6.12-rt" => (&env.src612, &env.kdir_rt, &symrt),
+                _ => (&env.src61, &env.kdir61, &sym61),
             };
             let symarg = sym.display().to_string();
             let kdirarg = kdir.display().to_string();

@@ -14,7 +14,9 @@ fn kdir() -> PathBuf {
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| {
             let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-            n.starts_with("linux-headers-6.12.") && n.ends_with("-amd64")
+            n.starts_with("linux-headers-6.12.")
+                && n.ends_with("-amd64")
+                && !n.ends_with("-rt-amd64")
         })
         .collect();
     v.sort();

@@ -20,6 +20,8 @@ pub fn root() -> PathBuf {
 pub struct Env {
     pub kdir: PathBuf,
     pub kdir61: PathBuf,
+    /// The 6.12 PREEMPT_RT headers.
+    pub kdir_rt: PathBuf,
     pub src612: PathBuf,
     pub src61: PathBuf,
 }
@@ -28,7 +30,7 @@ pub struct Env {
 /// needs them fails without them: the set-up step is part of the test
 /// command.
 pub fn env() -> Env {
-    let vars = ["KDIR", "KDIR61", "SRC612", "SRC61"];
+    let vars = ["KDIR", "KDIR61", "KDIR_RT", "SRC612", "SRC61"];
     let text = if vars.iter().all(|v| std::env::var(v).is_ok()) {
         vars.iter()
             .map(|v| format!("export {v}={}\n", std::env::var(v).unwrap_or_default()))
@@ -55,6 +57,7 @@ pub fn env() -> Env {
     Env {
         kdir: get("KDIR"),
         kdir61: get("KDIR61"),
+        kdir_rt: get("KDIR_RT"),
         src612: get("SRC612"),
         src61: get("SRC61"),
     }

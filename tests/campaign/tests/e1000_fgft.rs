@@ -2,7 +2,8 @@
 //! under fgft in as few boots as possible. Every fault that fires must be
 //! recovered with the device still passing traffic; nothing may crash.
 //! The same campaign run as three shards and merged gives every variant
-//! the outcome the single run gave it.
+//! the outcome the single run gave it. The same sample passes on Debian's
+//! PREEMPT_RT 6.12 kernel (runtime and driver built against its headers).
 
 use fgft_campaign::config::Config;
 use fgft_campaign::fgft::{self, FgftOutcome};
@@ -23,23 +24,30 @@ const ENTRIES: &[&str] = &[
     "e1000_get_ringparam",
 ];
 
-#[test]
-fn e1000_faults_are_recovered_under_fgft() {
-    let env = fgft_vm::Env::load().expect("environment");
+/// Runs the sample on `env`'s kernel and checks its outcome: no crash, no
+/// broken device, one boot, at least half the faults fired and recovered.
+fn sample(
+    env: &fgft_vm::Env,
+) -> (
+    Config,
+    prepare::Prepared,
+    fgft::FgftModules,
+    Vec<fgft::FgftResult>,
+) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let mut cfg = Config::load(&root.join("corpus/campaign/e1000.toml")).expect("config");
     cfg.trigger.retain(|k, _| ENTRIES.contains(&k.as_str()));
     assert_eq!(cfg.trigger.len(), ENTRIES.len(), "config lost a trigger");
-    let prep = prepare::inject(&env, &cfg, 7, 6, &[]).expect("inject");
+    let prep = prepare::inject(env, &cfg, 7, 6, &[]).expect("inject");
     assert!(
         prep.variants.len() >= 20,
         "only {} variants",
         prep.variants.len()
     );
     let entries: Vec<String> = ENTRIES.iter().map(|s| s.to_string()).collect();
-    let mods = prepare::build_fgft(&env, &cfg, &prep, &entries, "fgft").expect("fgft build");
+    let mods = prepare::build_fgft(env, &cfg, &prep, &entries, "fgft").expect("fgft build");
     let (res, boots) =
-        fgft::run_all(&env, &cfg, &mods, &prep.variants, Duration::from_secs(120)).expect("run");
+        fgft::run_all(env, &cfg, &mods, &prep.variants, Duration::from_secs(120)).expect("run");
     let table: String = res
         .iter()
         .map(|r| {
@@ -68,9 +76,24 @@ fn e1000_faults_are_recovered_under_fgft() {
     // Most planted faults sit on paths QEMU's e1000 executes.
     assert!(recovered * 2 >= res.len(), "too few faults fired:\n{table}");
     eprintln!(
-        "{recovered} of {} faults recovered in {boots} boot(s)\n{table}",
+        "{} ({}): {recovered} of {} faults recovered in {boots} boot(s)\n{table}",
+        env.kver,
+        if env.is_rt() { "PREEMPT_RT" } else { "stock" },
         res.len()
     );
+    (cfg, prep, mods, res)
+}
+
+#[test]
+fn e1000_faults_are_recovered_under_fgft_on_preempt_rt() {
+    let env = fgft_vm::Env::load().expect("environment").rt();
+    sample(&env);
+}
+
+#[test]
+fn e1000_faults_are_recovered_under_fgft() {
+    let env = fgft_vm::Env::load().expect("environment");
+    let (cfg, prep, mods, res) = sample(&env);
 
     // Three shards, merged: the same outcome for every variant (timings
     // aside, which no two runs share).

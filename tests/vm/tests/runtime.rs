@@ -301,3 +301,11 @@ fn runtime_builds_against_6_1_headers() {
     assert!(dir.join("fgft_rt.ko").is_file());
     assert!(dir.join("selftest/fgft_selftest.ko").is_file());
 }
+
+#[test]
+fn runtime_builds_against_rt_headers() {
+    let env = env();
+    let dir = kbuild(&env, "runtime-rt", &runtime_dir(), &env.kdir_rt, &[]).unwrap();
+    assert!(dir.join("fgft_rt.ko").is_file());
+    assert!(dir.join("selftest/fgft_selftest.ko").is_file());
+}

@@ -10,7 +10,8 @@
  * setters) reports the first one that fails, named by step=. value is "-"
  * when the operation failed. Extra fields follow dev=.
  *
- * usage: fgft-ethtool IFACE OP...
+ * usage: fgft-ethtool [-n N | -d SECS] [-p USECS] IFACE OP...
+ * (repeated: one summary line, see fgft-netdev.h)
  *
  * Getters: drvinfo regs msglevel link ringparam pauseparam eeprom coalesce
  * wol gset sset-info strings stats; "all" runs every getter.
@@ -413,7 +414,7 @@ static int run_op(struct ctx *c, const char *spec)
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: fgft-ethtool IFACE OP...\n"
+		"usage: fgft-ethtool [-n N | -d SECS] [-p USECS] IFACE OP...\n"
 		"  getters: all drvinfo regs msglevel link ringparam pauseparam\n"
 		"           eeprom coalesce wol gset sset-info strings stats\n"
 		"  actions: nway-reset msglevel-set[=N] ringparam-set[=RX,TX]\n"

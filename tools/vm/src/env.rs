@@ -27,6 +27,11 @@ pub struct Env {
     pub repo_root: PathBuf,
     /// Cargo's target directory (`$CARGO_TARGET_DIR` or `<repo>/target`).
     pub target_dir: PathBuf,
+    /// The PREEMPT_RT flavour of 6.12: its headers, release and image
+    /// ([`Env::rt`] makes them the environment's kernel).
+    pub kdir_rt: PathBuf,
+    pub kver_rt: String,
+    pub kernel_image_rt: PathBuf,
 }
 
 static ENV: OnceLock<Result<Env, String>> = OnceLock::new();
@@ -38,6 +43,25 @@ impl Env {
         ENV.get_or_init(|| load_uncached().map_err(|e| e.to_string()))
             .clone()
             .map_err(VmError::Env)
+    }
+
+    /// The same environment with Debian's 6.12 PREEMPT_RT kernel as the one
+    /// that modules are built against (`kdir`) and VMs boot (`kver`,
+    /// `kernel_image`). Builds, logs and guest programs go to
+    /// `<target>/rt/`, apart from the stock kernel's.
+    pub fn rt(&self) -> Env {
+        Env {
+            kdir: self.kdir_rt.clone(),
+            kver: self.kver_rt.clone(),
+            kernel_image: self.kernel_image_rt.clone(),
+            target_dir: self.target_dir.join("rt"),
+            ..self.clone()
+        }
+    }
+
+    /// Whether this environment's kernel is the PREEMPT_RT one.
+    pub fn is_rt(&self) -> bool {
+        self.kver == self.kver_rt
     }
 }
 
@@ -94,6 +118,9 @@ fn load_uncached() -> Result<Env, VmError> {
         src612: get("SRC612")?.into(),
         src61: get("SRC61")?.into(),
         cache: get("FGFT_CACHE")?.into(),
+        kdir_rt: get("KDIR_RT")?.into(),
+        kver_rt: get("KVER_RT")?,
+        kernel_image_rt: get("KERNEL_IMAGE_RT")?.into(),
         repo_root,
         target_dir,
     })

@@ -121,6 +121,61 @@ pub fn guest_program(env: &Env, src: &Path) -> Result<PathBuf, VmError> {
     Ok(bin)
 }
 
+/// A dynamically linked host program (a Debian package's, such as rt-tests'
+/// `/usr/bin/cyclictest`) and the shared objects it needs: `(host path,
+/// guest path)` pairs, the program and each library at the same path in
+/// the guest as on the host, the dynamic loader included. The libraries
+/// come from `ldd`, so the guest runs the host's own binary.
+pub fn host_program(program: &Path) -> Result<Vec<(PathBuf, String)>, VmError> {
+    if !program.is_absolute() || !program.is_file() {
+        return Err(VmError::Spec {
+            name: program.display().to_string(),
+            reason: "a host program must be an absolute path to a file".into(),
+        });
+    }
+    let out = Command::new("ldd")
+        .arg(program)
+        .output()
+        .map_err(|source| VmError::Spawn {
+            cmd: format!("ldd {}", program.display()),
+            source,
+        })?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut files = vec![(program.to_path_buf(), program.display().to_string())];
+    if !out.status.success() {
+        // "not a dynamic executable": a static program needs nothing else.
+        return Ok(files);
+    }
+    for lib in ldd_paths(&text).map_err(|line| VmError::Spec {
+        name: program.display().to_string(),
+        reason: format!("ldd: cannot use {line:?}"),
+    })? {
+        files.push((PathBuf::from(&lib), lib));
+    }
+    Ok(files)
+}
+
+/// The absolute paths in `ldd` output (`libc.so.6 => /lib/... (0x...)`,
+/// `/lib64/ld-linux-x86-64.so.2 (0x...)`); the vDSO has none. A library
+/// that is `not found` is an error (the line).
+pub(crate) fn ldd_paths(text: &str) -> Result<Vec<String>, String> {
+    let mut out = Vec::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if line.contains("not found") {
+            return Err(line.to_string());
+        }
+        let path = match line.split_once("=>") {
+            Some((_, rest)) => rest.trim(),
+            None => line,
+        };
+        let path = path.split_whitespace().next().unwrap_or("");
+        if path.starts_with('/') && !out.iter().any(|p| p == path) {
+            out.push(path.to_string());
+        }
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -153,6 +208,31 @@ mod tests {
             guest_tool(&env, "no-such-tool"),
             Err(VmError::NoTool { .. })
         ));
+    }
+
+    #[test]
+    fn ldd_output_is_read() {
+        let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibnuma.so.1 => /lib/x86_64-linux-gnu/libnuma.so.1 (0x00007f)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007e)\n\t/lib64/ld-linux-x86-64.so.2 (0x00007d)\n";
+        assert_eq!(
+            ldd_paths(text).unwrap(),
+            [
+                "/lib/x86_64-linux-gnu/libnuma.so.1",
+                "/lib/x86_64-linux-gnu/libc.so.6",
+                "/lib64/ld-linux-x86-64.so.2"
+            ]
+        );
+        assert!(ldd_paths("\tlibfoo.so.1 => not found\n").is_err());
+    }
+
+    #[test]
+    fn host_programs_bring_their_libraries() {
+        let files = host_program(Path::new("/bin/ls")).unwrap();
+        assert_eq!(files[0].1, "/bin/ls");
+        assert!(
+            files.iter().any(|(_, g)| g.contains("libc.so")),
+            "{files:?}"
+        );
+        assert!(host_program(Path::new("ls")).is_err());
     }
 
     #[test]

@@ -114,7 +114,7 @@ mod slots;
 pub use console::{parse_console, Marker, OopsRule, Outcome, OOPS_RULES};
 pub use cpio::CpioWriter;
 pub use env::Env;
-pub use guest::{guest_program, guest_tool};
+pub use guest::{guest_program, guest_tool, host_program};
 pub use kbuild::kbuild;
 pub use modules::{resolve_modules, ModuleDep, ModulesDep};
 pub use qemu::{check_qemu_args, run, VmSpec};

@@ -4,7 +4,7 @@ use crate::console::{parse_console, Outcome};
 use crate::{guest_tool, initramfs, slots, Env, VmError};
 use std::fs;
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -55,6 +55,14 @@ impl VmSpec {
     pub fn add_tool(&mut self, env: &Env, name: &str) -> Result<&mut Self, VmError> {
         let host = guest_tool(env, name)?;
         self.files.push((host, format!("/bin/{name}")));
+        Ok(self)
+    }
+
+    /// Installs a dynamically linked host program with its libraries at
+    /// their host paths ([`crate::host_program`]), e.g. rt-tests'
+    /// `/usr/bin/cyclictest`.
+    pub fn add_host_program(&mut self, program: &Path) -> Result<&mut Self, VmError> {
+        self.files.extend(crate::host_program(program)?);
         Ok(self)
     }
 
