@@ -382,6 +382,15 @@ static void fgft_release_lock(void *ctx, u32 kind, void *lock,
 	case FGFT_LOCK_CALL:
 		((void (*)(void *))flags)(lock);
 		break;
+	case FGFT_LOCK_RAW_SPIN:
+		raw_spin_unlock(lock);
+		break;
+	case FGFT_LOCK_RAW_SPIN_IRQSAVE:
+		raw_spin_unlock_irqrestore(lock, flags);
+		break;
+	case FGFT_LOCK_RAW_SPIN_IRQ:
+		raw_spin_unlock_irq(lock);
+		break;
 	default:
 		WARN_ONCE(1, "fgft: unknown lock kind %u\n", kind);
 	}
@@ -1416,6 +1425,53 @@ void fgft_spin_lock_bh(struct fgft_txn *txn, spinlock_t *lock)
 }
 EXPORT_SYMBOL_GPL(fgft_spin_lock_bh);
 
+/*
+ * raw_spinlock_t: the same tracking with the raw primitives.  Without
+ * PREEMPT_RT a spinlock_t is a raw_spinlock_t inside; with it, a spinlock_t
+ * is a sleeping rt_mutex and a raw_spinlock_t the only spinning lock.
+ */
+void fgft_raw_spin_lock(struct fgft_txn *txn, raw_spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn)) {
+		raw_spin_lock(lock);
+		return;
+	}
+	if (!lock_prepare(txn, lock))
+		return;
+	raw_spin_lock(lock);
+	lock_record(txn, FGFT_LOCK_RAW_SPIN, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_raw_spin_lock);
+
+void fgft_raw_spin_lock_irqsave(struct fgft_txn *txn, raw_spinlock_t *lock)
+{
+	unsigned long flags;
+
+	if (IS_ERR_OR_NULL(txn)) {
+		WARN_ONCE(1, "fgft: %s() without a transaction\n", __func__);
+		raw_spin_lock_irq(lock);
+		return;
+	}
+	if (!lock_prepare(txn, lock))
+		return;
+	raw_spin_lock_irqsave(lock, flags);
+	lock_record(txn, FGFT_LOCK_RAW_SPIN_IRQSAVE, lock, flags);
+}
+EXPORT_SYMBOL_GPL(fgft_raw_spin_lock_irqsave);
+
+void fgft_raw_spin_lock_irq(struct fgft_txn *txn, raw_spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn)) {
+		raw_spin_lock_irq(lock);
+		return;
+	}
+	if (!lock_prepare(txn, lock))
+		return;
+	raw_spin_lock_irq(lock);
+	lock_record(txn, FGFT_LOCK_RAW_SPIN_IRQ, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_raw_spin_lock_irq);
+
 void fgft_mutex_lock(struct fgft_txn *txn, struct mutex *lock)
 {
 	if (IS_ERR_OR_NULL(txn)) {
@@ -1529,6 +1585,34 @@ void fgft_spin_unlock_bh(struct fgft_txn *txn, spinlock_t *lock)
 		unlock_typed(txn, FGFT_LOCK_SPIN_BH, lock, 0);
 }
 EXPORT_SYMBOL_GPL(fgft_spin_unlock_bh);
+
+void fgft_raw_spin_unlock(struct fgft_txn *txn, raw_spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn))
+		raw_spin_unlock(lock);
+	else
+		unlock_typed(txn, FGFT_LOCK_RAW_SPIN, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_raw_spin_unlock);
+
+void fgft_raw_spin_unlock_irq(struct fgft_txn *txn, raw_spinlock_t *lock)
+{
+	if (IS_ERR_OR_NULL(txn))
+		raw_spin_unlock_irq(lock);
+	else
+		unlock_typed(txn, FGFT_LOCK_RAW_SPIN_IRQ, lock, 0);
+}
+EXPORT_SYMBOL_GPL(fgft_raw_spin_unlock_irq);
+
+void fgft_raw_spin_unlock_irqrestore(struct fgft_txn *txn,
+				     raw_spinlock_t *lock, unsigned long flags)
+{
+	if (IS_ERR_OR_NULL(txn))
+		raw_spin_unlock_irqrestore(lock, flags);
+	else
+		unlock_typed(txn, FGFT_LOCK_RAW_SPIN_IRQSAVE, lock, flags);
+}
+EXPORT_SYMBOL_GPL(fgft_raw_spin_unlock_irqrestore);
 
 void fgft_mutex_unlock(struct fgft_txn *txn, struct mutex *lock)
 {

@@ -40,6 +40,10 @@ enum fgft_lock_kind {
 	FGFT_LOCK_BH,		/* local_bh_disable(): no lock word, nests */
 	/* A kernel lock function: a[0] its argument, a[1] its release. */
 	FGFT_LOCK_CALL,
+	/* raw_spinlock_t (a spinlock_t is a sleeping lock on PREEMPT_RT). */
+	FGFT_LOCK_RAW_SPIN,
+	FGFT_LOCK_RAW_SPIN_IRQSAVE,
+	FGFT_LOCK_RAW_SPIN_IRQ,
 };
 
 struct fgft_rec {

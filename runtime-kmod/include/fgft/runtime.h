@@ -346,6 +346,15 @@ void fgft_spin_unlock_irqrestore(struct fgft_txn *txn, spinlock_t *lock,
 void fgft_spin_unlock_bh(struct fgft_txn *txn, spinlock_t *lock);
 void fgft_mutex_unlock(struct fgft_txn *txn, struct mutex *lock);
 
+/* The same for raw_spinlock_t (not a spinlock_t on PREEMPT_RT). */
+void fgft_raw_spin_lock(struct fgft_txn *txn, raw_spinlock_t *lock);
+void fgft_raw_spin_lock_irqsave(struct fgft_txn *txn, raw_spinlock_t *lock);
+void fgft_raw_spin_lock_irq(struct fgft_txn *txn, raw_spinlock_t *lock);
+void fgft_raw_spin_unlock(struct fgft_txn *txn, raw_spinlock_t *lock);
+void fgft_raw_spin_unlock_irq(struct fgft_txn *txn, raw_spinlock_t *lock);
+void fgft_raw_spin_unlock_irqrestore(struct fgft_txn *txn,
+				     raw_spinlock_t *lock, unsigned long flags);
+
 /*
  * Added: sections without a lock word, which nest.  Entered in a
  * transaction, each is left at its end (two-phase locking) or at a sleep or

@@ -812,32 +812,39 @@ fn lock_body(s: &mut String, e: &ApiEntry) {
         return;
     }
     let params = wparams(e);
-    let mut lock_arg = e.lock_arg.clone().unwrap_or_else(|| {
+    let lock_arg = e.lock_arg.clone().unwrap_or_else(|| {
         params
             .iter()
             .find(|p| p.kind == ArgSpec::Kobj)
             .map(|p| p.name.clone())
             .unwrap_or_default()
     });
-    if e.raw {
-        lock_arg = format!("(spinlock_t *)({lock_arg})");
-        s.push_str("\t/* a raw_spinlock_t is laid out as the spinlock_t that wraps it */\n");
-        s.push_str("\tBUILD_BUG_ON(sizeof(spinlock_t) != sizeof(raw_spinlock_t));\n");
-    }
+    // A raw_spinlock_t has runtime functions of its own (fgft_raw_spin_*).
+    let name = |f: &'static str| -> String {
+        if e.raw {
+            f.replacen("fgft_spin_", "fgft_raw_spin_", 1)
+        } else {
+            f.to_string()
+        }
+    };
     if let Some(k) = e.lock.filter(|k| k.is_try()) {
         let _ = writeln!(
             s,
             "\tif (WARN_ON_ONCE(!txn))\n\t\treturn {};",
             k.not_taken()
         );
-        let _ = writeln!(s, "\treturn {}(txn, {lock_arg});", k.runtime_fn(false));
+        let _ = writeln!(
+            s,
+            "\treturn {}(txn, {lock_arg});",
+            name(k.runtime_fn(false))
+        );
         return;
     }
     s.push_str("\tif (WARN_ON_ONCE(!txn))\n\t\treturn;\n");
     if let Some(k) = e.lock.or(e.unlock).filter(|k| k.is_section()) {
-        let _ = writeln!(s, "\t{}(txn);", k.runtime_fn(e.unlock.is_some()));
+        let _ = writeln!(s, "\t{}(txn);", name(k.runtime_fn(e.unlock.is_some())));
     } else if let Some(k) = e.lock {
-        let _ = writeln!(s, "\t{}(txn, {lock_arg});", k.runtime_fn(false));
+        let _ = writeln!(s, "\t{}(txn, {lock_arg});", name(k.runtime_fn(false)));
     } else if let Some(k) = e.unlock {
         let extra = if k == crate::plan::table::LockKind::SpinIrqsave {
             let f = params
@@ -849,7 +856,7 @@ fn lock_body(s: &mut String, e: &ApiEntry) {
         } else {
             String::new()
         };
-        let _ = writeln!(s, "\t{}(txn, {lock_arg}{extra});", k.runtime_fn(true));
+        let _ = writeln!(s, "\t{}(txn, {lock_arg}{extra});", name(k.runtime_fn(true)));
     }
 }
 

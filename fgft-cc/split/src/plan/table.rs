@@ -281,7 +281,9 @@ pub struct ApiEntry {
     /// Members of the driver's ops structs the function calls (`ndo_stop`
     /// of `dev_close`): a callback point when the driver stores into one.
     pub callbacks: Vec<String>,
-    /// A raw_spinlock_t: tracked as the spinlock_t it is laid out like.
+    /// A raw_spinlock_t: taken and released through the runtime's
+    /// `fgft_raw_spin_*` (on PREEMPT_RT a spinlock_t is a sleeping lock,
+    /// not a raw_spinlock_t).
     pub raw: bool,
     /// `memory = ...`: what kind of memory the call returns.
     pub memory: Memory,
@@ -687,7 +689,26 @@ fn locks_of(
         _ => {}
     }
     if call {
+        if raw.raw {
+            return Err(located(
+                src,
+                &here,
+                format!("api `{name}`: `raw` marks a raw_spinlock_t function (lock kinds spin, spin_irqsave, spin_irq), not a `lock = \"call\"` one"),
+            ));
+        }
         return Ok((lock, unlock));
+    }
+    if raw.raw
+        && !matches!(
+            lock.or(unlock),
+            Some(LockKind::Spin | LockKind::SpinIrqsave | LockKind::SpinIrq)
+        )
+    {
+        return Err(located(
+            src,
+            &here,
+            format!("api `{name}`: `raw` marks a raw_spinlock_t function: its lock kind is spin, spin_irqsave or spin_irq"),
+        ));
     }
     let section = lock.or(unlock).is_some_and(LockKind::is_section);
     if (lock.is_some() || unlock.is_some())
@@ -957,6 +978,22 @@ mod tests {
                 assert!(d[0].message.contains("unknown effect"));
                 assert!(d[0].range.start > 0);
             }
+            other => panic!("expected a located error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn raw_is_for_spinning_locks_only() {
+        let src = |body: &str| TableSource {
+            path: Some("x/compensations.toml".into()),
+            text: body.into(),
+        };
+        let ok = "[api.raw_spin_lock]\neffect = \"lock\"\nproto = \"void raw_spin_lock(raw_spinlock_t *lock)\"\nlock = \"spin\"\nraw = true\n";
+        let t = Table::from_sources(&[src(ok)]).unwrap();
+        assert!(t.apis.get("raw_spin_lock").is_some_and(|e| e.raw));
+        let bad = "[api.m]\neffect = \"lock\"\nproto = \"void m(struct mutex *lock)\"\nlock = \"mutex\"\nraw = true\n";
+        match Table::from_sources(&[src(bad)]) {
+            Err(Error::Located(d)) => assert!(d[0].message.contains("raw_spinlock_t"), "{d:?}"),
             other => panic!("expected a located error, got {other:?}"),
         }
     }
