@@ -561,7 +561,7 @@ static void txn_fix_residue(struct fgft_txn *t)
 	}
 	while (in_task() && !irqs_disabled() &&
 	       (softirq_count() & ~SOFTIRQ_OFFSET) >
-	       (t->saved_pc & SOFTIRQ_MASK & ~SOFTIRQ_OFFSET)) {
+	       (t->saved_sc & ~SOFTIRQ_OFFSET)) {
 		local_bh_enable();
 		fixed = true;
 	}
@@ -729,6 +729,7 @@ long fgft_txn_call(struct fgft_txn *txn, long (*fn)(void *arg), void *arg)
 		txn->stack_hi = sp + FGFT_IRQ_CALLER_WINDOW;
 	}
 	txn->saved_pc = preempt_count();
+	txn->saved_sc = softirq_count();
 	txn->saved_irqs_off = irqs_disabled();
 	txn->saved_rcu = rcu_preempt_depth();
 	if (prev)

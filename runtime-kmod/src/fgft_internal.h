@@ -199,6 +199,8 @@ struct fgft_txn {
 
 	/* State at the call of the body, to repair what a fault leaves. */
 	unsigned int saved_pc;
+	/* softirq_count() apart: on PREEMPT_RT it is not in preempt_count(). */
+	unsigned int saved_sc;
 	int saved_rcu;
 	bool saved_irqs_off;
 

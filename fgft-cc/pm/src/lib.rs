@@ -589,8 +589,9 @@ static void fgft_pm_work_fn_{p}(struct work_struct *work)
 static DECLARE_WORK(fgft_pm_work_{p}, fgft_pm_work_fn_{p});
 
 /*
- * fgft: device restore: at once in process context, else deferred; a deferred
- * restore of the same device that has not started yet covers this one too
+ * fgft: device restore: at once in process context (fgft_may_restore_now()),
+ * else deferred; a deferred restore of the same device that has not started
+ * yet covers this one too
  */
 static void fgft_restore_dev_{p}(struct device *dev)
 {{
@@ -598,7 +599,7 @@ static void fgft_restore_dev_{p}(struct device *dev)
 	unsigned long flags;
 	bool queued = false;
 
-	if (preemptible()) {{
+	if (fgft_may_restore_now()) {{
 		fgft_restore_now_{p}(dev);
 		return;
 	}}

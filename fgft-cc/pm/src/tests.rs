@@ -71,6 +71,7 @@ struct work_struct { void (*fn)(struct work_struct *); };
 static void schedule_work(struct work_struct *w) { w->fn(w); }
 static void flush_work(struct work_struct *w) { (void)w; }
 static int preemptible(void) { return 1; }
+static int fgft_may_restore_now(void) { return preemptible(); }
 #define GFP_ATOMIC 0
 #define EAGAIN 11
 void *kzalloc(unsigned long n, int f);

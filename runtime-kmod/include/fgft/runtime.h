@@ -35,6 +35,19 @@
 struct fgft_txn;
 struct mutex;
 
+/*
+ * Whether the running context may restore a device at once (the restore
+ * sleeps and takes the driver's locks): process context with bottom halves
+ * on, outside any RCU read-side section.  preemptible() alone is not
+ * enough on PREEMPT_RT, where it holds inside local_bh_disable() and
+ * rcu_read_lock(): a transmit (under the queue's lock), a threaded
+ * interrupt handler, a NAPI poll.  Elsewhere the restore is deferred.
+ * A macro: it needs <linux/sched.h> (rcu_preempt_depth() on 6.1), which
+ * the code that restores devices has and this header does not pull in.
+ */
+#define fgft_may_restore_now() \
+	(preemptible() && !softirq_count() && !rcu_preempt_depth())
+
 /* Access rights in the range table. */
 #define FGFT_R	0x1u
 #define FGFT_W	0x2u

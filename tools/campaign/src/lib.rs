@@ -16,6 +16,7 @@
 
 pub mod config;
 pub mod fgft;
+pub mod latency;
 pub mod native;
 pub mod prepare;
 pub mod report;

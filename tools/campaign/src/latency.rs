@@ -1,0 +1,824 @@
+//! Timing isolation (issue 18, the Xen study): does a driver under fgft,
+//! its faults and their recovery, disturb a real-time task on another CPU?
+//!
+//! One boot per kernel (Debian's stock 6.12 and its PREEMPT_RT flavour),
+//! 2 vCPUs, two e1000 NICs on one QEMU hub, the NICs' interrupts pinned to
+//! CPU 0. rt-tests' own `cyclictest` (the host's binary with its
+//! libraries) runs `SCHED_FIFO` priority 95 on CPU 1 and reports its
+//! histogram, while CPU 0 does one of [`CONDITIONS`], once with Debian's
+//! stock `e1000.ko` and once with the fgft split (ethtool operations and
+//! the I/O path isolated), in the same boot, the order alternating per
+//! round. The round trip of one ethtool call is timed too: stock, fgft,
+//! and fgft with each fault kind firing on every call.
+//!
+//! [`script`] writes the guest side, [`parse`] reads the console back,
+//! [`report`] and [`plot`] write `results/latency.md` and its SVG.
+//! Nothing here asserts a target: the benchmark reports.
+
+use crate::config::Config;
+use crate::fgft::FgftModules;
+use fgft_inject::Variant;
+use fgft_vm::Outcome;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+/// What CPU 0 does while cyclictest measures on CPU 1: (key, description).
+pub const CONDITIONS: [(&str, &str); 5] = [
+    ("idle", "idle"),
+    (
+        "mgmt",
+        "isolated management calls (ethtool ioctls) in a tight loop",
+    ),
+    (
+        "traffic",
+        "traffic through the driver (raw frames eth0 to eth1)",
+    ),
+    (
+        "faults",
+        "traffic, and an injected fault recovered every period (stock: the same calls, no fault)",
+    ),
+    ("hog", "a CPU hog plus traffic (the seed's interference)"),
+];
+
+/// The two builds compared in one boot.
+pub const BUILDS: [&str; 2] = ["stock", "fgft"];
+
+/// The ethtool operations of the management load (one ioctl each).
+pub const MGMT_OPS: &str = "drvinfo msglevel link ringparam pauseparam coalesce wol";
+
+/// Benchmark settings (environment: `FGFT_LAT_SECS`, `FGFT_LAT_ROUNDS`,
+/// `FGFT_LAT_INTERVAL_US`, `FGFT_LAT_PERIOD_MS`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Settings {
+    /// Seconds of cyclictest per condition and build.
+    pub secs: u32,
+    /// Rounds; each runs every condition on both builds.
+    pub rounds: u32,
+    /// cyclictest's interval, µs.
+    pub interval_us: u32,
+    /// The fault condition's period between calls, ms.
+    pub period_ms: u32,
+    /// cyclictest's histogram size, µs (longer samples are overflows).
+    pub hist_us: u32,
+    /// Calls per round-trip measurement (faulting calls: a tenth).
+    pub calls: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            secs: 10,
+            rounds: 2,
+            interval_us: 1000,
+            period_ms: 10,
+            hist_us: 50_000,
+            calls: 500,
+        }
+    }
+}
+
+impl Settings {
+    /// Defaults overridden by the `FGFT_LAT_*` environment variables.
+    pub fn from_env() -> Settings {
+        let num = |k: &str, d: u32| {
+            std::env::var(k)
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .filter(|v| *v > 0)
+                .unwrap_or(d)
+        };
+        let d = Settings::default();
+        Settings {
+            secs: num("FGFT_LAT_SECS", d.secs),
+            rounds: num("FGFT_LAT_ROUNDS", d.rounds),
+            interval_us: num("FGFT_LAT_INTERVAL_US", d.interval_us),
+            period_ms: num("FGFT_LAT_PERIOD_MS", d.period_ms),
+            hist_us: d.hist_us,
+            calls: num("FGFT_LAT_CALLS", d.calls),
+        }
+    }
+
+    /// A generous wall-time bound for one boot under TCG.
+    pub fn timeout_secs(&self, kinds: usize) -> u64 {
+        let per_round = BUILDS.len() as u64 * CONDITIONS.len() as u64 * (self.secs as u64 + 15);
+        240 + self.rounds as u64 * per_round + kinds as u64 * 10
+    }
+}
+
+/// A fault the fault condition may fire: a variant, its kind and the
+/// ethtool operation that reaches its entry point.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub id: u32,
+    pub kind: String,
+    pub op: String,
+    pub label: String,
+}
+
+/// Up to `per_kind` variants of each kind whose entry point one
+/// fgft-ethtool operation reaches, in variant order. The guest keeps, per
+/// kind, the first that fires on every call.
+pub fn candidates(cfg: &Config, variants: &[Variant], per_kind: usize) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = Vec::new();
+    for v in variants {
+        let Some(op) = cfg.trigger.get(&v.entry) else {
+            continue;
+        };
+        if op.starts_with("sh:") || op.contains(char::is_whitespace) {
+            continue;
+        }
+        let kind = v.kind.name().to_string();
+        if out.iter().filter(|c| c.kind == kind).count() >= per_kind {
+            continue;
+        }
+        out.push(Candidate {
+            id: v.id,
+            kind,
+            op: op.clone(),
+            label: v.label.clone(),
+        });
+    }
+    out
+}
+
+/// The guest's helpers and the fault loop (`/fgft/faults.sh SECS`: arms
+/// each chosen fault in turn for a second, calling its operation every
+/// period, until SECS have passed; the chosen faults are in /tmp/good).
+fn prelude(cfg: &Config, mods: &FgftModules, s: &Settings) -> String {
+    let name = |i: usize| {
+        mods.modules
+            .get(i)
+            .and_then(|m| m.file_name())
+            .map(|f| f.to_string_lossy().into_owned())
+            .unwrap_or_default()
+    };
+    let m = cfg.sysfs_module();
+    format!(
+        r#"P=/sys/module/fgft_rt/parameters/fgft_inject_id
+S=/sys/kernel/debug/fgft/stats
+stat() {{ sed -n "s/^$1 //p" $S; }}
+up() {{
+	{setup}
+	i=0
+	while [ $i -lt 100 ] && ! grep -q 1 /sys/class/net/eth1/carrier 2>/dev/null; do
+		sleep 0.1; i=$((i + 1))
+	done
+	for q in $(grep -E 'eth[0-9]' /proc/interrupts | cut -d: -f1); do
+		echo 1 > /proc/irq/$q/smp_affinity 2>/dev/null
+	done
+	sleep 1
+}}
+load_fgft() {{
+	insmod /lib/fgft/{sfi} || exit 4
+	insmod /lib/fgft/{main} || exit 4
+	up
+}}
+unload_fgft() {{ rmmod {m}_fgft; rmmod {m}_sfi; }}
+load_stock() {{ modprobe {m} || exit 4; up; }}
+unload_stock() {{ rmmod {m}; }}
+cat > /fgft/faults.sh <<'EOF'
+end=$(( $(cut -d. -f1 /proc/uptime) + $1 ))
+while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do
+	for v in $(cat /tmp/good); do
+		echo ${{v%%:*}} > /sys/module/fgft_rt/parameters/fgft_inject_id
+		fgft-ethtool -d 1 -p {period_us} eth0 ${{v#*:}} > /dev/null
+		echo 0 > /sys/module/fgft_rt/parameters/fgft_inject_id
+	done
+done
+EOF
+: > /tmp/good
+echo 1 > /proc/irq/default_smp_affinity
+insmod /lib/fgft/{rt} || exit 3
+"#,
+        setup = cfg.driver.setup,
+        sfi = name(1),
+        main = name(2),
+        rt = name(0),
+        period_us = s.period_ms as u64 * 1000,
+    )
+}
+
+/// One condition on one build: start CPU 0's load, run cyclictest on
+/// CPU 1, stop the load, print the histogram quietly (console level 1,
+/// so no kernel line splits it).
+fn condition(kernel: &str, build: &str, cond: &str, round: u32, s: &Settings) -> String {
+    let d = s.secs;
+    let pkt = format!("taskset 1 fgft-pkt -d {d} -w 5000 eth0 eth1 & pids=\"$pids $!\"\n");
+    let load = match cond {
+        "idle" => String::new(),
+        "mgmt" => format!("taskset 1 fgft-ethtool -d {d} eth0 {MGMT_OPS} & pids=\"$pids $!\"\n"),
+        "traffic" => pkt,
+        "faults" => format!("{pkt}taskset 1 sh /fgft/faults.sh {d} & pids=\"$pids $!\"\n"),
+        _ => format!("taskset 1 sh -c 'while :; do :; done' & hog=$!\n{pkt}"),
+    };
+    let tag = format!("kernel={kernel} build={build} cond={cond} round={round}");
+    format!(
+        "pids=\"\"; hog=\"\"\n\
+         r0=$(stat recoveries)\n\
+         echo \"FGFT-MARK lat-begin {tag}\"\n\
+         {load}\
+         cyclictest -q -m -t 1 -a 1 -p 95 -i {i} -D {d} -h {h} > /tmp/cyc.out 2>&1\n\
+         [ -n \"$hog\" ] && kill $hog\n\
+         for p in $pids; do wait $p; done\n\
+         r1=$(stat recoveries)\n\
+         echo \"FGFT-MARK lat-load {tag} rec=$((r1 - r0))\"\n\
+         echo 1 > /proc/sys/kernel/printk\n\
+         awk -v tag='{tag}' '\
+         /^[0-9]+ +[0-9]+$/ {{ if ($2 + 0 > 0) {{ b = b ($1 + 0) \":\" ($2 + 0) \",\"; n++ }} \
+         if (n == 40) {{ print \"FGFT-MARK cychist \" tag \" b=\" b; b = \"\"; n = 0 }} }} \
+         /^# Total:/ {{ tot = $3 + 0 }} /^# Max Latencies:/ {{ mx = $4 + 0 }} \
+         /^# Histogram Overflows:/ {{ ov = $4 + 0 }} \
+         END {{ if (n > 0) print \"FGFT-MARK cychist \" tag \" b=\" b; \
+         print \"FGFT-MARK cyc \" tag \" total=\" tot + 0 \" max=\" mx + 0 \" ov=\" ov + 0 }}' /tmp/cyc.out\n\
+         echo 7 > /proc/sys/kernel/printk\n",
+        i = s.interval_us,
+        h = s.hist_us,
+    )
+}
+
+/// Round trips of one ethtool call: `n` calls of `op` with fault `id`
+/// armed (0: none), the runtime's counters reset first.
+fn round_trip(kernel: &str, build: &str, label: &str, id: u32, op: &str, n: u32) -> String {
+    let tag = format!("kernel={kernel} build={build} label={label}");
+    let arm = if id > 0 {
+        format!("echo {id} > $P\n")
+    } else {
+        String::new()
+    };
+    format!(
+        "echo 1 > /sys/kernel/debug/fgft/reset\n\
+         echo \"FGFT-MARK rt-begin {tag}\"\n\
+         {arm}fgft-ethtool -n {n} eth0 {op}\n\
+         echo 0 > $P\n\
+         echo \"FGFT-MARK rt-end {tag} rec=$(stat recoveries) rec_max_ns=$(stat recovery_ns_max) rec_sum_ns=$(stat recovery_ns_sum)\"\n"
+    )
+}
+
+/// The guest script of one boot on kernel `kernel` ("stock" or "rt").
+pub fn script(
+    cfg: &Config,
+    mods: &FgftModules,
+    faults: &[Candidate],
+    kernel: &str,
+    s: &Settings,
+) -> String {
+    let mut out = prelude(cfg, mods, s);
+    // The fgft build first: pick the faults that fire on every call (three
+    // calls, three recoveries), one per kind, and time the round trips.
+    out.push_str("load_fgft\n");
+    out.push_str(&round_trip(kernel, "fgft", "none", 0, "drvinfo", s.calls));
+    let mut kinds: Vec<&str> = faults.iter().map(|c| c.kind.as_str()).collect();
+    kinds.dedup();
+    for k in &kinds {
+        out.push_str("picked=\"\"\n");
+        for c in faults.iter().filter(|c| c.kind == *k) {
+            out.push_str(&format!(
+                "if [ -z \"$picked\" ]; then\n\
+                 \techo 1 > /sys/kernel/debug/fgft/reset; echo {id} > $P\n\
+                 \tfgft-ethtool -n 3 eth0 {op} > /dev/null; echo 0 > $P\n\
+                 \tif [ \"$(stat recoveries)\" = 3 ]; then picked={id}; echo {id}:{op} >> /tmp/good; echo \"FGFT-MARK lat-pick kernel={kernel} kind={k} id={id}\"; fi\n\
+                 fi\n",
+                id = c.id,
+                op = c.op
+            ));
+        }
+        // The round trip of the picked fault of this kind.
+        for c in faults.iter().filter(|c| c.kind == *k) {
+            out.push_str(&format!("if [ \"$picked\" = {} ]; then\n", c.id));
+            out.push_str(&round_trip(
+                kernel,
+                "fgft",
+                &format!("{}:{}", c.kind, c.id),
+                c.id,
+                &c.op,
+                (s.calls / 10).max(10),
+            ));
+            out.push_str("fi\n");
+        }
+    }
+    out.push_str(
+        "echo \"FGFT-MARK lat-good kernel=$(cat /tmp/good | tr '\\n' ' ' | tr ' ' ',')\"\n",
+    );
+    let mut loaded = "fgft";
+    for r in 0..s.rounds {
+        // Round 0: fgft then stock; round 1: stock then fgft; ...
+        let order: [&str; 2] = if r % 2 == 0 {
+            ["fgft", "stock"]
+        } else {
+            ["stock", "fgft"]
+        };
+        for b in order {
+            if b != loaded {
+                out.push_str(&format!("unload_{loaded}\nload_{b}\n"));
+                if b == "stock" && r == 0 {
+                    out.push_str(&round_trip(kernel, "stock", "none", 0, "drvinfo", s.calls));
+                }
+                loaded = b;
+            }
+            for (c, _) in CONDITIONS {
+                out.push_str(&condition(kernel, b, c, r, s));
+            }
+        }
+    }
+    out.push_str("cat $S\necho FGFT-MARK lat-done\n");
+    out
+}
+
+/// A cyclictest histogram (1 µs buckets) and its summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hist {
+    /// µs -> samples.
+    pub buckets: BTreeMap<u64, u64>,
+    /// Samples beyond the histogram (counted at `max_us`).
+    pub overflow: u64,
+    pub max_us: u64,
+    pub total: u64,
+}
+
+impl Hist {
+    /// Adds one `b=` field of a `cychist` marker: `us:count,us:count,`.
+    pub fn add_part(&mut self, b: &str) -> Result<(), String> {
+        for item in b.split(',').filter(|i| !i.is_empty()) {
+            let (us, n) = item
+                .split_once(':')
+                .ok_or_else(|| format!("bad histogram item {item:?}"))?;
+            let us: u64 = us.parse().map_err(|_| format!("bad bucket {us:?}"))?;
+            let n: u64 = n.parse().map_err(|_| format!("bad count {n:?}"))?;
+            *self.buckets.entry(us).or_default() += n;
+        }
+        Ok(())
+    }
+
+    /// Adds another run's samples.
+    pub fn merge(&mut self, o: &Hist) {
+        for (us, n) in &o.buckets {
+            *self.buckets.entry(*us).or_default() += n;
+        }
+        self.overflow += o.overflow;
+        self.max_us = self.max_us.max(o.max_us);
+        self.total += o.total;
+    }
+
+    /// Samples in the histogram and beyond it.
+    pub fn samples(&self) -> u64 {
+        self.buckets.values().sum::<u64>() + self.overflow
+    }
+
+    /// The `q` quantile (0 < q <= 1) in µs: the smallest latency that at
+    /// least a fraction `q` of the samples do not exceed; overflows count
+    /// as the maximum.
+    pub fn quantile(&self, q: f64) -> u64 {
+        let n = self.samples();
+        if n == 0 {
+            return 0;
+        }
+        let rank = ((q * n as f64).ceil() as u64).clamp(1, n);
+        let mut seen = 0;
+        for (us, c) in &self.buckets {
+            seen += c;
+            if seen >= rank {
+                return *us;
+            }
+        }
+        self.max_us
+    }
+}
+
+/// What one boot measured.
+#[derive(Debug, Clone, Default)]
+pub struct Run {
+    /// (build, condition) -> histogram over the rounds.
+    pub hist: BTreeMap<(String, String), Hist>,
+    /// (build, condition) -> frames/s of the traffic load, per round.
+    pub fps: BTreeMap<(String, String), Vec<f64>>,
+    /// (build, condition) -> faults recovered during the condition.
+    pub recoveries: BTreeMap<(String, String), u64>,
+    /// Round trips: (build, label) -> the loop's summary and counters.
+    pub trips: BTreeMap<(String, String), Trip>,
+    /// Faults chosen for the fault condition (kind -> variant id).
+    pub picked: BTreeMap<String, u32>,
+    /// Console lines the kernel printed per faulting call, by kind.
+    pub console_lines: BTreeMap<String, f64>,
+}
+
+/// One round-trip measurement.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Trip {
+    pub calls: u64,
+    pub failed: u64,
+    pub p50_ns: u64,
+    pub p99_ns: u64,
+    pub max_ns: u64,
+    pub recoveries: u64,
+    pub rec_max_ns: u64,
+    pub rec_sum_ns: u64,
+}
+
+/// Reads one boot's console. Fails when a condition has no histogram.
+pub fn parse(out: &Outcome, s: &Settings) -> Result<Run, String> {
+    let mut run = Run::default();
+    let mut cur: Option<(String, String)> = None;
+    let mut trip: Option<(String, String)> = None;
+    for m in &out.markers {
+        let key = || -> Option<(String, String)> {
+            Some((m.get("build")?.to_string(), m.get("cond")?.to_string()))
+        };
+        match m.name.as_str() {
+            "lat-begin" => cur = key(),
+            "pkt" => {
+                if let (Some(k), Some(f)) = (&cur, m.parse::<f64>("fps")) {
+                    run.fps.entry(k.clone()).or_default().push(f);
+                }
+            }
+            "lat-load" => {
+                if let (Some(k), Some(r)) = (key(), m.parse::<u64>("rec")) {
+                    *run.recoveries.entry(k).or_default() += r;
+                }
+            }
+            "cychist" => {
+                let k = key().ok_or("cychist marker without build/cond")?;
+                run.hist
+                    .entry(k)
+                    .or_default()
+                    .add_part(m.get("b").unwrap_or(""))?;
+            }
+            "cyc" => {
+                let k = key().ok_or("cyc marker without build/cond")?;
+                let h = run.hist.entry(k).or_default();
+                h.overflow += m.parse("ov").unwrap_or(0);
+                h.max_us = h.max_us.max(m.parse("max").unwrap_or(0));
+                h.total += m.parse("total").unwrap_or(0);
+            }
+            "lat-pick" => {
+                if let (Some(k), Some(id)) = (m.get("kind"), m.parse("id")) {
+                    run.picked.insert(k.to_string(), id);
+                }
+            }
+            "rt-begin" => {
+                trip = Some((
+                    m.get("build").unwrap_or("").to_string(),
+                    m.get("label").unwrap_or("").to_string(),
+                ));
+            }
+            "ethtool-loop" => {
+                if let Some(k) = &trip {
+                    let t = run.trips.entry(k.clone()).or_default();
+                    t.calls = m.parse("runs").unwrap_or(0);
+                    t.failed = m.parse("failed").unwrap_or(0);
+                    t.p50_ns = m.parse("p50_ns").unwrap_or(0);
+                    t.p99_ns = m.parse("p99_ns").unwrap_or(0);
+                    t.max_ns = m.parse("max_ns").unwrap_or(0);
+                }
+            }
+            "rt-end" => {
+                if let Some(k) = trip.take() {
+                    let t = run.trips.entry(k).or_default();
+                    t.recoveries = m.parse("rec").unwrap_or(0);
+                    t.rec_max_ns = m.parse("rec_max_ns").unwrap_or(0);
+                    t.rec_sum_ns = m.parse("rec_sum_ns").unwrap_or(0);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Console lines between a faulting round trip's markers, per call.
+    for ((b, label), t) in &run.trips {
+        let Some((kind, _)) = label.split_once(':') else {
+            continue;
+        };
+        let begin = "FGFT-MARK rt-begin kernel=";
+        let tag = format!("build={b} label={label}");
+        let Some(start) = out.console.match_indices(begin).map(|(i, _)| i).find(|i| {
+            out.console[*i..]
+                .lines()
+                .next()
+                .is_some_and(|l| l.contains(&tag))
+        }) else {
+            continue;
+        };
+        let rest = &out.console[start..];
+        let end = rest.find("FGFT-MARK rt-end").unwrap_or(rest.len());
+        let lines = rest[..end]
+            .lines()
+            .filter(|l| !l.contains("FGFT-MARK"))
+            .count();
+        if t.calls > 0 {
+            run.console_lines
+                .insert(kind.to_string(), lines as f64 / t.calls as f64);
+        }
+    }
+    for b in BUILDS {
+        for (c, _) in CONDITIONS {
+            let h = run.hist.get(&(b.to_string(), c.to_string()));
+            if h.is_none_or(|h| h.samples() == 0) {
+                return Err(format!("no cyclictest histogram for {b}/{c}"));
+            }
+        }
+    }
+    let _ = s;
+    Ok(run)
+}
+
+/// p99 of fgft over p99 of stock in condition `cond`.
+pub fn p99_ratio(run: &Run, cond: &str) -> f64 {
+    let q = |b: &str| {
+        run.hist
+            .get(&(b.to_string(), cond.to_string()))
+            .map_or(f64::NAN, |h| h.quantile(0.99) as f64)
+    };
+    q("fgft") / q("stock")
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(|a, b| a.total_cmp(b));
+    v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+/// The markdown section of one kernel.
+pub fn report(kernel_title: &str, kver: &str, run: &Run) -> String {
+    let mut r = String::new();
+    let _ = writeln!(r, "## {kernel_title} (`{kver}`)\n");
+    let _ = writeln!(
+        r,
+        "cyclictest on CPU 1, µs (all rounds pooled); `p99 fgft/stock` compares the two builds under the same condition:\n"
+    );
+    r.push_str("| condition on CPU 0 | build | samples | p50 | p99 | p99.9 | max | p99 fgft/stock | load frames/s | faults recovered |\n");
+    r.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    for (c, _) in CONDITIONS {
+        for b in BUILDS {
+            let k = (b.to_string(), c.to_string());
+            let Some(h) = run.hist.get(&k) else { continue };
+            let ratio = if b == "fgft" {
+                format!("{:.2}", p99_ratio(run, c))
+            } else {
+                String::new()
+            };
+            let fps = run
+                .fps
+                .get(&k)
+                .map_or_else(|| "-".to_string(), |v| format!("{:.0}", median(v)));
+            let rec = run.recoveries.get(&k).copied().unwrap_or(0);
+            let _ = writeln!(
+                r,
+                "| {c} | {b} | {} | {} | {} | {} | {} | {ratio} | {fps} | {rec} |",
+                h.samples(),
+                h.quantile(0.5),
+                h.quantile(0.99),
+                h.quantile(0.999),
+                h.max_us
+            );
+        }
+    }
+    r.push_str("\nRound trip of one `ETHTOOL_GDRVINFO` call (or of the call that reaches the fault), µs:\n\n");
+    r.push_str("| build | fault | calls | p50 | p99 | max | recoveries | recovery max | console lines per call |\n");
+    r.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
+    let mut keys: Vec<&(String, String)> = run.trips.keys().collect();
+    keys.sort_by_key(|(b, l)| (b != "stock", l != "none", l.clone()));
+    for k in keys {
+        let t = &run.trips[k];
+        let kind = k.1.split_once(':').map_or("none", |(kd, _)| kd);
+        let lines = run
+            .console_lines
+            .get(kind)
+            .map_or_else(|| "-".to_string(), |l| format!("{l:.1}"));
+        let _ = writeln!(
+            r,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {lines} |",
+            k.0,
+            k.1,
+            t.calls,
+            us(t.p50_ns),
+            us(t.p99_ns),
+            us(t.max_ns),
+            t.recoveries,
+            us(t.rec_max_ns)
+        );
+    }
+    r.push('\n');
+    r
+}
+
+/// Draws p50, p99, p99.9 and max of every condition and build, one panel
+/// per kernel, into an SVG document.
+pub fn plot(runs: &[(&str, &Run)]) -> Result<String, String> {
+    use plotters::prelude::*;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (1200, 520)).into_drawing_area();
+        root.fill(&WHITE).map_err(|e| e.to_string())?;
+        let panels = root.split_evenly((1, runs.len().max(1)));
+        let quantiles: [(&str, f64, RGBColor); 4] = [
+            ("p50", 0.5, RGBColor(31, 119, 180)),
+            ("p99", 0.99, RGBColor(255, 127, 14)),
+            ("p99.9", 0.999, RGBColor(44, 160, 44)),
+            ("max", 1.0, RGBColor(214, 39, 40)),
+        ];
+        for ((title, run), area) in runs.iter().zip(panels.iter()) {
+            let mut hi = 10.0f64;
+            for h in run.hist.values() {
+                hi = hi.max(h.max_us as f64);
+            }
+            let mut chart = ChartBuilder::on(area)
+                .caption(*title, ("sans-serif", 18))
+                .margin(12)
+                .x_label_area_size(40)
+                .y_label_area_size(60)
+                .build_cartesian_2d(-0.5f64..4.5f64, (1.0f64..hi * 2.0).log_scale())
+                .map_err(|e| e.to_string())?;
+            chart
+                .configure_mesh()
+                .x_labels(5)
+                .x_label_formatter(&|x| {
+                    let i = x.round() as i64;
+                    if (x - i as f64).abs() < 0.01 && (0..5).contains(&i) {
+                        CONDITIONS[i as usize].0.to_string()
+                    } else {
+                        String::new()
+                    }
+                })
+                .y_desc("cyclictest latency, µs (log)")
+                .draw()
+                .map_err(|e| e.to_string())?;
+            for (qname, q, color) in quantiles {
+                for (bi, b) in BUILDS.iter().enumerate() {
+                    let pts: Vec<(f64, f64)> = CONDITIONS
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(i, (c, _))| {
+                            let h = run.hist.get(&(b.to_string(), c.to_string()))?;
+                            let v = if q >= 1.0 { h.max_us } else { h.quantile(q) };
+                            Some((
+                                i as f64 + if bi == 0 { -0.08 } else { 0.08 },
+                                v.max(1) as f64,
+                            ))
+                        })
+                        .collect();
+                    let style = if bi == 0 {
+                        ShapeStyle::from(&color).stroke_width(2)
+                    } else {
+                        ShapeStyle::from(&color.mix(0.6)).stroke_width(1)
+                    };
+                    let series = chart
+                        .draw_series(LineSeries::new(pts.clone(), style))
+                        .map_err(|e| e.to_string())?;
+                    series
+                        .label(format!("{qname} {b}"))
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], style));
+                    if bi == 0 {
+                        chart
+                            .draw_series(pts.iter().map(|p| Circle::new(*p, 3, color.filled())))
+                            .map_err(|e| e.to_string())?;
+                    } else {
+                        chart
+                            .draw_series(
+                                pts.iter()
+                                    .map(|p| TriangleMarker::new(*p, 4, color.mix(0.6))),
+                            )
+                            .map_err(|e| e.to_string())?;
+                    }
+                }
+            }
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| e.to_string())?;
+        }
+        root.present().map_err(|e| e.to_string())?;
+    }
+    Ok(svg)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hist(items: &str) -> Hist {
+        let mut h = Hist::default();
+        h.add_part(items).unwrap();
+        h
+    }
+
+    #[test]
+    fn quantiles_walk_the_buckets() {
+        let h = hist("3:50,4:40,10:9,100:1,");
+        assert_eq!(h.samples(), 100);
+        assert_eq!(h.quantile(0.5), 3);
+        assert_eq!(h.quantile(0.51), 4);
+        assert_eq!(h.quantile(0.99), 10);
+        assert_eq!(h.quantile(0.999), 100);
+        assert_eq!(Hist::default().quantile(0.5), 0);
+    }
+
+    #[test]
+    fn overflows_count_as_the_maximum() {
+        let mut h = hist("5:98,");
+        h.overflow = 2;
+        h.max_us = 70_000;
+        assert_eq!(h.quantile(0.98), 5);
+        assert_eq!(h.quantile(0.99), 70_000);
+        let mut m = hist("1:2,");
+        m.merge(&h);
+        assert_eq!(m.samples(), 102);
+        assert_eq!(m.max_us, 70_000);
+    }
+
+    #[test]
+    fn bad_histograms_are_refused() {
+        assert!(Hist::default().add_part("3:x,").is_err());
+        assert!(Hist::default().add_part("3,").is_err());
+    }
+
+    #[test]
+    fn console_is_read_back() {
+        let mut console = String::new();
+        for b in BUILDS {
+            for (c, _) in CONDITIONS {
+                let tag = format!("kernel=rt build={b} cond={c} round=0");
+                console.push_str(&format!(
+                    "FGFT-MARK lat-begin {tag}\nFGFT-MARK pkt sent=10 received=10 fps=123.0\n\
+                     FGFT-MARK lat-load {tag} rec=2\nFGFT-MARK cychist {tag} b=3:5,4:5,\n\
+                     FGFT-MARK cyc {tag} total=10 max=4 ov=0\n"
+                ));
+            }
+        }
+        console.push_str(
+            "FGFT-MARK rt-begin kernel=rt build=fgft label=bug:7\n\
+             kernel BUG at x.c:1!\nfgft: recovered\n\
+             FGFT-MARK ethtool-loop dev=eth0 runs=2 failed=2 min_ns=1 p50_ns=2000 p99_ns=3000 max_ns=4000\n\
+             FGFT-MARK rt-end kernel=rt build=fgft label=bug:7 rec=2 rec_max_ns=900 rec_sum_ns=1500\n",
+        );
+        let out = fgft_vm::parse_console(&console);
+        let run = parse(&out, &Settings::default()).unwrap();
+        let h = &run.hist[&("fgft".to_string(), "faults".to_string())];
+        assert_eq!((h.samples(), h.quantile(0.99), h.max_us), (10, 4, 4));
+        assert_eq!(
+            run.recoveries[&("stock".to_string(), "idle".to_string())],
+            2
+        );
+        assert_eq!(run.fps[&("fgft".to_string(), "hog".to_string())], [123.0]);
+        let t = &run.trips[&("fgft".to_string(), "bug:7".to_string())];
+        assert_eq!((t.calls, t.recoveries, t.p50_ns), (2, 2, 2000));
+        assert_eq!(run.console_lines["bug"], 1.0);
+        assert!((p99_ratio(&run, "idle") - 1.0).abs() < 1e-9);
+        let md = report("PREEMPT_RT", "6.12-rt", &run);
+        assert!(
+            md.contains("| faults | fgft | 10 | 3 | 4 | 4 | 4 | 1.00 | 123 | 2 |"),
+            "{md}"
+        );
+        let svg = plot(&[("rt", &run)]).unwrap();
+        assert!(
+            svg.starts_with("<svg") && svg.contains("p99.9 fgft"),
+            "{svg}"
+        );
+
+        // A condition without a histogram is an error.
+        let short: String = console
+            .lines()
+            .filter(|l| !l.contains("cond=hog"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(parse(&fgft_vm::parse_console(&short), &Settings::default()).is_err());
+    }
+
+    #[test]
+    fn the_script_runs_every_condition_on_both_builds() {
+        let cfg = Config::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../corpus/campaign/e1000.toml"),
+        )
+        .unwrap();
+        let mods = FgftModules {
+            modules: ["fgft_rt.ko", "e1000_sfi.ko", "e1000_fgft.ko"]
+                .iter()
+                .map(std::path::PathBuf::from)
+                .collect(),
+        };
+        let faults = vec![Candidate {
+            id: 4,
+            kind: "bug".into(),
+            op: "regs".into(),
+            label: "x".into(),
+        }];
+        let s = Settings::default();
+        let sc = script(&cfg, &mods, &faults, "rt", &s);
+        for b in BUILDS {
+            for (c, _) in CONDITIONS {
+                for r in 0..s.rounds {
+                    let tag = format!("lat-begin kernel=rt build={b} cond={c} round={r}");
+                    assert_eq!(sc.matches(&tag).count(), 1, "{tag}\n{sc}");
+                }
+            }
+        }
+        assert!(sc.contains("insmod /lib/fgft/e1000_sfi.ko"));
+        assert!(
+            sc.contains("echo 4 > $P\nfgft-ethtool -n 50 eth0 regs"),
+            "{sc}"
+        );
+        assert!(sc.contains("cyclictest -q -m -t 1 -a 1 -p 95 -i 1000 -D 10"));
+    }
+}
