@@ -6,8 +6,8 @@
 //! `cargo run --release -p fgft-campaign --example bench_latency -- [--out results/latency.md] [stock|rt]...`
 //! (`scripts/bench-latency.sh` runs it as the README's benchmark command).
 //! The SVG plot goes beside the report (`latency.svg`). `FGFT_LAT_SECS`
-//! (default 10), `FGFT_LAT_ROUNDS` (2), `FGFT_LAT_INTERVAL_US` (1000),
-//! `FGFT_LAT_PERIOD_MS` (10) and `FGFT_LAT_CALLS` (500) change the run.
+//! (default 10), `FGFT_LAT_ROUNDS` (3), `FGFT_LAT_INTERVAL_US` (1000),
+//! `FGFT_LAT_PERIOD_MS` (1000) and `FGFT_LAT_CALLS` (500) change the run.
 
 use fgft_campaign::config::Config;
 use fgft_campaign::latency::{self, Candidate, Run, Settings, CONDITIONS};
@@ -154,7 +154,7 @@ fn document(
          of the same driver (its ethtool operations and its I/O path isolated) in the same boot, the build order \
          alternating per round; histograms of all rounds are pooled. The fault condition arms, one second each in turn, \
          one injected fault per kind that fires on every call (picked in the guest: three calls, three recoveries) \
-         and calls its ethtool operation every {} ms; the stock build makes the same calls.\n\n",
+         and calls its ethtool operation, pausing {} ms after each call; the stock build makes the same calls.\n\n",
         s.interval_us, s.secs, s.period_ms
     ));
     md.push_str("Conditions on CPU 0:\n\n");

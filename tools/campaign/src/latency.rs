@@ -56,7 +56,8 @@ pub struct Settings {
     pub rounds: u32,
     /// cyclictest's interval, µs.
     pub interval_us: u32,
-    /// The fault condition's period between calls, ms.
+    /// The fault condition's pause after each call, ms (a recovery with
+    /// its device restore takes about as long again under TCG).
     pub period_ms: u32,
     /// cyclictest's histogram size, µs (longer samples are overflows).
     pub hist_us: u32,
@@ -68,9 +69,9 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             secs: 10,
-            rounds: 2,
+            rounds: 3,
             interval_us: 1000,
-            period_ms: 10,
+            period_ms: 1000,
             hist_us: 50_000,
             calls: 500,
         }
@@ -176,6 +177,29 @@ load_fgft() {{
 unload_fgft() {{ rmmod {m}_fgft; rmmod {m}_sfi; }}
 load_stock() {{ modprobe {m} || exit 4; up; }}
 unload_stock() {{ rmmod {m}; }}
+cat > /fgft/hist.awk <<'EOF'
+# cyclictest -h output -> markers: column j is thread j, pinned to CPU j.
+/^[0-9]+[[:space:]]+[0-9]/ {{
+	for (i = 2; i <= NF; i++) if ($i + 0 > 0) {{
+		j = i - 2
+		b[j] = b[j] ($1 + 0) ":" ($i + 0) ","
+		if (++n[j] == 40) {{
+			print "FGFT-MARK cychist " tag " cpu=" j " b=" b[j]
+			b[j] = ""; n[j] = 0
+		}}
+	}}
+	if (NF - 1 > T) T = NF - 1
+}}
+/^# Total:/ {{ for (i = 3; i <= NF; i++) tot[i - 3] = $i + 0 }}
+/^# Max Latencies:/ {{ for (i = 4; i <= NF; i++) mx[i - 4] = $i + 0 }}
+/^# Histogram Overflows:/ {{ for (i = 4; i <= NF; i++) ov[i - 4] = $i + 0 }}
+END {{
+	for (j = 0; j < T; j++) {{
+		if (n[j] > 0) print "FGFT-MARK cychist " tag " cpu=" j " b=" b[j]
+		print "FGFT-MARK cyc " tag " cpu=" j " total=" tot[j] + 0 " max=" mx[j] + 0 " ov=" ov[j] + 0
+	}}
+}}
+EOF
 cat > /fgft/faults.sh <<'EOF'
 end=$(( $(cut -d. -f1 /proc/uptime) + $1 ))
 while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do
@@ -198,9 +222,10 @@ insmod /lib/fgft/{rt} || exit 3
     )
 }
 
-/// One condition on one build: start CPU 0's load, run cyclictest on
-/// CPU 1, stop the load, print the histogram quietly (console level 1,
-/// so no kernel line splits it).
+/// One condition on one build: start CPU 0's load, run cyclictest (one
+/// thread on CPU 1, the measured one, and one on CPU 0, which shows what
+/// holds the CPU doing the work), stop the load, print the histograms
+/// quietly (console level 1, so no kernel line splits them).
 fn condition(kernel: &str, build: &str, cond: &str, round: u32, s: &Settings) -> String {
     let d = s.secs;
     let pkt = format!("taskset 1 fgft-pkt -d {d} -w 5000 eth0 eth1 & pids=\"$pids $!\"\n");
@@ -217,19 +242,13 @@ fn condition(kernel: &str, build: &str, cond: &str, round: u32, s: &Settings) ->
          r0=$(stat recoveries)\n\
          echo \"FGFT-MARK lat-begin {tag}\"\n\
          {load}\
-         cyclictest -q -m -t 1 -a 1 -p 95 -i {i} -D {d} -h {h} > /tmp/cyc.out 2>&1\n\
+         cyclictest -q -m -t 2 -a 0,1 -p 95 -i {i} -D {d} -h {h} > /tmp/cyc.out 2>&1\n\
          [ -n \"$hog\" ] && kill $hog\n\
          for p in $pids; do wait $p; done\n\
          r1=$(stat recoveries)\n\
          echo \"FGFT-MARK lat-load {tag} rec=$((r1 - r0))\"\n\
          echo 1 > /proc/sys/kernel/printk\n\
-         awk -v tag='{tag}' '\
-         /^[0-9]+ +[0-9]+$/ {{ if ($2 + 0 > 0) {{ b = b ($1 + 0) \":\" ($2 + 0) \",\"; n++ }} \
-         if (n == 40) {{ print \"FGFT-MARK cychist \" tag \" b=\" b; b = \"\"; n = 0 }} }} \
-         /^# Total:/ {{ tot = $3 + 0 }} /^# Max Latencies:/ {{ mx = $4 + 0 }} \
-         /^# Histogram Overflows:/ {{ ov = $4 + 0 }} \
-         END {{ if (n > 0) print \"FGFT-MARK cychist \" tag \" b=\" b; \
-         print \"FGFT-MARK cyc \" tag \" total=\" tot + 0 \" max=\" mx + 0 \" ov=\" ov + 0 }}' /tmp/cyc.out\n\
+         awk -v tag='{tag}' -f /fgft/hist.awk /tmp/cyc.out\n\
          echo 7 > /proc/sys/kernel/printk\n",
         i = s.interval_us,
         h = s.hist_us,
@@ -267,8 +286,12 @@ pub fn script(
     // calls, three recoveries), one per kind, and time the round trips.
     out.push_str("load_fgft\n");
     out.push_str(&round_trip(kernel, "fgft", "none", 0, "drvinfo", s.calls));
-    let mut kinds: Vec<&str> = faults.iter().map(|c| c.kind.as_str()).collect();
-    kinds.dedup();
+    let mut kinds: Vec<&str> = Vec::new();
+    for c in faults {
+        if !kinds.contains(&c.kind.as_str()) {
+            kinds.push(&c.kind);
+        }
+    }
     for k in &kinds {
         out.push_str("picked=\"\"\n");
         for c in faults.iter().filter(|c| c.kind == *k) {
@@ -387,8 +410,10 @@ impl Hist {
 /// What one boot measured.
 #[derive(Debug, Clone, Default)]
 pub struct Run {
-    /// (build, condition) -> histogram over the rounds.
+    /// (build, condition) -> CPU 1's histogram over the rounds.
     pub hist: BTreeMap<(String, String), Hist>,
+    /// The same for the thread on CPU 0, the CPU doing the work.
+    pub hist0: BTreeMap<(String, String), Hist>,
     /// (build, condition) -> frames/s of the traffic load, per round.
     pub fps: BTreeMap<(String, String), Vec<f64>>,
     /// (build, condition) -> faults recovered during the condition.
@@ -437,14 +462,23 @@ pub fn parse(out: &Outcome, s: &Settings) -> Result<Run, String> {
             }
             "cychist" => {
                 let k = key().ok_or("cychist marker without build/cond")?;
-                run.hist
-                    .entry(k)
+                let map = if m.get("cpu") == Some("0") {
+                    &mut run.hist0
+                } else {
+                    &mut run.hist
+                };
+                map.entry(k)
                     .or_default()
                     .add_part(m.get("b").unwrap_or(""))?;
             }
             "cyc" => {
                 let k = key().ok_or("cyc marker without build/cond")?;
-                let h = run.hist.entry(k).or_default();
+                let map = if m.get("cpu") == Some("0") {
+                    &mut run.hist0
+                } else {
+                    &mut run.hist
+                };
+                let h = map.entry(k).or_default();
                 h.overflow += m.parse("ov").unwrap_or(0);
                 h.max_us = h.max_us.max(m.parse("max").unwrap_or(0));
                 h.total += m.parse("total").unwrap_or(0);
@@ -543,8 +577,8 @@ pub fn report(kernel_title: &str, kver: &str, run: &Run) -> String {
         r,
         "cyclictest on CPU 1, µs (all rounds pooled); `p99 fgft/stock` compares the two builds under the same condition:\n"
     );
-    r.push_str("| condition on CPU 0 | build | samples | p50 | p99 | p99.9 | max | p99 fgft/stock | load frames/s | faults recovered |\n");
-    r.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    r.push_str("| condition on CPU 0 | build | samples | p50 | p99 | p99.9 | max | p99 fgft/stock | CPU 0: p99 | CPU 0: max | load frames/s | faults recovered |\n");
+    r.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     for (c, _) in CONDITIONS {
         for b in BUILDS {
             let k = (b.to_string(), c.to_string());
@@ -559,9 +593,13 @@ pub fn report(kernel_title: &str, kver: &str, run: &Run) -> String {
                 .get(&k)
                 .map_or_else(|| "-".to_string(), |v| format!("{:.0}", median(v)));
             let rec = run.recoveries.get(&k).copied().unwrap_or(0);
+            let (c0p99, c0max) = run.hist0.get(&k).map_or_else(
+                || ("-".to_string(), "-".to_string()),
+                |h0| (h0.quantile(0.99).to_string(), h0.max_us.to_string()),
+            );
             let _ = writeln!(
                 r,
-                "| {c} | {b} | {} | {} | {} | {} | {} | {ratio} | {fps} | {rec} |",
+                "| {c} | {b} | {} | {} | {} | {} | {} | {ratio} | {c0p99} | {c0max} | {fps} | {rec} |",
                 h.samples(),
                 h.quantile(0.5),
                 h.quantile(0.99),
@@ -741,8 +779,9 @@ mod tests {
                 let tag = format!("kernel=rt build={b} cond={c} round=0");
                 console.push_str(&format!(
                     "FGFT-MARK lat-begin {tag}\nFGFT-MARK pkt sent=10 received=10 fps=123.0\n\
-                     FGFT-MARK lat-load {tag} rec=2\nFGFT-MARK cychist {tag} b=3:5,4:5,\n\
-                     FGFT-MARK cyc {tag} total=10 max=4 ov=0\n"
+                     FGFT-MARK lat-load {tag} rec=2\nFGFT-MARK cychist {tag} cpu=1 b=3:5,4:5,\n\
+                     FGFT-MARK cyc {tag} cpu=1 total=10 max=4 ov=0\n\
+                     FGFT-MARK cychist {tag} cpu=0 b=9:10,\nFGFT-MARK cyc {tag} cpu=0 total=10 max=9 ov=0\n"
                 ));
             }
         }
@@ -767,7 +806,7 @@ mod tests {
         assert!((p99_ratio(&run, "idle") - 1.0).abs() < 1e-9);
         let md = report("PREEMPT_RT", "6.12-rt", &run);
         assert!(
-            md.contains("| faults | fgft | 10 | 3 | 4 | 4 | 4 | 1.00 | 123 | 2 |"),
+            md.contains("| faults | fgft | 10 | 3 | 4 | 4 | 4 | 1.00 | 9 | 9 | 123 | 2 |"),
             "{md}"
         );
         let svg = plot(&[("rt", &run)]).unwrap();
@@ -798,12 +837,13 @@ mod tests {
                 .map(std::path::PathBuf::from)
                 .collect(),
         };
-        let faults = vec![Candidate {
-            id: 4,
-            kind: "bug".into(),
+        let c = |id: u32, kind: &str| Candidate {
+            id,
+            kind: kind.into(),
             op: "regs".into(),
             label: "x".into(),
-        }];
+        };
+        let faults = vec![c(4, "bug"), c(5, "div-zero"), c(6, "bug")];
         let s = Settings::default();
         let sc = script(&cfg, &mods, &faults, "rt", &s);
         for b in BUILDS {
@@ -815,10 +855,13 @@ mod tests {
             }
         }
         assert!(sc.contains("insmod /lib/fgft/e1000_sfi.ko"));
+        // One pick per kind, its candidates in variant order.
+        assert_eq!(sc.matches("picked=\"\"\n").count(), 2, "{sc}");
+        assert_eq!(sc.matches("label=bug:").count(), 4, "{sc}");
         assert!(
             sc.contains("echo 4 > $P\nfgft-ethtool -n 50 eth0 regs"),
             "{sc}"
         );
-        assert!(sc.contains("cyclictest -q -m -t 1 -a 1 -p 95 -i 1000 -D 10"));
+        assert!(sc.contains("cyclictest -q -m -t 2 -a 0,1 -p 95 -i 1000 -D 10"));
     }
 }
