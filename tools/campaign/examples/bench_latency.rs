@@ -188,7 +188,7 @@ fn document(
     }
     md.push('\n');
     for (title, kver, run, faults) in runs {
-        md.push_str(&latency::report(title, kver, run));
+        md.push_str(&latency::report(title, kver, run, s));
         md.push_str("Faults of the fault condition (picked in the guest):\n\n| kind | variant | label |\n|---|---:|---|\n");
         for (kind, id) in &run.picked {
             let label = faults
