@@ -149,8 +149,8 @@ fn document(
     ));
     md.push_str(&format!(
         "One QEMU boot per kernel: 2 vCPUs (TCG), two e1000 NICs on one hub, their interrupts pinned to CPU 0. \
-         rt-tests' `cyclictest -m -p 95 -t 1 -a 1 -i {} -D {}` (Debian's binary and its libraries in the initramfs) \
-         measures on CPU 1 while CPU 0 does each condition, with Debian's `e1000.ko` (stock) and with the fgft split \
+         rt-tests' `cyclictest -m -p 95 -t 2 -a 0,1 -i {} -D {}` (Debian's binary and its libraries in the initramfs) \
+         measures on CPU 1 (and, to show what holds it, on CPU 0) while CPU 0 does each condition, with Debian's `e1000.ko` (stock) and with the fgft split \
          of the same driver (its ethtool operations and its I/O path isolated) in the same boot, the build order \
          alternating per round; histograms of all rounds are pooled. The fault condition arms, one second each in turn, \
          one injected fault per kind that fires on every call (picked in the guest: three calls, three recoveries) \
