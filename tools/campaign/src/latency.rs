@@ -439,6 +439,19 @@ pub struct Trip {
     pub rec_sum_ns: u64,
 }
 
+/// The histograms a `cychist`/`cyc` marker adds to: CPU 0's thread
+/// (`cpu=0`) or CPU 1's.
+fn cpu_hists<'a>(
+    run: &'a mut Run,
+    m: &fgft_vm::Marker,
+) -> &'a mut BTreeMap<(String, String), Hist> {
+    if m.get("cpu") == Some("0") {
+        &mut run.hist0
+    } else {
+        &mut run.hist
+    }
+}
+
 /// Reads one boot's console. Fails when a condition has no histogram.
 pub fn parse(out: &Outcome, s: &Settings) -> Result<Run, String> {
     let mut run = Run::default();
@@ -462,22 +475,14 @@ pub fn parse(out: &Outcome, s: &Settings) -> Result<Run, String> {
             }
             "cychist" => {
                 let k = key().ok_or("cychist marker without build/cond")?;
-                let map = if m.get("cpu") == Some("0") {
-                    &mut run.hist0
-                } else {
-                    &mut run.hist
-                };
+                let map = cpu_hists(&mut run, m);
                 map.entry(k)
                     .or_default()
                     .add_part(m.get("b").unwrap_or(""))?;
             }
             "cyc" => {
                 let k = key().ok_or("cyc marker without build/cond")?;
-                let map = if m.get("cpu") == Some("0") {
-                    &mut run.hist0
-                } else {
-                    &mut run.hist
-                };
+                let map = cpu_hists(&mut run, m);
                 let h = map.entry(k).or_default();
                 h.overflow += m.parse("ov").unwrap_or(0);
                 h.max_us = h.max_us.max(m.parse("max").unwrap_or(0));
