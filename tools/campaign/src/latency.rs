@@ -179,10 +179,13 @@ load_stock() {{ modprobe {m} || exit 4; up; }}
 unload_stock() {{ rmmod {m}; }}
 cat > /fgft/hist.awk <<'EOF'
 # cyclictest -h output -> markers: column j is thread j, pinned to CPU j.
+# cyclictest pads with zeros, and busybox awk reads 000120 as octal: num()
+# strips them first.
+function num(v) {{ sub(/^0+/, "", v); return v == "" ? 0 : v + 0 }}
 /^[0-9]+[[:space:]]+[0-9]/ {{
-	for (i = 2; i <= NF; i++) if ($i + 0 > 0) {{
+	for (i = 2; i <= NF; i++) if (num($i) > 0) {{
 		j = i - 2
-		b[j] = b[j] ($1 + 0) ":" ($i + 0) ","
+		b[j] = b[j] num($1) ":" num($i) ","
 		if (++n[j] == 40) {{
 			print "FGFT-MARK cychist " tag " cpu=" j " b=" b[j]
 			b[j] = ""; n[j] = 0
@@ -190,9 +193,9 @@ cat > /fgft/hist.awk <<'EOF'
 	}}
 	if (NF - 1 > T) T = NF - 1
 }}
-/^# Total:/ {{ for (i = 3; i <= NF; i++) tot[i - 3] = $i + 0 }}
-/^# Max Latencies:/ {{ for (i = 4; i <= NF; i++) mx[i - 4] = $i + 0 }}
-/^# Histogram Overflows:/ {{ for (i = 4; i <= NF; i++) ov[i - 4] = $i + 0 }}
+/^# Total:/ {{ for (i = 3; i <= NF; i++) tot[i - 3] = num($i) }}
+/^# Max Latencies:/ {{ for (i = 4; i <= NF; i++) mx[i - 4] = num($i) }}
+/^# Histogram Overflows:/ {{ for (i = 4; i <= NF; i++) ov[i - 4] = num($i) }}
 END {{
 	for (j = 0; j < T; j++) {{
 		if (n[j] > 0) print "FGFT-MARK cychist " tag " cpu=" j " b=" b[j]
@@ -845,6 +848,49 @@ mod tests {
             .map(|l| format!("{l}\n"))
             .collect();
         assert!(parse(&fgft_vm::parse_console(&short), &Settings::default()).is_err());
+    }
+
+    /// The guest's histogram script, run by the guest's own awk (the
+    /// static busybox setup.sh installs) on cyclictest's zero-padded
+    /// output: every bucket keeps its decimal value.
+    #[test]
+    fn histograms_survive_busybox_awk() {
+        let cfg = Config::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../corpus/campaign/e1000.toml"),
+        )
+        .unwrap();
+        let mods = FgftModules {
+            modules: Vec::new(),
+        };
+        let pre = prelude(&cfg, &mods, &Settings::default());
+        let start = pre.find("cat > /fgft/hist.awk <<'EOF'\n").unwrap();
+        let body = &pre[start..];
+        let body = &body[body.find('\n').unwrap() + 1..body.find("\nEOF\n").unwrap()];
+        let dir = std::env::temp_dir().join(format!("fgft-lat-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("hist.awk"), format!("{body}\n")).unwrap();
+        std::fs::write(
+            dir.join("cyc.out"),
+            "# Histogram\n000009 000000\t000002\n000118 000003\t000000\n000120 000001\t000004\n\
+             # Total: 000000004 000000006\n# Max Latencies: 00120 00120\n\
+             # Histogram Overflows: 00000 00010\n",
+        )
+        .unwrap();
+        let out = std::process::Command::new("/bin/busybox")
+            .args(["awk", "-v", "tag=t", "-f"])
+            .arg(dir.join("hist.awk"))
+            .arg(dir.join("cyc.out"))
+            .output()
+            .expect("busybox awk");
+        std::fs::remove_dir_all(&dir).ok();
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            "FGFT-MARK cychist t cpu=0 b=118:3,120:1,\nFGFT-MARK cyc t cpu=0 total=4 max=120 ov=0\n\
+             FGFT-MARK cychist t cpu=1 b=9:2,120:4,\nFGFT-MARK cyc t cpu=1 total=6 max=120 ov=10\n",
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]
