@@ -7,7 +7,7 @@
 //! (`scripts/bench-latency.sh` runs it as the README's benchmark command).
 //! The SVG plot goes beside the report (`latency.svg`). `FGFT_LAT_SECS`
 //! (default 10), `FGFT_LAT_ROUNDS` (3), `FGFT_LAT_INTERVAL_US` (1000),
-//! `FGFT_LAT_PERIOD_MS` (1000) and `FGFT_LAT_CALLS` (500) change the run.
+//! `FGFT_LAT_PERIOD_MS` (3000) and `FGFT_LAT_CALLS` (500) change the run.
 
 use fgft_campaign::config::Config;
 use fgft_campaign::latency::{self, Candidate, Run, Settings, CONDITIONS};
