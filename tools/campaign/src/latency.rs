@@ -851,16 +851,20 @@ mod tests {
         assert!(parse(&fgft_vm::parse_console(&short), &Settings::default()).is_err());
     }
 
+    fn e1000_config() -> Config {
+        Config::load(
+            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../corpus/campaign/e1000.toml"),
+        )
+        .unwrap()
+    }
+
     /// The guest's histogram script, run by the guest's own awk (the
     /// static busybox setup.sh installs) on cyclictest's zero-padded
     /// output: every bucket keeps its decimal value.
     #[test]
     fn histograms_survive_busybox_awk() {
-        let cfg = Config::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../corpus/campaign/e1000.toml"),
-        )
-        .unwrap();
+        let cfg = e1000_config();
         let mods = FgftModules {
             modules: Vec::new(),
         };
@@ -896,11 +900,7 @@ mod tests {
 
     #[test]
     fn the_script_runs_every_condition_on_both_builds() {
-        let cfg = Config::load(
-            &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../corpus/campaign/e1000.toml"),
-        )
-        .unwrap();
+        let cfg = e1000_config();
         let mods = FgftModules {
             modules: ["fgft_rt.ko", "e1000_sfi.ko", "e1000_fgft.ko"]
                 .iter()
