@@ -50,7 +50,7 @@ fn measure(env: &Env, kernel: &str, s: &Settings) -> Result<(Run, Vec<Candidate>
             out.summary()
         )));
     }
-    let run = latency::parse(&out, s)
+    let run = latency::parse(&out)
         .map_err(|e| CampaignError::Msg(format!("{kernel}: {e}\n{}", out.summary())))?;
     Ok((run, faults))
 }

@@ -457,7 +457,7 @@ fn cpu_hists<'a>(
 }
 
 /// Reads one boot's console. Fails when a condition has no histogram.
-pub fn parse(out: &Outcome, s: &Settings) -> Result<Run, String> {
+pub fn parse(out: &Outcome) -> Result<Run, String> {
     let mut run = Run::default();
     let mut cur: Option<(String, String)> = None;
     let mut trip: Option<(String, String)> = None;
@@ -558,7 +558,6 @@ pub fn parse(out: &Outcome, s: &Settings) -> Result<Run, String> {
             }
         }
     }
-    let _ = s;
     Ok(run)
 }
 
@@ -813,7 +812,7 @@ mod tests {
              FGFT-MARK rt-end kernel=rt build=fgft label=bug:7 rec=2 rec_max_ns=900 rec_sum_ns=1500\n",
         );
         let out = fgft_vm::parse_console(&console);
-        let run = parse(&out, &Settings::default()).unwrap();
+        let run = parse(&out).unwrap();
         let h = &run.hist[&("fgft".to_string(), "faults".to_string())];
         assert_eq!((h.samples(), h.quantile(0.99), h.max_us), (10, 4, 4));
         assert_eq!(
@@ -848,7 +847,7 @@ mod tests {
             .filter(|l| !l.contains("cond=hog"))
             .map(|l| format!("{l}\n"))
             .collect();
-        assert!(parse(&fgft_vm::parse_console(&short), &Settings::default()).is_err());
+        assert!(parse(&fgft_vm::parse_console(&short)).is_err());
     }
 
     fn e1000_config() -> Config {
