@@ -8,7 +8,8 @@
 #   scripts/bench-latency.sh [stock|rt]...      (default: both kernels)
 #
 # FGFT_LAT_SECS (10), FGFT_LAT_ROUNDS (3), FGFT_LAT_INTERVAL_US (1000),
-# FGFT_LAT_PERIOD_MS (3000) and FGFT_LAT_CALLS (500) change the run
+# FGFT_LAT_PERIOD_MS (3000), FGFT_LAT_CALLS (500) and FGFT_LAT_RATE (250
+# frames/s of the traffic load, both builds) change the run
 # (tools/campaign/src/latency.rs). About 20 minutes with the defaults.
 set -euo pipefail
 

@@ -853,8 +853,10 @@ static const struct fgft_dev_ops st_dev_ops = {
 
 static struct st_dev st_dev;
 
+/* A register write: the transaction touched its device. */
 static void st_poke_dev(struct st_args *a)
 {
+	fgft_dev_touch();
 	st_dev.reg = 0xbad;
 }
 
@@ -897,8 +899,8 @@ static int st_pci(char *buf, size_t len)
 static int st_devtest(void)
 {
 	struct st_args a;
-	struct st_res r1, r2, r3;
-	bool abort_ok, commit_ok, nested_ok;
+	struct st_res r1, r2, r3, r4;
+	bool abort_ok, untouched_ok, commit_ok, nested_ok;
 	char pci[96];
 	int err;
 
@@ -911,6 +913,11 @@ static int st_devtest(void)
 	st_txn(&st_entry, st_plain_generic, &a, &st_kobj, &st_dev, &r1);
 	abort_ok = r1.failed && st_dev.reg == 0x600d &&
 		   st_dev.checkpoints == 1 && st_dev.restores == 1;
+	/* Aborted without touching the device: it is left as it is. */
+	st_args_init(&a, ST_DIV);
+	st_txn(&st_entry, st_plain_generic, &a, &st_kobj, &st_dev, &r4);
+	untouched_ok = r4.failed && st_dev.checkpoints == 2 &&
+		       st_dev.restores == 1;
 	/* Committed: the change stays. */
 	st_args_init(&a, ST_OK);
 	a.in_body = st_poke_dev;
@@ -918,7 +925,7 @@ static int st_devtest(void)
 	if (a.obj && !r2.failed)
 		st_obj_free(a.obj);
 	commit_ok = !r2.failed && st_dev.reg == 0xbad &&
-		    st_dev.checkpoints == 2 && st_dev.restores == 1;
+		    st_dev.checkpoints == 3 && st_dev.restores == 1;
 	/* Nested on the same device: one checkpoint, the inner abort restores. */
 	st_dev.reg = 0x600d;
 	st_args_init(&a, ST_OK);
@@ -928,14 +935,15 @@ static int st_devtest(void)
 	if (a.obj && !r3.failed)
 		st_obj_free(a.obj);
 	nested_ok = !r3.failed && st_dev_inner.failed &&
-		    st_dev.checkpoints == 3 && st_dev.restores == 2 &&
+		    st_dev.checkpoints == 4 && st_dev.restores == 2 &&
 		    st_dev.reg == 0x600d;
 	fgft_dev_unregister(&st_dev);
 	st_pci(pci, sizeof(pci));
 	st_mark("dev",
-		"ok=%d register=%d abort_restored=%d commit_kept=%d nested=%d checkpoints=%d restores=%d %s",
-		!err && abort_ok && commit_ok && nested_ok, err, abort_ok,
-		commit_ok, nested_ok, st_dev.checkpoints, st_dev.restores, pci);
+		"ok=%d register=%d abort_restored=%d untouched_kept=%d commit_kept=%d nested=%d checkpoints=%d restores=%d %s",
+		!err && abort_ok && untouched_ok && commit_ok && nested_ok, err,
+		abort_ok, untouched_ok, commit_ok, nested_ok, st_dev.checkpoints,
+		st_dev.restores, pci);
 	return 0;
 }
 

@@ -158,6 +158,15 @@ struct fgft_txn *fgft_current(void)
 }
 EXPORT_SYMBOL_GPL(fgft_current);
 
+void fgft_dev_touch(void)
+{
+	struct fgft_txn *t = fgft_current();
+
+	if (t)
+		t->dev_touched = 1;
+}
+EXPORT_SYMBOL_GPL(fgft_dev_touch);
+
 static __always_inline void txn_push(struct fgft_txn *t)
 {
 	struct fgft_txn *outer = top_of_ctx(t->ctx);
@@ -321,6 +330,7 @@ static __always_inline void txn_release(struct fgft_txn *t)
 	}
 	t->dreg = NULL;
 	t->checkpointed = 0;
+	t->dev_touched = 0;
 	t->logging = 0;
 	t->wlog.n = 0;
 	if (t->wlog.cap > FGFT_POOL_KEEP) {
@@ -463,6 +473,8 @@ void fgft_stats_read(struct fgft_stats *st)
 	st->refusals = atomic64_read(&fgft_gstats.refusals);
 	st->residue_fixups = atomic64_read(&fgft_gstats.residue_fixups);
 	st->missing_unlocks = atomic64_read(&fgft_gstats.missing_unlocks);
+	st->restores = atomic64_read(&fgft_gstats.restores);
+	st->restores_skipped = atomic64_read(&fgft_gstats.restores_skipped);
 	st->mem_live = atomic_long_read(&fgft_mem_live);
 	st->open = st->txns - st->commits;
 	for (i = 0; i < FGFT_CAUSE_NR; i++)
@@ -649,9 +661,17 @@ static noinline int txn_finish(struct fgft_txn *t, bool abort)
 		txn_fix_residue(t);
 	if (rt && READ_ONCE(rt->stamped) && rt->stages)
 		fgft_stage_events(rt, t);
+	/* What an inner call did to a device, the outer did (commit or not). */
+	if (t->dev_touched && t->outer)
+		t->outer->dev_touched = 1;
 	if (t->dreg) {
-		if (abort)
+		if (abort && (t->dev_touched || (t->ep && t->ep->always_restore))) {
 			fgft_devreg_restore(t->dreg, t->dev);
+			atomic64_inc(&fgft_gstats.restores);
+		} else if (abort) {
+			/* No register access, no device call: nothing to bring back. */
+			atomic64_inc(&fgft_gstats.restores_skipped);
+		}
 		fgft_devreg_put(t->dreg);
 		t->dreg = NULL;
 	}
@@ -780,7 +800,7 @@ EXPORT_SYMBOL_GPL(fgft_txn_cause);
  */
 static __always_inline bool txn_plain(const struct fgft_txn *t)
 {
-	return !(t->tables | t->wlog.n | t->log.n) && !t->dreg &&
+	return !(t->tables | t->wlog.n | t->log.n | t->dev_touched) && !t->dreg &&
 	       !(t->rt && READ_ONCE(t->rt->stamped));
 }
 

@@ -60,6 +60,8 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "refusals %llu\n", st.refusals);
 	seq_printf(m, "residue_fixups %llu\n", st.residue_fixups);
 	seq_printf(m, "missing_unlocks %llu\n", st.missing_unlocks);
+	seq_printf(m, "restores %llu\n", st.restores);
+	seq_printf(m, "restores_skipped %llu\n", st.restores_skipped);
 	seq_printf(m, "begin_disabled %llu\n",
 		   (u64)atomic64_read(&fgft_gstats.begin_disabled));
 	seq_printf(m, "begin_errors %llu\n",
@@ -213,6 +215,8 @@ static ssize_t reset_write(struct file *file, const char __user *buf,
 	atomic64_set(&fgft_gstats.begin_errors, 0);
 	atomic64_set(&fgft_gstats.residue_fixups, 0);
 	atomic64_set(&fgft_gstats.missing_unlocks, 0);
+	atomic64_set(&fgft_gstats.restores, 0);
+	atomic64_set(&fgft_gstats.restores_skipped, 0);
 	atomic64_set(&fgft_gstats.refusals, 0);
 	atomic64_set(&fgft_gstats.rec_count, 0);
 	atomic64_set(&fgft_gstats.rec_sum_ns, 0);

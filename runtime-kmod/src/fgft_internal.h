@@ -174,6 +174,7 @@ struct fgft_txn {
 	u8 checkpointed;	/* this transaction took the device checkpoint */
 	u8 logging;	/* stores are logged (objects used in place) */
 	u8 tables;	/* granted or copied: the range table, tracker to reset */
+	u8 dev_touched;	/* the body accessed a device (fgft_dev_touch()) */
 
 	struct fgft_txn *outer;	/* enclosing transaction, same (task, ctx) */
 	unsigned int nr_inner;	/* transactions open inside this one */
@@ -389,6 +390,8 @@ struct fgft_gstats {
 	atomic64_t begin_errors;
 	atomic64_t residue_fixups;
 	atomic64_t missing_unlocks;
+	atomic64_t restores;
+	atomic64_t restores_skipped;
 	atomic64_t refusals;
 	atomic64_t rec_count;
 	atomic64_t rec_sum_ns;

@@ -238,6 +238,10 @@ pub struct EntrySpec {
     /// objects are granted where they are, the runtime logs the body's
     /// stores and writes them back on abort; nothing is copied in or out.
     pub in_place: bool,
+    /// Why an abort restores the device even when the call touched none of
+    /// its registers (the runtime's default restores only a touched one),
+    /// besides a restored abort (`abort_extra.restored`), which relies on it.
+    pub always_restore: Option<String>,
 }
 
 impl EntrySpec {
@@ -444,6 +448,10 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
     let _ = writeln!(s, "\t.name = \"{}\",", e.name);
     let _ = writeln!(s, "\t.origin = \"{}\",", e.origin);
     let _ = writeln!(s, "\t.err = {},", e.err);
+    if let Some(why) = stub::always_restore(e) {
+        let _ = writeln!(s, "\t/* {why} */");
+        let _ = writeln!(s, "\t.always_restore = true,");
+    }
     let _ = writeln!(s, "}};\n");
     // Forward declarations of copy (or place) functions (types may refer
     // to each other).
@@ -542,6 +550,7 @@ mod tests {
             orig: None,
             stage_times: false,
             in_place: false,
+            always_restore: None,
         }
     }
 

@@ -136,6 +136,18 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     s.push_str("}\n");
 }
 
+/// Why an abort of `e` restores its device even when the call touched no
+/// register: its restored abort relies on the restore, or an access the
+/// runtime cannot see.
+pub(crate) fn always_restore(e: &EntrySpec) -> Option<String> {
+    if restored(e).is_some() {
+        return Some("its abort relies on the device restore".into());
+    }
+    let why = e.always_restore.as_ref()?;
+    e.dev_ops.as_ref()?;
+    Some(format!("restore always: {why}"))
+}
+
 /// The restored-device abort of `e`, when it has one and a device
 /// checkpoint to restore.
 fn restored(e: &EntrySpec) -> Option<&crate::RestoredAbort> {

@@ -79,6 +79,12 @@ struct fgft_entry {
 	const char *name;	/* e.g. "e1000_get_regs_len" */
 	const char *origin;	/* "drivers/net/ethernet/intel/e1000/e1000_ethtool.c:316" */
 	int err;		/* returned to the caller on abort, e.g. -EIO */
+	/*
+	 * An abort restores the device checkpoint even when the call did not
+	 * touch the device (its abort path relies on the restore: a NAPI poll
+	 * completed with the device's interrupts still masked).
+	 */
+	bool always_restore;
 	struct fgft_entry_rt *rt;
 };
 
@@ -167,6 +173,16 @@ void fgft_irq_quiesce(int irq);
 
 /* The innermost transaction of the current task, or NULL. */
 struct fgft_txn *fgft_current(void);
+
+/*
+ * Marks the innermost transaction as having touched its device: SFI code
+ * calls it at every register access (the inline accessors, redefined in the
+ * SFI module) and device wrappers at every device call.  An aborted
+ * transaction that never touched its device leaves the device as it was, so
+ * its checkpoint is not restored (unless the entry says always_restore).
+ * Outside a transaction it does nothing.
+ */
+void fgft_dev_touch(void);
 
 /* Aborts the current transaction from inside its body (does not return). */
 void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause);
@@ -427,6 +443,8 @@ struct fgft_stats {
 	u64 refusals;			/* range checks refused */
 	u64 residue_fixups;		/* preempt/irq/rcu state repaired */
 	u64 missing_unlocks;		/* locks released at the end */
+	u64 restores;			/* aborts that restored the device */
+	u64 restores_skipped;		/* aborts that left it: not touched */
 	long mem_live;			/* runtime allocations alive */
 	int open;			/* transactions open now */
 	int pool;			/* transactions pooled */

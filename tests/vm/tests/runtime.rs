@@ -96,7 +96,10 @@ echo 0 > $E/st_switch/isolate
 echo switch > $R
 echo 1 > $E/st_switch/isolate
 echo switch > $R
+st() { awk -v k="$1" '$1 == k { print $2 }' /sys/kernel/debug/fgft/stats; }
+r0=$(st restores); k0=$(st restores_skipped)
 echo dev > $R || echo "FGFT-MARK run-failed name=dev"
+echo "FGFT-MARK dev-stats restores=$(($(st restores) - r0)) skipped=$(($(st restores_skipped) - k0))"
 echo stats > $R
 grep -q '^aborts_range ' /sys/kernel/debug/fgft/stats && echo "FGFT-MARK debugfs stats=1"
 grep -v '^#' /sys/kernel/debug/fgft/recovery_hist | while read lo hi n; do
@@ -167,6 +170,10 @@ fn runtime_recovers_every_fault_kind() {
 
     // Wild writes inside list_add(): refused on the read of the list head,
     // and on the write itself when reads are not checked.
+    // The device test's aborts: two touched the device (restored), one
+    // did not (left as it was), as the runtime's statistics count them.
+    let m = mark(&out, "dev-stats");
+    assert_eq!((num(m, "restores"), num(m, "skipped")), (2, 1), "{m}");
     let m = mark(&out, "st-wild_list");
     assert_eq!(
         (

@@ -7,7 +7,8 @@
 //! (`scripts/bench-latency.sh` runs it as the README's benchmark command).
 //! The SVG plot goes beside the report (`latency.svg`). `FGFT_LAT_SECS`
 //! (default 10), `FGFT_LAT_ROUNDS` (3), `FGFT_LAT_INTERVAL_US` (1000),
-//! `FGFT_LAT_PERIOD_MS` (3000) and `FGFT_LAT_CALLS` (500) change the run.
+//! `FGFT_LAT_PERIOD_MS` (3000), `FGFT_LAT_CALLS` (500) and `FGFT_LAT_RATE`
+//! (250 frames/s offered by the traffic load) change the run.
 
 use fgft_campaign::config::Config;
 use fgft_campaign::latency::{self, Candidate, Run, Settings, CONDITIONS};
@@ -140,11 +141,12 @@ fn document(
         "# Timing isolation: cyclictest beside the e1000 driver, stock and under fgft\n\n",
     );
     md.push_str(&format!(
-        "Regenerate: `scripts/bench-latency.sh` (here: `FGFT_LAT_SECS={} FGFT_LAT_ROUNDS={} FGFT_LAT_INTERVAL_US={} FGFT_LAT_PERIOD_MS={}`, kernels {}).\n\n",
+        "Regenerate: `scripts/bench-latency.sh` (here: `FGFT_LAT_SECS={} FGFT_LAT_ROUNDS={} FGFT_LAT_INTERVAL_US={} FGFT_LAT_PERIOD_MS={} FGFT_LAT_RATE={}`, kernels {}).\n\n",
         s.secs,
         s.rounds,
         s.interval_us,
         s.period_ms,
+        s.rate,
         kernels.join(", ")
     ));
     md.push_str(&format!(
@@ -154,8 +156,10 @@ fn document(
          of the same driver (its ethtool operations and its I/O path isolated) in the same boot, the build order \
          alternating per round; histograms of all rounds are pooled. The fault condition arms, one second each in turn, \
          one injected fault per kind that fires on every call (picked in the guest: three calls, three recoveries) \
-         and calls its ethtool operation, pausing {} ms after each call; the stock build makes the same calls.\n\n",
-        s.interval_us, s.secs, s.period_ms
+         and calls its ethtool operation, pausing {} ms after each call; the stock build makes the same calls. \
+         The traffic load offers both builds the same {} frames/s (raw frames eth0 to eth1, paced), so that they do the same work; \
+         the tables give what each carried.\n\n",
+        s.interval_us, s.secs, s.period_ms, s.rate
     ));
     md.push_str("Conditions on CPU 0:\n\n");
     for (c, d) in CONDITIONS {

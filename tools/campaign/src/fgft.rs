@@ -46,6 +46,10 @@ pub struct FgftResult {
     pub recoveries: u64,
     /// Time the runtime spent recovering (fault to end of abort), ns.
     pub recovery_ns: u64,
+    /// Aborts that restored the device checkpoint (the others left the
+    /// device as it was: the call had touched none of its registers).
+    #[serde(default)]
+    pub restores: u64,
     pub device_ok: Option<bool>,
     /// The kernel printed an oops report that the runtime then recovered
     /// (a fault in kernel code the body called: the die notifier runs after
@@ -96,13 +100,13 @@ pub fn script(cfg: &Config, mods: &FgftModules, batch: &[&Variant]) -> String {
             .unwrap_or_else(|| "false".to_string());
         s.push_str(&format!(
             "echo FGFT-MARK arm id={id}\n\
-             r0=$(stat recoveries); n0=$(stat recovery_ns_sum)\n\
+             r0=$(stat recoveries); n0=$(stat recovery_ns_sum); d0=$(stat restores)\n\
              echo {id} > /sys/module/fgft_rt/parameters/fgft_inject_id\n\
              {trig}\n\
              rc=$?\n\
              echo 0 > /sys/module/fgft_rt/parameters/fgft_inject_id\n\
-             r1=$(stat recoveries); n1=$(stat recovery_ns_sum)\n\
-             echo FGFT-MARK fgft id={id} rc=$rc rec=$((r1 - r0)) rec_ns=$((n1 - n0))\n\
+             r1=$(stat recoveries); n1=$(stat recovery_ns_sum); d1=$(stat restores)\n\
+             echo FGFT-MARK fgft id={id} rc=$rc rec=$((r1 - r0)) rec_ns=$((n1 - n0)) restores=$((d1 - d0))\n\
              {check}\n\
              echo FGFT-MARK checked id={id}\n",
             id = v.id,
@@ -191,6 +195,7 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
                 trigger_rc: None,
                 recoveries: 0,
                 recovery_ns: 0,
+                restores: 0,
                 device_ok: None,
                 oops_reported: false,
                 oops_at: oops_site(window),
@@ -219,6 +224,7 @@ pub fn classify(cfg: &Config, batch: &[&Variant], out: &Outcome) -> Vec<FgftResu
             trigger_rc: rc,
             recoveries: rec,
             recovery_ns: rec_ns,
+            restores: m.parse::<u64>("restores").unwrap_or(0),
             device_ok,
             oops_reported: recovered_oopses > 0,
             oops_at: (recovered_oopses > 0).then(|| oops_site(window)).flatten(),
@@ -312,6 +318,7 @@ mod tests {
             trigger_rc: None,
             recoveries: 0,
             recovery_ns: 0,
+            restores: 0,
             device_ok: None,
             oops_reported: false,
             oops_at: oops_at.map(str::to_string),

@@ -64,6 +64,10 @@ pub struct Settings {
     pub hist_us: u32,
     /// Calls per round-trip measurement (faulting calls: a tenth).
     pub calls: u32,
+    /// Frames a second the traffic load offers (fgft-pkt -r), the same for
+    /// both builds: below what either carries, so that both do the same
+    /// work and their latencies compare.
+    pub rate: u32,
 }
 
 impl Default for Settings {
@@ -75,6 +79,7 @@ impl Default for Settings {
             period_ms: 3000,
             hist_us: 50_000,
             calls: 500,
+            rate: 250,
         }
     }
 }
@@ -97,6 +102,7 @@ impl Settings {
             period_ms: num("FGFT_LAT_PERIOD_MS", d.period_ms),
             hist_us: d.hist_us,
             calls: num("FGFT_LAT_CALLS", d.calls),
+            rate: num("FGFT_LAT_RATE", d.rate),
         }
     }
 
@@ -232,7 +238,10 @@ insmod /lib/fgft/{rt} || exit 3
 /// quietly (console level 1, so no kernel line splits them).
 fn condition(kernel: &str, build: &str, cond: &str, round: u32, s: &Settings) -> String {
     let d = s.secs;
-    let pkt = format!("taskset 1 fgft-pkt -d {d} -w 5000 eth0 eth1 & pids=\"$pids $!\"\n");
+    let pkt = format!(
+        "taskset 1 fgft-pkt -d {d} -r {r} -w 5000 eth0 eth1 & pids=\"$pids $!\"\n",
+        r = s.rate
+    );
     let load = match cond {
         "idle" => String::new(),
         "mgmt" => format!("taskset 1 fgft-ethtool -d {d} eth0 {MGMT_OPS} & pids=\"$pids $!\"\n"),
@@ -273,7 +282,7 @@ fn round_trip(kernel: &str, build: &str, label: &str, id: u32, op: &str, n: u32)
          echo \"FGFT-MARK rt-begin {tag}\"\n\
          {arm}fgft-ethtool -n {n} eth0 {op}\n\
          echo 0 > $P\n\
-         echo \"FGFT-MARK rt-end {tag} rec=$(stat recoveries) rec_max_ns=$(stat recovery_ns_max) rec_sum_ns=$(stat recovery_ns_sum)\"\n"
+         echo \"FGFT-MARK rt-end {tag} rec=$(stat recoveries) rec_max_ns=$(stat recovery_ns_max) rec_sum_ns=$(stat recovery_ns_sum) restores=$(stat restores)\"\n"
     )
 }
 
@@ -441,6 +450,8 @@ pub struct Trip {
     pub recoveries: u64,
     pub rec_max_ns: u64,
     pub rec_sum_ns: u64,
+    /// Recoveries that restored the device (the call had touched it).
+    pub restores: u64,
 }
 
 /// The histograms a `cychist`/`cyc` marker adds to: CPU 0's thread
@@ -519,6 +530,7 @@ pub fn parse(out: &Outcome) -> Result<Run, String> {
                     t.recoveries = m.parse("rec").unwrap_or(0);
                     t.rec_max_ns = m.parse("rec_max_ns").unwrap_or(0);
                     t.rec_sum_ns = m.parse("rec_sum_ns").unwrap_or(0);
+                    t.restores = m.parse("restores").unwrap_or(0);
                 }
             }
             _ => {}
@@ -629,8 +641,8 @@ pub fn report(kernel_title: &str, kver: &str, run: &Run, s: &Settings) -> String
         }
     }
     r.push_str("\nRound trip of one `ETHTOOL_GDRVINFO` call (or of the call that reaches the fault), µs:\n\n");
-    r.push_str("| build | fault | calls | p50 | p99 | max | recoveries | recovery max | console lines per call |\n");
-    r.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
+    r.push_str("| build | fault | calls | p50 | p99 | max | recoveries | device restored | recovery max | console lines per call |\n");
+    r.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
     let us = |ns: u64| format!("{:.1}", ns as f64 / 1000.0);
     let mut keys: Vec<&(String, String)> = run.trips.keys().collect();
     keys.sort_by_key(|(b, l)| (b != "stock", l != "none", l.clone()));
@@ -643,7 +655,7 @@ pub fn report(kernel_title: &str, kver: &str, run: &Run, s: &Settings) -> String
             .map_or_else(|| "-".to_string(), |l| format!("{l:.1}"));
         let _ = writeln!(
             r,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {lines} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {lines} |",
             k.0,
             k.1,
             t.calls,
@@ -651,6 +663,7 @@ pub fn report(kernel_title: &str, kver: &str, run: &Run, s: &Settings) -> String
             us(t.p99_ns),
             us(t.max_ns),
             t.recoveries,
+            t.restores,
             us(t.rec_max_ns)
         );
     }
@@ -809,7 +822,7 @@ mod tests {
             "FGFT-MARK rt-begin kernel=rt build=fgft label=bug:7\n\
              kernel BUG at x.c:1!\nfgft: recovered\n\
              FGFT-MARK ethtool-loop dev=eth0 runs=2 failed=2 min_ns=1 p50_ns=2000 p99_ns=3000 max_ns=4000\n\
-             FGFT-MARK rt-end kernel=rt build=fgft label=bug:7 rec=2 rec_max_ns=900 rec_sum_ns=1500\n",
+             FGFT-MARK rt-end kernel=rt build=fgft label=bug:7 rec=2 rec_max_ns=900 rec_sum_ns=1500 restores=1\n",
         );
         let out = fgft_vm::parse_console(&console);
         let run = parse(&out).unwrap();
@@ -821,7 +834,10 @@ mod tests {
         );
         assert_eq!(run.fps[&("fgft".to_string(), "hog".to_string())], [123.0]);
         let t = &run.trips[&("fgft".to_string(), "bug:7".to_string())];
-        assert_eq!((t.calls, t.recoveries, t.p50_ns), (2, 2, 2000));
+        assert_eq!(
+            (t.calls, t.recoveries, t.restores, t.p50_ns),
+            (2, 2, 1, 2000)
+        );
         assert_eq!(run.console_lines["bug"], 1.0);
         assert!((p99_ratio(&run, "idle") - 1.0).abs() < 1e-9);
         let s = Settings {

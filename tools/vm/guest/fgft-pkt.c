@@ -4,12 +4,13 @@
  * MAC address of interface B, both in this guest and on one QEMU hub, and
  * count how many arrive on B.
  *
- *   fgft-pkt [-u] [-n COUNT] [-t TIMEOUT_MS] [-d SECONDS] [-s SIZE]
+ *   fgft-pkt [-u] [-n COUNT] [-t TIMEOUT_MS] [-d SECONDS [-r FPS]] [-s SIZE]
  *            [-w LINK_WAIT_MS] IFACE_A IFACE_B
  *
  * Count mode (default): send COUNT frames (default 1000), then wait up to
  * TIMEOUT_MS (default 2000) for the missing ones. Throughput mode (-d):
- * send as fast as the stack takes frames for SECONDS, then wait 500 ms for
+ * send as fast as the stack takes frames for SECONDS (or, with -r, FPS
+ * frames a second, paced from the first send), then wait 500 ms for
  * stragglers. Both print
  *
  *   FGFT-MARK pkt sent=N received=M secs=S fps=F mode=... lost=L ...
@@ -214,7 +215,7 @@ static double settle(int tx, int rx, uint8_t *frame, size_t size,
 static void print_usage(void)
 {
 	fprintf(stderr,
-		"usage: fgft-pkt [-u] [-n COUNT] [-t TIMEOUT_MS] [-d SECONDS] [-s SIZE]\n"
+		"usage: fgft-pkt [-u] [-n COUNT] [-t TIMEOUT_MS] [-d SECONDS [-r FPS]] [-s SIZE]\n"
 		"                [-w LINK_WAIT_MS] IFACE_A IFACE_B\n");
 }
 
@@ -224,13 +225,13 @@ int main(int argc, char **argv)
 	struct iface a = { 0 }, b = { 0 };
 	struct counters k = { 0 };
 	struct sockaddr_ll to, at;
-	double duration = 0, t0, end, secs, settle_s;
+	double duration = 0, rate = 0, t0, end, secs, settle_s, due;
 	size_t size = 60;
 	int opt, up = 0, rx, tx, bufsz = 8 << 20;
 	uint8_t frame[ETH_FRAME_LEN];
 	uint32_t run, v;
 
-	while ((opt = getopt(argc, argv, "un:t:d:s:w:h")) != -1) {
+	while ((opt = getopt(argc, argv, "un:t:d:r:s:w:h")) != -1) {
 		switch (opt) {
 		case 'u':
 			up = 1;
@@ -244,6 +245,9 @@ int main(int argc, char **argv)
 		case 'd':
 			duration = strtod(optarg, NULL);
 			break;
+		case 'r':
+			rate = strtod(optarg, NULL);
+			break;
 		case 's':
 			size = strtoul(optarg, NULL, 0);
 			break;
@@ -256,7 +260,8 @@ int main(int argc, char **argv)
 		}
 	}
 	if (argc - optind != 2 || size < HDR_LEN || size > ETH_FRAME_LEN ||
-	    count > MAX_SEQ || duration < 0) {
+	    count > MAX_SEQ || duration < 0 || rate < 0 ||
+	    (rate > 0 && duration <= 0)) {
 		print_usage();
 		return 2;
 	}
@@ -322,6 +327,13 @@ int main(int argc, char **argv)
 	k.first_tx = now_s();
 	if (duration > 0) {
 		while (now_s() - k.first_tx < duration && k.sent < MAX_SEQ) {
+			/* Paced: frame N goes at first_tx + N / rate. */
+			due = rate > 0 ? k.first_tx + k.sent / rate : 0;
+			if (now_s() < due) {
+				drain(rx, run, &k);
+				usleep(200);
+				continue;
+			}
 			if (!send_one(tx, rx, frame, size, &to, run, &k))
 				k.sent++;
 			drain(rx, run, &k);
@@ -350,9 +362,9 @@ int main(int argc, char **argv)
 	}
 	if (secs <= 0)
 		secs = 1e-6;
-	printf("FGFT-MARK pkt sent=%lu received=%lu secs=%.3f fps=%.0f mode=%s lost=%lu dups=%lu tx_retries=%lu tx_errors=%lu size=%zu settle_ms=%.0f from=%s to=%s\n",
+	printf("FGFT-MARK pkt sent=%lu received=%lu secs=%.3f fps=%.0f mode=%s rate=%.0f lost=%lu dups=%lu tx_retries=%lu tx_errors=%lu size=%zu settle_ms=%.0f from=%s to=%s\n",
 	       k.sent, k.received, secs, k.received / secs,
-	       duration > 0 ? "duration" : "count", k.sent - k.received,
+	       duration > 0 ? "duration" : "count", rate, k.sent - k.received,
 	       k.dups, k.tx_retries, k.tx_errors, size,
 	       settle_s < 0 ? -1 : settle_s * 1000, a.name, b.name);
 	close(tx);

@@ -335,6 +335,9 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
                     }
                     v.join(", ")
                 }
+                None if !table.device_accessors([a]).is_empty() => {
+                    "inline (device: marks the transaction)".into()
+                }
                 None if table.inline_names.contains(a) => "inline (value)".into(),
                 None if plan.header_calls.contains_key(a) => {
                     format!("compiled into SFI code ({})", plan.header_calls[a])

@@ -293,9 +293,27 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
             body.replace('\n', " \\\n")
         );
     }
+    device_accessors(&mut s, plan, table);
     s.push_str("#endif /* FGFT_SFI_RT */\n\n");
     let _ = writeln!(s, "#endif /* _FGFT_{}_SFI_H */", d.to_uppercase());
     s
+}
+
+/// The register accessors SFI code calls, redefined to mark the transaction
+/// first (compensations.toml `[inline] device`).
+fn device_accessors(s: &mut String, plan: &Plan, table: &Table) {
+    let used = table.device_accessors(plan.entries.iter().flat_map(|e| e.apis.iter()));
+    if used.is_empty() {
+        return;
+    }
+    s.push_str(
+        "/*\n * Register accessors (compensations.toml [inline] device): each access\n * marks the transaction as having touched its device, so that an abort\n * restores the device only if the call touched it.\n */\n",
+    );
+    for n in &used {
+        let _ = writeln!(s, "#undef {n}");
+        let _ = writeln!(s, "#define {n}(...) (fgft_dev_touch(), ({n})(__VA_ARGS__))");
+    }
+    s.push('\n');
 }
 
 /// Variadic table functions the SFI code calls.
@@ -692,6 +710,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     for p in wparams(e) {
         check_arg(s, d, p);
     }
+    // The arguments passed: the call touches the device (or runs the
+    // driver's own code, which may program it), and an abort restores it.
+    if touches_device(e) || calls_back.is_some() {
+        s.push_str("\tfgft_dev_touch();\n");
+    }
     if e.lock.is_some() || e.unlock.is_some() {
         lock_body(s, e);
     } else if e.commit {
@@ -700,6 +723,13 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
         call_body(s, e);
     }
     s.push_str("}\n\n");
+}
+
+/// Whether a call of `e` touches a device: effect `device` (registers,
+/// configuration space, a bus transfer) or `irq` (interrupt vectors of the
+/// device's configuration space).
+fn touches_device(e: &ApiEntry) -> bool {
+    matches!(e.effect.as_str(), "device" | "irq")
 }
 
 /// The arguments of the real call (lvalue arguments are not passed: 0).

@@ -4,8 +4,8 @@
 //! phases before it found.
 
 use super::{
-    abort_for, sfi_dup_ok, slot_abort, slot_name, type_restored, EntryPlan, FileRole, Inputs, Refs,
-    TypeBuilder, Uses, ValueRefs,
+    abort_for, sfi_dup_ok, shown_origin, slot_abort, slot_name, type_restored, EntryPlan, FileRole,
+    Inputs, Refs, TypeBuilder, Uses, ValueRefs,
 };
 use crate::diag::Located;
 use crate::kernel::{Class, Kernel};
@@ -81,6 +81,7 @@ pub(super) fn plan_entry(
         )
     });
     let key = dev_key(inp, d);
+    let always_restore = unmarked_accessor(inp, &closure);
     let spec = EntrySpec {
         driver: driver.to_string(),
         name: name.clone(),
@@ -100,6 +101,7 @@ pub(super) fn plan_entry(
         orig: home.map(|_| format!("fgft_orig_{name}")),
         stage_times: false,
         in_place,
+        always_restore,
     };
     EntryPlan {
         spec,
@@ -113,6 +115,37 @@ pub(super) fn plan_entry(
         dev_key_ty: key.ty,
         dev_key_param: key.param,
     }
+}
+
+/// A register access of the closure that the SFI module's redefined
+/// accessors do not see: one in a driver header (its static inline is
+/// compiled before the SFI header redefines the accessors).  Then an abort
+/// restores the device whether or not the call touched it; the reason.
+fn unmarked_accessor(inp: &Inputs<'_>, closure: &Closure) -> Option<String> {
+    for f in &closure.fns {
+        let Some(ff) = inp.facts.per_fn.get(f) else {
+            continue;
+        };
+        for c in &ff.calls {
+            let CallTarget::Kernel(k) = &c.target else {
+                continue;
+            };
+            if inp.table.device_accessors([k]).is_empty() {
+                continue;
+            }
+            if inp
+                .files
+                .get(c.at.file)
+                .is_some_and(|x| x.role == FileRole::Header)
+            {
+                return Some(format!(
+                    "{k}() in {}, a header compiled before the SFI module redefines the register accessors",
+                    shown_origin(inp, c.at.file, c.at.line)
+                ));
+            }
+        }
+    }
+    None
 }
 
 /// The top-level items holding a slot of `name` whose text does not name

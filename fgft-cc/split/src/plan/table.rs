@@ -54,6 +54,10 @@ struct GlobalsRaw {
 struct InlineRaw {
     #[serde(default)]
     names: Vec<String>,
+    #[serde(default)]
+    device: Vec<String>,
+    #[serde(default)]
+    device_macros: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Default, Deserialize, Clone)]
@@ -311,6 +315,11 @@ pub struct Table {
     /// Helpers and macros that compute on values only (no memory effect
     /// beyond what their arguments' evaluation does): compiled into SFI code.
     pub inline_names: BTreeSet<String>,
+    /// Register accessors among them (`[inline] device`), each a function
+    /// the SFI module redefines to mark the transaction (fgft_dev_touch());
+    /// `device_macros` maps kernel macros to the accessor they expand to.
+    pub device_inline: BTreeSet<String>,
+    pub device_macros: BTreeMap<String, String>,
     /// Kernel symbols an SFI object may call without a wrapper (`[direct]`).
     pub direct: BTreeSet<String>,
     /// Kernel globals SFI code may read; value: header that declares it.
@@ -346,9 +355,18 @@ impl Table {
 
     pub fn from_sources(sources: &[TableSource]) -> Result<Table, Error> {
         let mut t = Table::default();
+        let mut macro_srcs = Vec::new();
         for src in sources {
             let f: TableFile = tables::parse_toml(src, TABLE_NAME)?;
             t.inline_names.extend(f.inline.names.iter().cloned());
+            t.inline_names.extend(f.inline.device.iter().cloned());
+            t.inline_names
+                .extend(f.inline.device_macros.keys().cloned());
+            t.device_inline.extend(f.inline.device.iter().cloned());
+            for (m, to) in &f.inline.device_macros {
+                t.device_macros.insert(m.clone(), to.clone());
+                macro_srcs.push((src, m.clone(), to.clone()));
+            }
             t.direct.extend(f.direct.symbols.iter().cloned());
             for g in f.globals.read {
                 let h = f
@@ -369,6 +387,18 @@ impl Table {
         }
         for src in sources {
             t.check_releases(src)?;
+        }
+        // Each of `device_macros` expands to a `device` accessor.
+        for (src, m, to) in macro_srcs {
+            if !t.device_inline.contains(&to) {
+                return Err(located(
+                    src,
+                    &m,
+                    format!(
+                        "[inline] device_macros: `{m}` expands to `{to}`, which is not in `device`"
+                    ),
+                ));
+            }
         }
         Ok(t)
     }
@@ -393,6 +423,24 @@ impl Table {
             }
         }
         Ok(())
+    }
+
+    /// The register accessors the SFI module redefines for calls of
+    /// `names` (the accessors among them, and what the macros among them
+    /// expand to), sorted.
+    pub fn device_accessors<'a>(
+        &self,
+        names: impl IntoIterator<Item = &'a String>,
+    ) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for n in names {
+            if self.device_inline.contains(n) {
+                out.insert(n.clone());
+            } else if let Some(to) = self.device_macros.get(n) {
+                out.insert(to.clone());
+            }
+        }
+        out
     }
 
     /// The analysis' view of the table.
