@@ -174,3 +174,8 @@ fn table_extension_adds_slots() {
         "fx_hook fx_hooks.hook ext.c:4\n"
     );
 }
+
+#[test]
+fn file_system_tables() {
+    insta::assert_snapshot!("fs", ok_stdout(&["fs.c"]));
+}
