@@ -174,7 +174,7 @@ fn document(
          interrupt's cost and a vCPU's wake-up are the emulator's, and the host (2 CPUs, shared) preempts them. \
          Only ratios within one run (same boot, same condition, stock against fgft) are compared.\n\n",
     );
-    md.push_str("## Summary\n\n| kernel | condition | p99 stock | p99 fgft | fgft / stock |\n|---|---|---:|---:|---:|\n");
+    md.push_str("## Summary\n\nCPU 1's p99, µs, over all rounds; `per round` gives the ratio of each round alone (its spread is the run's noise).\n\n| kernel | condition | p99 stock | p99 fgft | fgft / stock | per round |\n|---|---|---:|---:|---:|---|\n");
     for (title, _, run, _) in runs {
         for (c, _) in CONDITIONS {
             let q = |b: &str| {
@@ -182,11 +182,16 @@ fn document(
                     .get(&(b.to_string(), c.to_string()))
                     .map_or(0, |h| h.quantile(0.99))
             };
+            let rounds: Vec<String> = latency::round_ratios(run, c)
+                .iter()
+                .map(|r| format!("{r:.2}"))
+                .collect();
             md.push_str(&format!(
-                "| {title} | {c} | {} | {} | {:.2} |\n",
+                "| {title} | {c} | {} | {} | {:.2} | {} |\n",
                 q("stock"),
                 q("fgft"),
-                latency::p99_ratio(run, c)
+                latency::p99_ratio(run, c),
+                rounds.join(", ")
             ));
         }
     }

@@ -19,7 +19,7 @@ use crate::config::Config;
 use crate::fgft::FgftModules;
 use fgft_inject::Variant;
 use fgft_vm::Outcome;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 /// What CPU 0 does while cyclictest measures on CPU 1: (key, description).
@@ -427,6 +427,9 @@ pub struct Run {
     pub hist: BTreeMap<(String, String), Hist>,
     /// The same for the thread on CPU 0, the CPU doing the work.
     pub hist0: BTreeMap<(String, String), Hist>,
+    /// (build, condition, round) -> CPU 1's histogram of that round alone:
+    /// the spread of the per-round ratios shows the run's noise.
+    pub per_round: BTreeMap<(String, String, u32), Hist>,
     /// (build, condition) -> frames/s of the traffic load, per round.
     pub fps: BTreeMap<(String, String), Vec<f64>>,
     /// (build, condition) -> faults recovered during the condition.
@@ -490,13 +493,25 @@ pub fn parse(out: &Outcome) -> Result<Run, String> {
             }
             "cychist" => {
                 let k = key().ok_or("cychist marker without build/cond")?;
+                let b = m.get("b").unwrap_or("");
+                if let (Some(r), false) = (m.parse::<u32>("round"), m.get("cpu") == Some("0")) {
+                    let rk = (k.0.clone(), k.1.clone(), r);
+                    run.per_round.entry(rk).or_default().add_part(b)?;
+                }
                 let map = cpu_hists(&mut run, m);
-                map.entry(k)
-                    .or_default()
-                    .add_part(m.get("b").unwrap_or(""))?;
+                map.entry(k).or_default().add_part(b)?;
             }
             "cyc" => {
                 let k = key().ok_or("cyc marker without build/cond")?;
+                if let (Some(r), false) = (m.parse::<u32>("round"), m.get("cpu") == Some("0")) {
+                    let h = run
+                        .per_round
+                        .entry((k.0.clone(), k.1.clone(), r))
+                        .or_default();
+                    h.overflow += m.parse("ov").unwrap_or(0);
+                    h.max_us = h.max_us.max(m.parse("max").unwrap_or(0));
+                    h.total += m.parse("total").unwrap_or(0);
+                }
                 let map = cpu_hists(&mut run, m);
                 let h = map.entry(k).or_default();
                 h.overflow += m.parse("ov").unwrap_or(0);
@@ -581,6 +596,22 @@ pub fn p99_ratio(run: &Run, cond: &str) -> f64 {
             .map_or(f64::NAN, |h| h.quantile(0.99) as f64)
     };
     q("fgft") / q("stock")
+}
+
+/// CPU 1's p99 ratio fgft / stock of each round that measured both builds
+/// under `cond`, in round order.
+pub fn round_ratios(run: &Run, cond: &str) -> Vec<f64> {
+    let q = |b: &str, r: u32| {
+        run.per_round
+            .get(&(b.to_string(), cond.to_string(), r))
+            .filter(|h| h.samples() > 0)
+            .map(|h| h.quantile(0.99) as f64)
+    };
+    let rounds: BTreeSet<u32> = run.per_round.keys().map(|k| k.2).collect();
+    rounds
+        .into_iter()
+        .filter_map(|r| Some(q("fgft", r)? / q("stock", r)?))
+        .collect()
 }
 
 fn median(v: &[f64]) -> f64 {
@@ -828,6 +859,10 @@ mod tests {
         let run = parse(&out).unwrap();
         let h = &run.hist[&("fgft".to_string(), "faults".to_string())];
         assert_eq!((h.samples(), h.quantile(0.99), h.max_us), (10, 4, 4));
+        // Round 0 alone, CPU 1 only: the same histogram, one ratio.
+        let r = &run.per_round[&("fgft".to_string(), "faults".to_string(), 0)];
+        assert_eq!((r.samples(), r.max_us), (10, 4));
+        assert_eq!(round_ratios(&run, "faults"), [1.0]);
         assert_eq!(
             run.recoveries[&("stock".to_string(), "idle".to_string())],
             2
