@@ -210,6 +210,76 @@ mod tests {
         ));
     }
 
+    /// fgft-fsw (issue 17) run on the host's own file system: a clean run
+    /// verifies, and its check mode finds a byte changed behind its back
+    /// and an entry it did not make.
+    #[test]
+    fn fsw_checks_itself() {
+        let env = Env::load().expect("fgft environment (scripts/setup.sh)");
+        let bin = guest_tool(&env, "fgft-fsw").unwrap();
+        let tmp = env
+            .target_dir
+            .join(format!("fsw-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&tmp);
+        let dir = tmp.join("tree");
+        fs::create_dir_all(&dir).unwrap();
+        let model = tmp.join("model");
+        let run = |args: &[&std::ffi::OsStr]| {
+            let out = Command::new(&bin).args(args).output().unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        let (code, out) = run(&[
+            "-n".as_ref(),
+            "2000".as_ref(),
+            "-s".as_ref(),
+            "3".as_ref(),
+            "-m".as_ref(),
+            model.as_os_str(),
+            dir.as_os_str(),
+        ]);
+        assert_eq!(code, Some(0), "{out}");
+        assert!(out.contains("failed=0 bad=0"), "{out}");
+        let (code, out) = run(&[
+            "-c".as_ref(),
+            "-m".as_ref(),
+            model.as_os_str(),
+            dir.as_os_str(),
+        ]);
+        assert_eq!(
+            (code, out.trim()),
+            (Some(0), "FGFT-MARK fsw mode=check bad=0")
+        );
+        // One byte of the first non-empty file, changed.
+        let text = fs::read_to_string(&model).unwrap();
+        let file = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("f "))
+            .find(|l| l.split(' ').nth(1).is_some_and(|n| n != "0"))
+            .and_then(|l| l.split(' ').next())
+            .expect("a non-empty file");
+        let path = dir.join(file);
+        let mut bytes = fs::read(&path).unwrap();
+        bytes[0] ^= 0xff;
+        fs::write(&path, bytes).unwrap();
+        fs::write(dir.join("stray"), b"").unwrap();
+        let (code, out) = run(&[
+            "-c".as_ref(),
+            "-m".as_ref(),
+            model.as_os_str(),
+            dir.as_os_str(),
+        ]);
+        assert_eq!(code, Some(1), "{out}");
+        assert!(
+            out.contains("why=content") && out.contains("why=extra-entry"),
+            "{out}"
+        );
+        assert!(out.contains("mode=check bad=2"), "{out}");
+        fs::remove_dir_all(&tmp).unwrap();
+    }
+
     #[test]
     fn ldd_output_is_read() {
         let text = "\tlinux-vdso.so.1 (0x00007ffd)\n\tlibnuma.so.1 => /lib/x86_64-linux-gnu/libnuma.so.1 (0x00007f)\n\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007e)\n\t/lib64/ld-linux-x86-64.so.2 (0x00007d)\n";
