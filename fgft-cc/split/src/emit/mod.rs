@@ -230,6 +230,35 @@ fn abort_lines(s: &mut String, sp: &fgft_stubs::EntrySpec) {
     }
 }
 
+/// How the SFI module reaches kernel function `a` (one line of the plan).
+fn api_how(plan: &Plan, table: &Table, a: &String) -> String {
+    match table.apis.get(a) {
+        Some(t) if t.inline => format!("inline ({})", t.effect),
+        Some(t) if t.variadic => format!("direct, checked arguments ({})", t.effect),
+        Some(t) => {
+            let mut v = vec![format!("wrapped ({})", t.effect)];
+            if t.commit {
+                v.push("at commit".into());
+            }
+            if let Some(u) = &t.undo {
+                v.push(format!("undo {u}"));
+            }
+            if let Some(n) = &t.note {
+                v.push(format!("({n})"));
+            }
+            v.join(", ")
+        }
+        None if !table.device_accessors([a]).is_empty() => {
+            "inline (device: marks the transaction)".into()
+        }
+        None if table.inline_names.contains(a) => "inline (value)".into(),
+        None if plan.header_calls.contains_key(a) => {
+            format!("compiled into SFI code ({})", plan.header_calls[a])
+        }
+        None => "declared pure".into(),
+    }
+}
+
 /// A human-readable account of the plan (also the golden test's subject).
 pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
     let mut s = String::new();
@@ -319,32 +348,7 @@ pub fn plan_text(src: &Sources<'_>, plan: &Plan, table: &Table) -> String {
             let _ = writeln!(s, "  kernel global {g} (read-only)");
         }
         for a in &e.apis {
-            let how = match table.apis.get(a) {
-                Some(t) if t.inline => format!("inline ({})", t.effect),
-                Some(t) if t.variadic => format!("direct, checked arguments ({})", t.effect),
-                Some(t) => {
-                    let mut v = vec![format!("wrapped ({})", t.effect)];
-                    if t.commit {
-                        v.push("at commit".into());
-                    }
-                    if let Some(u) = &t.undo {
-                        v.push(format!("undo {u}"));
-                    }
-                    if let Some(n) = &t.note {
-                        v.push(format!("({n})"));
-                    }
-                    v.join(", ")
-                }
-                None if !table.device_accessors([a]).is_empty() => {
-                    "inline (device: marks the transaction)".into()
-                }
-                None if table.inline_names.contains(a) => "inline (value)".into(),
-                None if plan.header_calls.contains_key(a) => {
-                    format!("compiled into SFI code ({})", plan.header_calls[a])
-                }
-                None => "declared pure".into(),
-            };
-            let _ = writeln!(s, "  kernel call {a}: {how}");
+            let _ = writeln!(s, "  kernel call {a}: {}", api_how(plan, table, a));
         }
         icall::entry_lines(&mut s, plan, e);
     }
