@@ -1,0 +1,127 @@
+//! File systems in the VM (issue 17), stock first: images made on the host
+//! with the real tools (util-linux's mkfs.minix, dosfstools' mkfs.vfat),
+//! attached as virtio disks, mounted with Debian's own minix and vfat
+//! modules, worked by fgft-fsw (which checks every read, listing and, at
+//! the end, every file against its model), remounted and verified against
+//! the saved model, then checked on the host with fsck.minix and
+//! fsck.vfat -n. This is the baseline the fault campaign compares with.
+
+use fgft_vm::{run, Env, VmSpec};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn env() -> Env {
+    Env::load().expect("fgft environment (scripts/setup.sh --print-env)")
+}
+
+/// A fresh `mb`-MiB image at `path`, formatted by `mkfs` with `args`.
+fn image(path: &Path, mb: u64, mkfs: &str, args: &[&str]) {
+    let _ = std::fs::remove_file(path);
+    let f = std::fs::File::create(path).unwrap();
+    f.set_len(mb << 20).unwrap();
+    drop(f);
+    let out = Command::new(mkfs).args(args).arg(path).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{mkfs} {args:?}: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `fsck` with `args` on `path`; its exit code and output.
+fn fsck(fsck: &str, args: &[&str], path: &Path) -> (Option<i32>, String) {
+    let out = Command::new(fsck).args(args).arg(path).output().unwrap();
+    (
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// The guest part for one file system: mount, work, unmount, mount again,
+/// verify against the model, unmount.
+fn work(dev: &str, fstype: &str, seed: u32, ops: u32) -> String {
+    format!(
+        "mkdir -p /mnt/{fstype}\n\
+         mount -t {fstype} {dev} /mnt/{fstype} || {{ echo \"FGFT-MARK fs-mount-failed fs={fstype}\"; exit 11; }}\n\
+         fgft-fsw -n {ops} -s {seed} -m /tmp/{fstype}.model /mnt/{fstype} | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw fs={fstype} /'\n\
+         umount /mnt/{fstype}\n\
+         mount -t {fstype} {dev} /mnt/{fstype}\n\
+         fgft-fsw -c -m /tmp/{fstype}.model /mnt/{fstype} | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw fs={fstype} /'\n\
+         umount /mnt/{fstype} && echo \"FGFT-MARK fs-umounted fs={fstype}\"\n"
+    )
+}
+
+#[test]
+fn stock_minix_and_vfat_keep_every_completed_write() {
+    let env = env();
+    let dir: PathBuf = env.target_dir.join("fs-images");
+    std::fs::create_dir_all(&dir).unwrap();
+    let minix = dir.join("stock-minix.img");
+    let vfat = dir.join("stock-vfat.img");
+    image(&minix, 16, "mkfs.minix", &["-3"]);
+    image(&vfat, 32, "mkfs.vfat", &[]);
+
+    let mut spec = VmSpec::new("fs-stock");
+    spec.add_tool(&env, "fgft-fsw").unwrap();
+    // vfat's default codepage and iocharset (Debian: cp437, ascii) are
+    // modules of their own; mount fails with EINVAL without them.
+    spec.stock_modules = ["virtio_blk", "minix", "vfat", "nls_cp437", "nls_ascii"]
+        .map(String::from)
+        .to_vec();
+    for (i, img) in [&minix, &vfat].iter().enumerate() {
+        spec.qemu_args.extend([
+            "-drive".to_string(),
+            format!("file={},if=none,format=raw,id=d{i}", img.display()),
+            "-device".to_string(),
+            format!("virtio-blk-pci,drive=d{i}"),
+        ]);
+    }
+    spec.script = format!(
+        "for m in virtio_blk minix vfat nls_cp437 nls_ascii; do modprobe $m || exit 10; done\n\
+         for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vdb ] && break; sleep 0.2; done\n\
+         {}{}",
+        work("/dev/vda", "minix", 1, 1500),
+        work("/dev/vdb", "vfat", 2, 1500)
+    );
+    spec.timeout = Duration::from_secs(240);
+    let out = run(&env, &spec).unwrap();
+    assert!(out.is_clean(), "{out}");
+    for fs in ["minix", "vfat"] {
+        let runs: Vec<_> = out
+            .markers_named("fsw")
+            .into_iter()
+            .filter(|m| m.get("fs") == Some(fs))
+            .collect();
+        assert_eq!(runs.len(), 2, "{fs}: {out}");
+        let (w, c) = (runs[0], runs[1]);
+        assert_eq!(w.get("mode"), Some("run"), "{fs}: {w}");
+        assert_eq!(
+            (w.get("failed"), w.get("bad")),
+            (Some("0"), Some("0")),
+            "{fs}: {w}"
+        );
+        assert!(w.parse::<u64>("ok").unwrap_or(0) > 1000, "{fs}: {w}");
+        assert!(w.parse::<u64>("files").unwrap_or(0) > 0, "{fs}: {w}");
+        assert_eq!(
+            (c.get("mode"), c.get("bad")),
+            (Some("check"), Some("0")),
+            "{fs}: {c}"
+        );
+        assert!(
+            out.markers_named("fs-umounted")
+                .iter()
+                .any(|m| m.get("fs") == Some(fs)),
+            "{fs}: {out}"
+        );
+    }
+    let (code, text) = fsck("fsck.minix", &["-f"], &minix);
+    assert_eq!(code, Some(0), "fsck.minix: {text}");
+    let (code, text) = fsck("fsck.vfat", &["-n"], &vfat);
+    assert_eq!(code, Some(0), "fsck.vfat: {text}");
+}
