@@ -149,7 +149,7 @@ static int has_children(int d)
 	return 0;
 }
 
-static void fail(unsigned long n, const char *op, const char *path, int err)
+static void op_failed(unsigned long n, const char *op, const char *path, int err)
 {
 	if (failed++ < SHOW)
 		printf("FGFT-MARK fsw-fail n=%lu op=%s path=%s errno=%d\n", n, op,
@@ -314,11 +314,11 @@ static void op_create(unsigned long n)
 	path_of(i, path);
 	fd = open(path, O_CREAT | O_EXCL | O_WRONLY, 0644);
 	if (fd < 0) {
-		fail(n, "create", path, errno);
+		op_failed(n, "create", path, errno);
 		return;
 	}
 	if (close(fd) < 0) {
-		fail(n, "close", path, errno);
+		op_failed(n, "close", path, errno);
 		/* The file exists: the model keeps it. */
 	}
 	ent[i].used = 1;
@@ -348,12 +348,12 @@ static void op_write(unsigned long n, size_t max_bytes)
 		buf[k] = (unsigned char)next();
 	fd = open(path, O_WRONLY);
 	if (fd < 0) {
-		fail(n, "open-w", path, errno);
+		op_failed(n, "open-w", path, errno);
 		return;
 	}
 	w = pwrite(fd, buf, len, off);
 	if (w < 0)
-		fail(n, "write", path, errno);
+		op_failed(n, "write", path, errno);
 	if (w > 0) {
 		if (off + w > ent[i].size && model_resize(i, off + w) < 0) {
 			mismatch(path, "model-oom");
@@ -364,7 +364,7 @@ static void op_write(unsigned long n, size_t max_bytes)
 		done(n, "write", path, off, w);
 	}
 	if (close(fd) < 0)
-		fail(n, "close", path, errno);
+		op_failed(n, "close", path, errno);
 }
 
 static void op_read(unsigned long n)
@@ -401,7 +401,7 @@ static void op_rename(unsigned long n)
 		 next_name++);
 	path_of(i, to);
 	if (rename(from, to) < 0) {
-		fail(n, "rename", from, errno);
+		op_failed(n, "rename", from, errno);
 		ent[i].parent = old_parent;
 		memcpy(ent[i].name, old, NAME_LEN);
 		return;
@@ -422,7 +422,7 @@ static void op_truncate(unsigned long n, size_t max_bytes)
 	if (len > max_bytes)
 		len = max_bytes;
 	if (truncate(path, len) < 0) {
-		fail(n, "truncate", path, errno);
+		op_failed(n, "truncate", path, errno);
 		return;
 	}
 	if (model_resize(i, len) < 0) {
@@ -443,7 +443,7 @@ static void op_mkdir(unsigned long n)
 	ent[i].used = 0;
 	path_of(i, path);
 	if (mkdir(path, 0755) < 0) {
-		fail(n, "mkdir", path, errno);
+		op_failed(n, "mkdir", path, errno);
 		return;
 	}
 	ent[i].used = 1;
@@ -459,7 +459,7 @@ static void op_rmdir(unsigned long n)
 		return;
 	path_of(i, path);
 	if (rmdir(path) < 0) {
-		fail(n, "rmdir", path, errno);
+		op_failed(n, "rmdir", path, errno);
 		return;
 	}
 	ent[i].used = 0;
@@ -485,7 +485,7 @@ static void op_unlink(unsigned long n)
 		return;
 	path_of(i, path);
 	if (unlink(path) < 0) {
-		fail(n, "unlink", path, errno);
+		op_failed(n, "unlink", path, errno);
 		return;
 	}
 	free(ent[i].data);
@@ -595,7 +595,7 @@ static int check_model(const char *file)
 	return 0;
 }
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: fgft-fsw [-n OPS] [-s SEED] [-f MAX_ENTRIES] [-b MAX_FILE_BYTES]\n"
@@ -636,13 +636,13 @@ int main(int argc, char **argv)
 			check = 1;
 			break;
 		default:
-			usage();
+			print_usage();
 			return 2;
 		}
 	}
 	if (argc - optind != 1 || (check && !model) || !max_entries ||
 	    max_entries > MAX_ENTRIES || !max_bytes) {
-		usage();
+		print_usage();
 		return 2;
 	}
 	top = argv[optind];
