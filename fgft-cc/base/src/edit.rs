@@ -13,7 +13,8 @@
 //!   comments and `#ifdef`s stay byte-identical;
 //! - edits nest like the syntax they come from, or are disjoint; two edits
 //!   that cross, an edit inside a replacement, and an edit outside the text
-//!   are an [`Overlap`], never broken output;
+//!   are an [`Overlap`], never broken output; the same edit of a non-empty
+//!   range twice is applied once;
 //! - among edits that start at the same offset: wraps and templates (outer
 //!   first: the longer range, then the lower `prio`) come before insertions,
 //!   which come before replacements; insertions at one offset keep the order
@@ -233,6 +234,10 @@ impl Edits {
             }
         }
         list.sort_by_key(|e| (e.range.start, e.rank(), Reverse(e.range.end), e.prio));
+        // The same change of a range made twice is one change (a `.c` file
+        // that two units #include, `fs/minix/itree_common.c`, has its
+        // functions once per unit); insertions are kept, as added.
+        list.dedup_by(|a, b| !a.range.is_empty() && a == b);
         let mut roots: Vec<Node<'_>> = Vec::new();
         let mut stack: Vec<Node<'_>> = Vec::new();
         for e in list {
@@ -464,6 +469,18 @@ mod tests {
         e.replace(2..3, "C");
         assert_eq!(e.apply("0123").unwrap(), "01ABC3");
         assert!(e.first_conflict().is_some());
+    }
+
+    #[test]
+    fn the_same_change_twice_is_one_change() {
+        let mut e = Edits::default();
+        e.replace(1..3, "x");
+        e.replace(1..3, "x");
+        e.insert(3, "i");
+        e.insert(3, "i");
+        assert_eq!(e.apply("0123").unwrap(), "0xii3");
+        e.replace(1..3, "y");
+        assert!(e.apply("0123").is_err());
     }
 
     #[test]

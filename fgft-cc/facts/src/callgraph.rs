@@ -32,10 +32,28 @@ impl CallGraph {
     /// Adds, for every const driver global a function names, edges to the
     /// functions the global's initializer names (through nested const
     /// globals too): SFI code that uses an ops table of its own calls them.
-    pub fn add_const_table_edges(&mut self, facts: &DriverFacts, prog: &crate::program::Program) {
+    /// A kernel ops table (`handed(ty)`: a slot structure) whose address
+    /// is all the function takes is handed to the kernel (`inode->i_op =
+    /// &minix_dir_inode_operations`): the kernel calls its slots, and a
+    /// call of the driver's own through it is a call through a pointer,
+    /// whose targets are edges of their own.
+    pub fn add_const_table_edges(
+        &mut self,
+        facts: &DriverFacts,
+        prog: &crate::program::Program,
+        handed: impl Fn(&CType) -> bool,
+    ) {
         for (f, ff) in &facts.per_fn {
             let mut seen = BTreeSet::new();
-            let mut stack: Vec<String> = ff.globals.iter().map(|g| g.name.clone()).collect();
+            let mut stack: Vec<String> = ff
+                .globals
+                .iter()
+                .filter(|g| {
+                    g.kind != crate::model::AccessKind::Addr
+                        || !prog.global_def(&g.name).is_some_and(|d| handed(&d.ty))
+                })
+                .map(|g| g.name.clone())
+                .collect();
             let mut targets = BTreeSet::new();
             while let Some(g) = stack.pop() {
                 if !seen.insert(g.clone()) {

@@ -441,8 +441,12 @@ impl Kernel {
                         }
                     }
                 } else if let Some(d) = l.strip_prefix("#define ") {
-                    if depth == 0 && !file.starts_with(&own_dir) {
-                        self.read_define(d, &file, line + 1);
+                    if depth == 0 {
+                        // The driver's own headers are the driver's, but an
+                        // object-like alias there (`#define minix_set_bit
+                        // __set_bit_le`) names the kernel function a call
+                        // reaches.
+                        self.read_define(d, &file, line + 1, file.starts_with(&own_dir));
                     }
                 }
                 line += 1;
@@ -510,7 +514,7 @@ impl Kernel {
         }
     }
 
-    fn read_define(&mut self, d: &str, file: &str, line: usize) {
+    fn read_define(&mut self, d: &str, file: &str, line: usize, aliases_only: bool) {
         let nb = d.bytes().take_while(|&c| ident::is_byte(c)).count();
         let name = &d[..nb];
         if name.is_empty() {
@@ -530,6 +534,9 @@ impl Kernel {
                     }
                 })
                 .collect();
+            if aliases_only {
+                return;
+            }
             (ps, r.get(close + 1..).unwrap_or("").trim().to_string())
         } else {
             // Object-like macros are constants (not calls) or aliases of a

@@ -27,6 +27,7 @@ pub(crate) const FILES: &[(&str, &str)] = runtime_files!(
     "src/fgft_objtrack.h",
     "src/fgft_rtab.h",
     "src/fgft_undolog.h",
+    "src/fs.c",
     "src/inject.c",
     "src/ivx.c",
     "src/jmp.S",

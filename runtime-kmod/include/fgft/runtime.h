@@ -175,6 +175,15 @@ void fgft_irq_quiesce(int irq);
 struct fgft_txn *fgft_current(void);
 
 /*
+ * File systems: before a truncation to @newsize inside a transaction,
+ * writes back the dirty page cache past it (an abort puts the size back and
+ * must find that data on disk); returns the old size (compensations.toml
+ * truncate_setsize).
+ */
+struct inode;
+long fgft_fs_keep_tail(struct inode *inode, loff_t newsize);
+
+/*
  * Marks the innermost transaction as having touched its device: SFI code
  * calls it at every register access (the inline accessors, redefined in the
  * SFI module) and device wrappers at every device call.  An aborted

@@ -174,14 +174,14 @@ impl SlotTable {
             t.wrappers.extend(f.wrappers);
             for slot in f.in_place {
                 let ok = slot.split_once('.').is_some_and(|(a, b)| {
-                    fgft_base::ident::is_ident(a) && fgft_base::ident::is_ident(b)
+                    fgft_base::ident::is_ident(a) && (b == "*" || fgft_base::ident::is_ident(b))
                 });
                 if !ok {
                     return Err(ParseError::Table {
                         path: src.display(TABLE_NAME),
                         text: src.text.clone(),
                         range: None,
-                        message: format!("`in_place`: `{slot}` is not STRUCT.FIELD"),
+                        message: format!("`in_place`: `{slot}` is not STRUCT.FIELD or STRUCT.*"),
                     });
                 }
                 t.in_place.insert(slot);
@@ -334,6 +334,24 @@ impl SlotTable {
                 .build(names)
                 .ok()
         };
+    }
+
+    /// Whether `ty` is one of the table's slot structures (a kernel ops
+    /// table: `struct inode_operations`).
+    pub fn is_slot_struct(&self, ty: &crate::ctype::CType) -> bool {
+        ty.record().is_some_and(|r| {
+            self.structs
+                .contains_key(r.strip_prefix("struct ").unwrap_or(r))
+        })
+    }
+
+    /// Whether `slot` (`STRUCT.FIELD`) is marshaled in place: listed as
+    /// such, or every field of its structure is (`STRUCT.*`).
+    pub fn is_in_place(&self, slot: &str) -> bool {
+        self.in_place.contains(slot)
+            || slot
+                .split_once('.')
+                .is_some_and(|(st, _)| self.in_place.contains(&format!("{st}.*")))
     }
 
     /// What an aborted call stored in `slot` (`struct.field`) returns, when

@@ -828,23 +828,63 @@ fn module_hooks(cx: &Ctx<'_, '_>) -> (Option<Hook>, Option<Hook>) {
             continue;
         }
         for it in items {
-            let TopKind::MacroStmt(m) = &it.kind else {
-                continue;
+            let calls = match &it.kind {
+                TopKind::MacroStmt(m) => {
+                    let text = &prog.files[fid].text[it.range.clone()];
+                    let arg = text
+                        .find('(')
+                        .and_then(|a| text.rfind(')').map(|b| text[a + 1..b].trim().to_string()))
+                        .unwrap_or_default();
+                    vec![(m.clone(), it.range.clone(), arg)]
+                }
+                TopKind::Other | TopKind::Prototype(_) | TopKind::Variables(_) => {
+                    unterminated_macro_calls(&prog.files[fid].text, it.range.clone())
+                }
+                _ => continue,
             };
-            let text = &prog.files[fid].text[it.range.clone()];
-            let arg = text
-                .find('(')
-                .and_then(|a| text.rfind(')').map(|b| text[a + 1..b].trim().to_string()))
-                .unwrap_or_default();
-            if cx.opts.module_macros.is_init(m) {
-                let m = "module_init".to_string();
-                init = Some((fid, it.range.clone(), m, arg));
-            } else if cx.opts.module_macros.contains(m) {
-                init = Some((fid, it.range.clone(), m.clone(), arg));
-            } else if m == "module_exit" {
-                exit = Some((fid, it.range.clone(), m.clone(), arg));
+            for (m, range, arg) in calls {
+                if cx.opts.module_macros.is_init(&m) {
+                    init = Some((fid, range, "module_init".to_string(), arg));
+                } else if cx.opts.module_macros.contains(&m) {
+                    init = Some((fid, range, m, arg));
+                } else if m == "module_exit" {
+                    exit = Some((fid, range, m, arg));
+                }
             }
         }
     }
     (init, exit)
+}
+
+/// `NAME(ARG)` calls that start a line of `range` of `text` and end it
+/// without a `;` (`module_init(init_minix_fs)` in fs/minix/inode.c, which
+/// the parser reads as part of a declaration): (NAME, its range, ARG).
+pub(super) fn unterminated_macro_calls(
+    text: &str,
+    range: Range<usize>,
+) -> Vec<(String, Range<usize>, String)> {
+    let mut out = Vec::new();
+    let mut at = range.start;
+    for line in text[range.clone()].split_inclusive('\n') {
+        let start = at + (line.len() - line.trim_start().len());
+        at += line.len();
+        let l = line.trim();
+        let n = l
+            .bytes()
+            .take_while(|&c| fgft_base::ident::is_byte(c))
+            .count();
+        let (name, rest) = l.split_at(n);
+        let Some(arg) = rest.strip_prefix('(').and_then(|r| r.strip_suffix(')')) else {
+            continue;
+        };
+        if name.is_empty() || !fgft_base::ident::is_ident(arg.trim()) {
+            continue;
+        }
+        out.push((
+            name.to_string(),
+            start..start + l.len(),
+            arg.trim().to_string(),
+        ));
+    }
+    out
 }

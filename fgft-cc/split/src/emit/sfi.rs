@@ -28,7 +28,7 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
         let header = format!("fgft_sfi_{}.h", stem(&src.files[*tu].rel));
         for &fid in files {
             if let Some(ed) = sedits.get_mut(&fid) {
-                file_edits(src, plan, fid, &header, ed);
+                file_edits(src, plan, &cx.opts.module_macros, fid, &header, ed);
             }
         }
     }
@@ -360,7 +360,14 @@ fn defined_record(pf: &fgft_parse::ParsedFile, range: std::ops::Range<usize>) ->
 }
 
 /// Deletions, shadows and the header include of one SFI file.
-fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mut Edits) {
+fn file_edits(
+    src: &Sources<'_>,
+    plan: &Plan,
+    module_macros: &fgft_parse::modinit::ModuleMacros,
+    fid: FileId,
+    header: &str,
+    ed: &mut Edits,
+) {
     let prog = src.prog;
     let pf = &prog.files[fid];
     let shadows: BTreeSet<&str> = plan
@@ -439,6 +446,16 @@ fn file_edits(src: &Sources<'_>, plan: &Plan, fid: FileId, header: &str, ed: &mu
                     ed.delete(item_deletion(pf, it.range.clone()));
                 } else {
                     ed.replace(it.range.clone(), decls.join(" "));
+                }
+            }
+            TopKind::Other => {
+                // `module_init(f)` without its `;`, read as part of a
+                // declaration: the SFI module has no init of the driver's.
+                for (m, r, _) in super::main::unterminated_macro_calls(&pf.text, it.range.clone()) {
+                    if m == "module_exit" || module_macros.is_init(&m) || module_macros.contains(&m)
+                    {
+                        ed.delete(r);
+                    }
                 }
             }
             _ => {}

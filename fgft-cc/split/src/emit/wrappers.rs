@@ -947,7 +947,7 @@ fn call_body(s: &mut String, e: &ApiEntry) {
         .chain(e.grant_more.iter().cloned());
     for (addr, len, rights) in grants {
         let r = if rights == "r" { "FGFT_R" } else { "FGFT_RW" };
-        s.push_str("\tif (txn && ret)\n");
+        s.push_str("\tif (txn && !IS_ERR_OR_NULL(ret))\n");
         let _ = writeln!(
             s,
             "{}",

@@ -46,7 +46,7 @@ pub(super) fn plan_entry(
     let ptr = uses.add_ptr_uses(inp.prog, inp.facts, def, &closure);
     container_hints(inp, d, &mut uses);
     let slots = slots(inp, &name, refs);
-    let in_place = slots.iter().any(|s| inp.slots.in_place.contains(s));
+    let in_place = slots.iter().any(|s| inp.slots.is_in_place(s));
     if in_place {
         uses.in_place = Some(closure.deref_roots(inp.facts));
     }

@@ -603,7 +603,12 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
                 continue;
             }
             if let Some(gd) = prog.global_def(&g.name) {
-                if sfi_dup_ok(prog, &g.name, &plan.sfi_fns) {
+                // A kernel ops table whose address SFI code takes is handed
+                // to the kernel (`inode->i_fop = &minix_dir_operations`):
+                // the kernel must get the main module's, not a copy.
+                let handed = g.kind == fgft_facts::model::AccessKind::Addr
+                    && inp.slots.is_slot_struct(&gd.ty);
+                if !handed && sfi_dup_ok(prog, &g.name, &plan.sfi_fns) {
                     plan.dup_globals.insert(g.name.clone());
                     continue;
                 }
