@@ -32,7 +32,7 @@ impl CallGraph {
     /// Adds, for every const driver global a function names, edges to the
     /// functions the global's initializer names (through nested const
     /// globals too): SFI code that uses an ops table of its own calls them.
-    /// A kernel ops table (`handed(ty)`: a slot structure) whose address
+    /// A kernel ops table (a slot structure of `slots`) whose address
     /// is all the function takes is handed to the kernel (`inode->i_op =
     /// &minix_dir_inode_operations`): the kernel calls its slots, and a
     /// call of the driver's own through it is a call through a pointer,
@@ -41,7 +41,7 @@ impl CallGraph {
         &mut self,
         facts: &DriverFacts,
         prog: &crate::program::Program,
-        handed: impl Fn(&CType) -> bool,
+        slots: &crate::slots::SlotTable,
     ) {
         for (f, ff) in &facts.per_fn {
             let mut seen = BTreeSet::new();
@@ -50,7 +50,9 @@ impl CallGraph {
                 .iter()
                 .filter(|g| {
                     g.kind != crate::model::AccessKind::Addr
-                        || !prog.global_def(&g.name).is_some_and(|d| handed(&d.ty))
+                        || !prog
+                            .global_def(&g.name)
+                            .is_some_and(|d| slots.is_slot_struct(&d.ty))
                 })
                 .map(|g| g.name.clone())
                 .collect();

@@ -112,6 +112,12 @@ impl ModuleMacros {
         self.macros.contains_key(name)
     }
 
+    /// Whether `name` hooks the module's init or exit: an init macro, a
+    /// `module_*_driver` macro, or `module_exit`.
+    pub fn is_hook(&self, name: &str) -> bool {
+        name == "module_exit" || self.is_init(name) || self.contains(name)
+    }
+
     /// Whether `name(f)` registers `f` as the module's init
     /// (`module_init`, or an initcall macro that a module build turns into
     /// `module_init`, as `late_initcall`).

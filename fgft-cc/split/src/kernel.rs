@@ -521,6 +521,9 @@ impl Kernel {
             return;
         }
         let rest = &d[nb..];
+        if aliases_only && rest.starts_with('(') {
+            return;
+        }
         let (params, body) = if let Some(r) = rest.strip_prefix('(') {
             let close = r.find(')').unwrap_or(r.len());
             let ps: Vec<String> = r[..close]
@@ -534,9 +537,6 @@ impl Kernel {
                     }
                 })
                 .collect();
-            if aliases_only {
-                return;
-            }
             (ps, r.get(close + 1..).unwrap_or("").trim().to_string())
         } else {
             // Object-like macros are constants (not calls) or aliases of a

@@ -152,7 +152,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         &compiled_out,
     );
     let mut graph = CallGraph::new(&facts);
-    graph.add_const_table_edges(&facts, &prog, |ty| tables.slots.is_slot_struct(ty));
+    graph.add_const_table_edges(&facts, &prog, &tables.slots);
     let (ann, hint_warnings) = derive::extend(
         ann,
         &prog,

@@ -30,6 +30,18 @@ fn image(path: &Path, mb: u64, mkfs: &str, args: &[&str]) {
     );
 }
 
+/// Attaches the images as virtio disks, in order (/dev/vda, /dev/vdb, ...).
+fn attach(spec: &mut VmSpec, imgs: &[&Path]) {
+    for (i, img) in imgs.iter().enumerate() {
+        spec.qemu_args.extend([
+            "-drive".to_string(),
+            format!("file={},if=none,format=raw,id=d{i}", img.display()),
+            "-device".to_string(),
+            format!("virtio-blk-pci,drive=d{i}"),
+        ]);
+    }
+}
+
 /// Runs `fsck` with `args` on `path`; its exit code and output.
 fn fsck(fsck: &str, args: &[&str], path: &Path) -> (Option<i32>, String) {
     let out = Command::new(fsck).args(args).arg(path).output().unwrap();
@@ -74,14 +86,7 @@ fn stock_minix_and_vfat_keep_every_completed_write() {
     spec.stock_modules = ["virtio_blk", "minix", "vfat", "nls_cp437", "nls_ascii"]
         .map(String::from)
         .to_vec();
-    for (i, img) in [&minix, &vfat].iter().enumerate() {
-        spec.qemu_args.extend([
-            "-drive".to_string(),
-            format!("file={},if=none,format=raw,id=d{i}", img.display()),
-            "-device".to_string(),
-            format!("virtio-blk-pci,drive=d{i}"),
-        ]);
-    }
+    attach(&mut spec, &[&minix, &vfat]);
     spec.script = format!(
         "for m in virtio_blk minix vfat nls_cp437 nls_ascii; do modprobe $m || exit 10; done\n\
          for i in 1 2 3 4 5 6 7 8 9 10; do [ -b /dev/vdb ] && break; sleep 0.2; done\n\
@@ -168,12 +173,7 @@ fn split_minix_keeps_every_completed_write_under_fgft() {
         built.join("minix_sfi.ko"),
         built.join("minix_fgft.ko"),
     ];
-    spec.qemu_args.extend([
-        "-drive".to_string(),
-        format!("file={},if=none,format=raw,id=d0", img.display()),
-        "-device".to_string(),
-        "virtio-blk-pci,drive=d0".to_string(),
-    ]);
+    attach(&mut spec, &[&img]);
     spec.script = format!(
         "modprobe virtio_blk || exit 10\n\
          insmod /lib/fgft/fgft_rt.ko || exit 12\n\

@@ -452,8 +452,7 @@ fn file_edits(
                 // `module_init(f)` without its `;`, read as part of a
                 // declaration: the SFI module has no init of the driver's.
                 for (m, r, _) in super::main::unterminated_macro_calls(&pf.text, it.range.clone()) {
-                    if m == "module_exit" || module_macros.is_init(&m) || module_macros.contains(&m)
-                    {
+                    if module_macros.is_hook(&m) {
                         ed.delete(r);
                     }
                 }
