@@ -131,7 +131,7 @@ fn copy_in_field(s: &mut String, e: &EntrySpec, f: &FieldSpec) {
             );
             bail(s, 1, "ret");
         }
-        FieldHow::Blob { len, elem: None } => {
+        FieldHow::Blob { len, elem: None } | FieldHow::PtrArray { len, .. } => {
             let rights = if f.copy_out { "FGFT_RW" } else { "FGFT_R" };
             stmt(
                 s,
@@ -354,7 +354,7 @@ fn write_back_field(s: &mut String, e: &EntrySpec, f: &FieldSpec) {
         FieldHow::Ptr { .. } | FieldHow::Container { .. } => {
             stmt(s, 1, &format!("o->{p} = fgft_orig_or_self(txn, c->{p})"));
         }
-        FieldHow::Blob { len, elem: None } => {
+        FieldHow::Blob { len, elem: None } | FieldHow::PtrArray { len, .. } => {
             stmt(s, 1, &format!("fgft_blob_out(txn, (void *)o->{p}, {len})"));
         }
         FieldHow::Blob {

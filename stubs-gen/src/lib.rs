@@ -72,6 +72,12 @@ pub enum FieldHow {
     /// original object), from a blob hint.  When the target is an array of
     /// a marshaled type (`elem`), each element is copied member by member.
     Blob { len: String, elem: Option<usize> },
+    /// A pointer to `len` bytes of pointers (a blob hint on a `T **`
+    /// member), each to an object of marshaled type `target` the closure
+    /// follows (minix's `sbi->s_imap[i]->b_data`).  Granted where they are
+    /// by in-place entries; a copying entry copies the array's bytes, as
+    /// `Blob` without `elem` does.
+    PtrArray { len: String, target: usize },
     /// A pointer to a NUL-terminated string (nullterm hint).
     Str,
     /// A pointer to member `member` of an object of marshaled type `outer`

@@ -121,6 +121,25 @@ fn place_field(s: &mut String, e: &EntrySpec, f: &FieldSpec) {
                 s.push_str("\t\t}\n\t}\n");
             }
         }
+        FieldHow::PtrArray { len, target } => {
+            let rights = if f.copy_out { "FGFT_RW" } else { "FGFT_R" };
+            stmt(
+                s,
+                1,
+                &format!("ret = fgft_place_obj(txn, o->{p}, {len}, {rights})"),
+            );
+            bail(s, 1, "ret < 0");
+            s.push_str("\tif (ret == 1) {\n\t\tsize_t i, n;\n\n");
+            stmt(s, 2, &format!("n = ({len}) / sizeof(*o->{p})"));
+            s.push_str("\t\tfor (i = 0; i < n; i++) {\n");
+            stmt(
+                s,
+                3,
+                &format!("ret = {}(txn, o->{p}[i])", e.fn_place(*target)),
+            );
+            bail(s, 3, "ret");
+            s.push_str("\t\t}\n\t}\n");
+        }
         FieldHow::Shared { len, rights } => {
             stmt(
                 s,

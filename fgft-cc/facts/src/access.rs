@@ -93,6 +93,7 @@ fn analyze_fn(
         in_header: 0,
         cache,
         via_macro: None,
+        returned: Vec::new(),
     };
     for (i, p) in def.params.iter().enumerate() {
         w.scopes[0].insert(
@@ -189,6 +190,9 @@ struct Walker<'p, 'c> {
     in_header: usize,
     cache: &'c mut HashMap<String, Option<Rc<ParsedFile>>>,
     via_macro: Option<String>,
+    /// One per expansion being walked: what its `return` statements yield
+    /// (a header inline's body: `d_inode(x)` is `x->d_inode`).
+    returned: Vec<Option<Info>>,
 }
 
 const MAX_EXPANSION_DEPTH: usize = 8;
@@ -235,7 +239,14 @@ impl Walker<'_, '_> {
             }
             "return_statement" => {
                 if let Some(e) = n.named_child(0) {
-                    self.expr(pf, e, Ctx::Read);
+                    let info = self.expr(pf, e, Ctx::Read);
+                    if let Some(slot) = self.returned.last_mut() {
+                        merge_returned(slot, info);
+                    } else if let Some(ret) = self.prog.def(&self.func).map(|d| d.ret.clone()) {
+                        // Returning converts as assigning does (`return
+                        // sb->s_fs_info;` from a `struct minix_sb_info *`).
+                        self.relate(&self.prog.resolve(&ret), &info);
+                    }
                 }
             }
             "if_statement" | "while_statement" | "do_statement" | "switch_statement" => {
@@ -1202,8 +1213,14 @@ impl Walker<'_, '_> {
                 }
             }
         }
-        // container_of(p, type, member).
-        let model = self.apis.get(&name).cloned();
+        // container_of(p, type, member).  A driver macro that renames a
+        // kernel function is that function's model.
+        let model = self.apis.get(&name).cloned().or_else(|| {
+            self.prog
+                .kernel_alias(&name)
+                .and_then(|a| self.apis.get(a))
+                .cloned()
+        });
         if let Some(m) = &model {
             if m.returns == Returns::Container && arg_nodes.len() >= 3 {
                 let inner = self.expr(pf, arg_nodes[0], Ctx::Read);
@@ -1352,6 +1369,7 @@ impl Walker<'_, '_> {
             self.via_macro.clone()
         };
         self.expanding.push(name.to_string());
+        self.returned.push(None);
         let mut result = Info::default();
         let root = sub.tree.root_node();
         let body = root
@@ -1370,10 +1388,31 @@ impl Walker<'_, '_> {
                 }
             }
         }
+        if let Some(Some(r)) = self.returned.pop() {
+            result = r;
+        }
         self.expanding.pop();
         self.site = saved_site;
         self.via_macro = saved_macro;
         result
+    }
+}
+
+/// Adds what one `return` of an expansion yields to what the others did:
+/// the first type, every origin.
+fn merge_returned(slot: &mut Option<Info>, info: Info) {
+    match slot {
+        None => *slot = Some(info),
+        Some(r) => {
+            for o in info.origins {
+                if !r.origins.contains(&o) {
+                    r.origins.push(o);
+                }
+            }
+            if r.ty == CType::Unknown {
+                r.ty = info.ty;
+            }
+        }
     }
 }
 

@@ -382,6 +382,24 @@ impl Program {
         None
     }
 
+    /// The name an object-like driver macro stands for when that name is
+    /// no driver macro or function (minix's `#define minix_set_bit
+    /// __set_bit_le`: a kernel function), through at most a few macros.
+    pub fn kernel_alias<'a>(&'a self, name: &'a str) -> Option<&'a str> {
+        let mut cur = name;
+        for _ in 0..4 {
+            let Some(m) = self.macros.get(cur) else {
+                return (cur != name && !self.is_fn(cur)).then_some(cur);
+            };
+            let body = m.body.trim();
+            if m.params.is_some() || !fgft_base::ident::is_ident(body) || body == cur {
+                return None;
+            }
+            cur = body;
+        }
+        None
+    }
+
     /// The driver function an object-like driver macro names
     /// (atl1.h: `#define atlx_hash_set atl1_hash_set`, for the shared
     /// atlx.c), through at most a few such macros.

@@ -83,6 +83,14 @@ pub struct Kernel {
     /// The lines of each of the driver's own files (by the path the line
     /// markers give) that keep code after preprocessing.
     own_lines: BTreeMap<PathBuf, BTreeSet<usize>>,
+    /// The header that defines each struct or union tag, as an include
+    /// path (`buffer_head` -> `linux/buffer_head.h`).
+    record_headers: BTreeMap<String, String>,
+    /// The struct and union tags each unit (as given to [`Kernel::load`])
+    /// defines once preprocessed.
+    unit_records: BTreeMap<PathBuf, BTreeSet<String>>,
+    /// The tags the unit being read defines.
+    unit_seen: BTreeSet<String>,
     /// Units that could not be preprocessed, with why.
     pub unavailable: Vec<(PathBuf, String)>,
 }
@@ -194,6 +202,8 @@ impl Kernel {
                 Ok(text) => {
                     k.read_unit(&text, &abs);
                     k.read_own(&text, &abs);
+                    let seen = k.last_unit_records();
+                    k.unit_records.insert(u.clone(), seen);
                 }
                 Err(e) => k.unavailable.push((u.clone(), e.to_string())),
             }
@@ -412,6 +422,22 @@ impl Kernel {
             .map(String::as_str)
     }
 
+    /// The include path of the kernel header that defines `tag`, when
+    /// `unit` (a unit given to [`Kernel::load`]) does not see its
+    /// definition: generated code that walks a `struct tag` there includes
+    /// it.  None when the unit sees it, or nothing is known.
+    pub fn header_for(&self, unit: &Path, tag: &str) -> Option<&str> {
+        let seen = self.unit_records.get(unit)?;
+        if seen.contains(tag) {
+            return None;
+        }
+        self.record_headers.get(tag).map(String::as_str)
+    }
+
+    fn last_unit_records(&mut self) -> BTreeSet<String> {
+        std::mem::take(&mut self.unit_seen)
+    }
+
     /// Reads the macro definitions and static inline functions of one
     /// preprocessed unit; definitions of the driver's own files are not
     /// the kernel's and are skipped.
@@ -473,6 +499,12 @@ impl Kernel {
                         );
                         if let Some(end) = matching_brace(b, i) {
                             if let Some(tag) = record_tag(head) {
+                                self.unit_seen.insert(tag.clone());
+                                if let Some(h) =
+                                    include_path(&file).filter(|_| !file.starts_with(&own_dir))
+                                {
+                                    self.record_headers.entry(tag.clone()).or_insert(h);
+                                }
                                 if !file.starts_with(&own_dir) {
                                     let mut m = Members::default();
                                     record_members(&text[i + 1..end - 1], &mut m);
@@ -658,7 +690,11 @@ impl Kernel {
                 let header_code = inline.as_deref();
                 // Inside a static inline's body a helper of the headers is
                 // inlined code, not a call: what matters is what it calls.
-                if header_code.is_some() && self.defs.contains_key(c) {
+                // Unless the table wraps it: then what the helper does
+                // (folio_put's reference drop, an atomic no store log
+                // sees) is what the table's entry compensates.
+                let wrapped = known.is_some_and(|e| !e.inline);
+                if header_code.is_some() && self.defs.contains_key(c) && !wrapped {
                     if seen.insert(c.clone()) {
                         stack.push((c.clone(), inline.clone()));
                     }
@@ -740,6 +776,19 @@ fn shown(file: &str) -> String {
 }
 
 /// `struct NAME` or `union NAME` ending a definition's head.
+/// How a kernel header named by a line marker is included: the path after
+/// its `include/` directory (`.../include/linux/buffer_head.h` ->
+/// `linux/buffer_head.h`), without `uapi/` or `generated/`.  None for a
+/// file outside an include directory.
+fn include_path(file: &str) -> Option<String> {
+    let at = file.rfind("/include/")?;
+    let mut rest = &file[at + "/include/".len()..];
+    for p in ["generated/", "uapi/"] {
+        rest = rest.strip_prefix(p).unwrap_or(rest);
+    }
+    (rest.ends_with(".h") && !rest.is_empty()).then(|| rest.to_string())
+}
+
 fn record_tag(head: &str) -> Option<String> {
     let words: Vec<&str> = head
         .split(|c: char| c.is_whitespace())

@@ -137,7 +137,6 @@ fn stock_minix_and_vfat_keep_every_completed_write() {
 /// workload completes and verifies, every isolated operation commits, the
 /// remount finds every completed write, and fsck.minix finds no error.
 #[test]
-#[ignore = "issue 17, in progress: the in-place grants miss objects reached through kernel helpers (minix_getattr's d_inode(dentry)->i_sb, a refused 8-byte read), so the first operation aborts"]
 fn split_minix_keeps_every_completed_write_under_fgft() {
     let env = env();
     let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");

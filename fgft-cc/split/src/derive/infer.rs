@@ -506,7 +506,10 @@ fn scan_fn(
             continue;
         }
         // Through casts (`hw->ep_shm_info = (struct ep_share_mem_info
-        // *)buf;`).
+        // *)buf;`).  `x->m = &local[K]` (or `local + K`) with `local =
+        // ALLOC(...)`: what the allocation grants, less K elements
+        // (minix's `sbi->s_zmap = &map[sbi->s_imap_blocks]`).
+        let (right, skip) = local_interior(body, text, right).unwrap_or((right, None));
         let bare = strip_casts(right).unwrap_or(right);
         let call = alloc_call(right, text)
             .or_else(|| {
@@ -603,9 +606,12 @@ fn scan_fn(
         if names.len() != args.len() {
             continue;
         }
-        let granted = lex_subst(grant, |id| {
+        let mut granted = lex_subst(grant, |id| {
             names.iter().position(|n| *n == id).map(|i| atom(&args[i]))
         });
+        if let Some((local, k)) = &skip {
+            granted = format!("({granted}) - {} * sizeof(*{local})", atom(k));
+        }
         let members: Vec<&str> = rec.fields.iter().map(|f| f.name.as_str()).collect();
         let at = n.start_byte();
         let len = over_members(prog, table, pf, d, (&granted, at), &prefix, &members);
@@ -618,6 +624,47 @@ fn scan_fn(
             ..Site::new(d.file, n.byte_range(), api, e.memory)
         });
     }
+}
+
+/// `&local[K]` or `local + K` where `local` is given one value in `body`,
+/// an allocation: the local (as a node) and, unless K is 0, (local, K).
+fn local_interior<'t>(
+    body: Node<'t>,
+    text: &str,
+    right: Node<'t>,
+) -> Option<(Node<'t>, Option<(String, String)>)> {
+    let right = strip_casts(right)?;
+    let (arr, idx) = match right.kind() {
+        "pointer_expression" if text[right.byte_range()].starts_with('&') => {
+            let sub = right.child_by_field_name("argument")?;
+            if sub.kind() != "subscript_expression" {
+                return None;
+            }
+            (
+                sub.child_by_field_name("argument")?,
+                sub.child_by_field_name("index")?,
+            )
+        }
+        "binary_expression"
+            if right
+                .child_by_field_name("operator")
+                .is_some_and(|o| &text[o.byte_range()] == "+") =>
+        {
+            (
+                right.child_by_field_name("left")?,
+                right.child_by_field_name("right")?,
+            )
+        }
+        _ => return None,
+    };
+    if arr.kind() != "identifier" {
+        return None;
+    }
+    let local = &text[arr.byte_range()];
+    local_alloc(body, text, local)?;
+    let k = text[idx.byte_range()].trim();
+    let skip = (k != "0").then(|| (local.to_string(), k.to_string()));
+    Some((arr, skip))
 }
 
 /// `x->m = &x->n[K]` or `x->m = x->n + K` (K constant-like): the site,
@@ -1077,7 +1124,8 @@ fn canon(e: &str) -> String {
         if f.is_empty() {
             return t;
         }
-        factors.push(canon(f));
+        // A factor keeps the parentheses its operators need (`(a + b)`).
+        factors.push(atom(&canon(f)));
         from = c + 1;
     }
     factors.sort();
@@ -1289,6 +1337,11 @@ mod tests {
         );
         assert_eq!(canon("(a) + (b)"), "(a) + (b)");
         assert_ne!(canon("a * b + c"), canon("c + a * b"));
+        // A sum stays one factor (minix's bitmap map).
+        assert_eq!(
+            canon("((a + b) * sizeof(struct x *))"),
+            "(a + b) * sizeof(struct x *)"
+        );
     }
 
     #[test]

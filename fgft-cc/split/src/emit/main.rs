@@ -636,6 +636,15 @@ fn dropped_calls(text: &str) -> String {
 /// #include of its `fgft_stubs_<unit>.c`.
 fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
     let d = cx.plan.driver.clone();
+    // The kernel headers each file's stubs need that it does not include.
+    let mut includes: BTreeMap<FileId, BTreeSet<String>> = BTreeMap::new();
+    for e in &cx.plan.entries {
+        let f = e.home.unwrap_or(cx.src.prog.fns[e.def].file);
+        includes
+            .entry(f)
+            .or_default()
+            .extend(e.includes.iter().cloned());
+    }
     // A header's generated code goes with the first unit that includes it:
     // the SFI units include the main module's headers, and must not see
     // main-module code.
@@ -646,6 +655,8 @@ fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
         let Some(tu) = including_unit(cx, fid) else {
             continue;
         };
+        let moved = includes.remove(&fid).unwrap_or_default();
+        includes.entry(tu).or_default().extend(moved);
         let tail = std::mem::take(&mut mf.tails[fid]);
         mf.tails[tu].push_str(&tail);
         mf.needs_code.remove(&fid);
@@ -668,6 +679,9 @@ fn apply(cx: &mut Ctx<'_, '_>, mut mf: MainFiles) {
                 df.shown.display(),
                 df.rel.display()
             );
+            for h in includes.get(&fid).into_iter().flatten() {
+                let _ = writeln!(t, "#include <{h}>");
+            }
             let _ = writeln!(t, "#include \"fgft_{d}_main.h\"");
             t.push_str(&mf.tails[fid]);
             let path = Path::new("main")

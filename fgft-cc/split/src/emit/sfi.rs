@@ -32,6 +32,7 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
             }
         }
     }
+    container_data(cx, units, &mut sedits);
     redirect_main_refs(cx, grefs, &mut sedits);
     super::icall::sfi_edits(cx, &mut sedits);
     trampolines(cx, &mut sedits);
@@ -72,6 +73,46 @@ pub(crate) fn emit_sfi(cx: &mut Ctx<'_, '_>, grefs: &Slots, units: &[Unit]) {
     }
     let text = wrappers::sfi_rt(src, plan, cx.table, grefs);
     cx.generated(format!("sfi/fgft_{d}_sfi_rt.c"), &text);
+}
+
+/// The size and offset of each container the wrappers grant
+/// ([`crate::plan::ContainerGrant`]), as data at the end of the SFI copy of
+/// the first unit that sees the container's type (the unit of the
+/// function that makes the relation, or the first that includes it).
+fn container_data(cx: &Ctx<'_, '_>, units: &[Unit], sedits: &mut BTreeMap<FileId, Edits>) {
+    let (src, plan) = (cx.src, cx.plan);
+    for c in &plan.containers {
+        let mut including = BTreeSet::new();
+        let mut stack = vec![c.file];
+        while let Some(f) = stack.pop() {
+            if including.insert(f) {
+                stack.extend(src.files[f].included_by.iter().copied());
+            }
+        }
+        let Some((tu, _)) = units
+            .iter()
+            .find(|(tu, files)| including.contains(tu) || files.contains(&c.file))
+        else {
+            continue;
+        };
+        let Some(ed) = sedits.get_mut(tu) else {
+            continue;
+        };
+        let text = &src.prog.files[*tu].text;
+        let sep = if text.ends_with('\n') { "" } else { "\n" };
+        ed.insert(
+            text.len(),
+            format!(
+                "{sep}\n/*\n * fgft: where a {} sits in its {} (the wrappers grant the\n * container)\n */\nconst size_t {}[2] = {{\n\tsizeof({}),\n\toffsetof({}, {})\n}};\n",
+                c.inner,
+                c.outer,
+                c.symbol(&plan.driver),
+                c.outer,
+                c.outer,
+                c.member
+            ),
+        );
+    }
 }
 
 /// Uses of main-module globals and functions in SFI code go through the

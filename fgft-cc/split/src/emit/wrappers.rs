@@ -406,9 +406,30 @@ pub(crate) fn sfi_rt(
     for r in &releases {
         release_fn(&mut s, &table.apis[r]);
     }
+    for c in &plan.containers {
+        let _ = writeln!(
+            s,
+            "/* fgft: {{ sizeof, offsetof }} of the {} around a {} ({}.{}) */\nextern const size_t {}[2];\n",
+            c.outer,
+            c.inner,
+            c.outer,
+            c.member,
+            c.symbol(d)
+        );
+    }
     for w in &plan.wrapped {
         if let Some(e) = table.apis.get(w) {
-            wrapper(&mut s, d, e, plan.callbacks.get(w));
+            let mut e = e.clone();
+            // The driver's container of what the call returns.
+            for c in plan.containers.iter().filter(|c| c.apis.contains(w)) {
+                let sym = c.symbol(d);
+                e.grant_more.push((
+                    format!("(char *)ret - {sym}[1]"),
+                    format!("{sym}[0]"),
+                    "rw".into(),
+                ));
+            }
+            wrapper(&mut s, d, &e, plan.callbacks.get(w));
         }
     }
     module_init_exit(&mut s, d, &plan.module, !table.globals.is_empty());

@@ -73,6 +73,7 @@ pub(super) fn plan_entry(
         }
     };
 
+    let includes = stub_includes(inp, home.unwrap_or(d.file), &types);
     let (globals, kernel_globals) = globals(inp, &closure, &ptr.global_writes);
     let (abort, abort_extra) = slot_abort(&slots, d, inp.slots).unwrap_or_else(|| {
         (
@@ -114,7 +115,31 @@ pub(super) fn plan_entry(
         home,
         dev_key_ty: key.ty,
         dev_key_param: key.param,
+        includes,
     }
+}
+
+/// The kernel headers that define the records `types` walks, where the
+/// unit `unit` does not see them.
+fn stub_includes(
+    inp: &Inputs<'_>,
+    unit: FileId,
+    types: &[fgft_stubs::TypeSpec],
+) -> BTreeSet<String> {
+    let Some(k) = inp.kernel else {
+        return BTreeSet::new();
+    };
+    let path = &inp.prog.files[unit].path;
+    types
+        .iter()
+        .filter_map(|t| {
+            let tag = t
+                .c_type
+                .strip_prefix("struct ")
+                .or_else(|| t.c_type.strip_prefix("union "))?;
+            k.header_for(path, tag).map(str::to_string)
+        })
+        .collect()
 }
 
 /// A register access of the closure that the SFI module's redefined

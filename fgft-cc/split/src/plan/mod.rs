@@ -91,6 +91,10 @@ pub struct EntryPlan {
     /// parameter the key comes from (empty for none).
     pub dev_key_ty: CType,
     pub dev_key_param: String,
+    /// Kernel headers the stub's unit must include for the kernel records
+    /// its marshaling walks, which the unit's own includes do not define
+    /// (minix's namei.c and `struct buffer_head`).
+    pub includes: BTreeSet<String>,
 }
 
 /// A slot of the SFI module's table of main-module addresses.
@@ -166,7 +170,42 @@ pub struct Plan {
     pub tracepoints: BTreeMap<String, FileId>,
     /// Device checkpoint and restore.
     pub device: device::DevicePlan,
+    /// Kernel objects the driver embeds in its own (`container_of`) that
+    /// a wrapped allocation returns: its wrapper grants the container too.
+    pub containers: Vec<ContainerGrant>,
     pub diags: Vec<Located>,
+}
+
+/// `container_of(p, outer, member)` with `p` a `inner *` that wrapped
+/// kernel calls return granted (`new_inode()`'s inode, in a
+/// `struct minix_inode_info`): every such object of the driver's is
+/// embedded, so the wrappers grant the container as well.  Its size and
+/// offset come from a SFI unit that sees `outer` (`file`), as data.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ContainerGrant {
+    /// `struct inode`.
+    pub inner: String,
+    /// `struct minix_inode_info`.
+    pub outer: String,
+    pub member: String,
+    /// The driver file of a function that makes the relation.
+    pub file: FileId,
+    /// The wrapped calls whose grants it extends.
+    pub apis: BTreeSet<String>,
+}
+
+impl ContainerGrant {
+    /// The SFI module's datum: `{ sizeof(outer), offsetof(outer, member) }`.
+    pub fn symbol(&self, driver: &str) -> String {
+        let inner = self
+            .inner
+            .trim_start_matches("struct ")
+            .trim_start_matches("union ");
+        format!(
+            "fgft_sfi_{driver}_ctr_{}",
+            fgft_base::ident::underscored(inner)
+        )
+    }
 }
 
 impl Plan {
@@ -358,8 +397,71 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
     header_calls(inp, &mut plan);
     sfi_wide(inp, &mut plan);
     plan.kernel_values = kernel_values(inp, &plan.sfi_fns);
+    plan.containers = container_grants(inp, &plan);
     device::plan(inp, &mut plan);
     plan
+}
+
+/// The containers of kernel objects that wrapped calls return granted
+/// (see [`ContainerGrant`]); an inner type the driver puts in two
+/// different containers gets none.
+fn container_grants(inp: &Inputs<'_>, plan: &Plan) -> Vec<ContainerGrant> {
+    let mut by: BTreeMap<String, Vec<ContainerGrant>> = BTreeMap::new();
+    for f in &plan.sfi_fns {
+        let Some(ff) = inp.facts.per_fn.get(f) else {
+            continue;
+        };
+        let Some(file) = inp.prog.def(f).map(|d| d.file) else {
+            continue;
+        };
+        for r in &ff.relations {
+            let fgft_facts::model::Relation::Container {
+                inner,
+                outer,
+                member,
+            } = r
+            else {
+                continue;
+            };
+            let outer = inp.prog.resolve(outer);
+            let (Some(i), Some(o)) = (inner.record(), outer.record()) else {
+                continue;
+            };
+            if !fgft_base::ident::is_ident(member) {
+                continue;
+            }
+            let apis: BTreeSet<String> = plan
+                .wrapped
+                .iter()
+                .filter(|w| {
+                    inp.table.apis.get(*w).is_some_and(|e| {
+                        e.grant.is_some()
+                            && e.ret.replace(' ', "") == format!("{i}*").replace(' ', "")
+                    })
+                })
+                .cloned()
+                .collect();
+            if apis.is_empty() {
+                continue;
+            }
+            by.entry(i.to_string()).or_default().push(ContainerGrant {
+                inner: i.to_string(),
+                outer: o.to_string(),
+                member: member.clone(),
+                file,
+                apis,
+            });
+        }
+    }
+    by.into_values()
+        .filter_map(|mut v| {
+            v.sort();
+            let first = v[0].clone();
+            v.iter()
+                .all(|c| c.outer == first.outer && c.member == first.member)
+                .then_some(first)
+        })
+        .collect()
 }
 
 /// Exported kernel functions the SFI functions name but do not call

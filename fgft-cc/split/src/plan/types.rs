@@ -517,6 +517,24 @@ impl TypeBuilder<'_, '_> {
         match &h.kind {
             HintKind::NullTerm => FieldHow::Str,
             HintKind::Blob { len } => {
+                // An array of pointers whose targets the closure follows,
+                // granted where they are (in place only: a copy would have
+                // to swizzle every element).
+                if let (CType::Ptr(el), true) = (&fty, self.uses.in_place.is_some()) {
+                    if let CType::Ptr(target) = prog.resolve(el) {
+                        let target = prog.resolve(&target);
+                        if target.is_recordish() && self.uses.touches(prog, &target, 0) {
+                            let i = self.ty(
+                                &target,
+                                format!("targets of member {m} of {}", t.c_spelling()),
+                            );
+                            return FieldHow::PtrArray {
+                                len: field_len_expr(prog, t, len, prefix),
+                                target: i,
+                            };
+                        }
+                    }
+                }
                 let elem = match &fty {
                     CType::Ptr(target) => {
                         let target = prog.resolve(target);

@@ -249,7 +249,14 @@ impl Uses {
                                 }
                             }
                             PtrUseKind::Deref | PtrUseKind::Subscript0 => {
-                                if known_array {
+                                // A store through a pointer to scalars
+                                // (a bitmap's word, `*bh->b_data`) writes
+                                // the memory the member sizes.
+                                let scalars = matches!(
+                                    prog.field_type(&b, &f),
+                                    CType::Ptr(t) if !prog.resolve(&t).is_recordish()
+                                );
+                                if known_array || ((scalars || unknown) && u.access.writes()) {
                                     self.mark(&b, &f, u.access);
                                 }
                             }
