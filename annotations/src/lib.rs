@@ -67,6 +67,12 @@ pub struct Annotations {
     /// Kernel functions declared side-effect free: called from SFI code
     /// without a compensation entry.
     pub pure_apis: Vec<String>,
+    /// `[recovery] retry`: entry points whose aborted calls run once more
+    /// (beside the slots the slot table retries).
+    pub retry: Vec<Pattern>,
+    /// `[recovery] error`: entry points whose aborted calls return the
+    /// abort's value at once, even where the slot table retries.
+    pub no_retry: Vec<Pattern>,
 }
 
 /// `[driver]` of a sidecar.
@@ -351,7 +357,19 @@ impl Annotations {
                 self.pure_apis.push(f);
             }
         }
+        self.retry.extend(other.retry);
+        self.no_retry.extend(other.no_retry);
         Ok(self)
+    }
+
+    /// Whether an aborted call of entry point `name` (stored in `slots`)
+    /// runs once more: `[recovery] error` says no, `[recovery] retry` yes;
+    /// otherwise `table_retries` (the slot table's `retry`) decides.
+    pub fn retries(&self, name: &str, slots: &[String], table_retries: bool) -> bool {
+        if self.no_retry.iter().any(|p| p.matches_entry(name, slots)) {
+            return false;
+        }
+        table_retries || self.retry.iter().any(|p| p.matches_entry(name, slots))
     }
 
     /// True when `function` is to be isolated: some `isolate` pattern

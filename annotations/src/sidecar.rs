@@ -25,6 +25,16 @@ struct RawSidecar {
     hint: Vec<Spanned<RawHint>>,
     checkpoint: Option<RawCheckpoint>,
     kernel_api: Option<RawKernelApi>,
+    recovery: Option<RawRecovery>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawRecovery {
+    #[serde(default)]
+    retry: Vec<S>,
+    #[serde(default)]
+    error: Vec<S>,
 }
 
 #[derive(Deserialize)]
@@ -250,6 +260,16 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Annotations, AnnotError> 
                 expr: validate::key_expr(k.key_to_dev.get_ref(), &loc)?,
                 loc,
             });
+        }
+    }
+    if let Some(r) = raw.recovery {
+        for (list, out) in [(&r.retry, &mut out.retry), (&r.error, &mut out.no_retry)] {
+            for e in list {
+                let p = Pattern::new(e.get_ref(), cx.at(e))?;
+                if !out.iter().any(|q| q.text() == p.text()) {
+                    out.push(p);
+                }
+            }
         }
     }
     if let Some(k) = raw.kernel_api {

@@ -475,6 +475,7 @@ void fgft_stats_read(struct fgft_stats *st)
 	st->missing_unlocks = atomic64_read(&fgft_gstats.missing_unlocks);
 	st->restores = atomic64_read(&fgft_gstats.restores);
 	st->restores_skipped = atomic64_read(&fgft_gstats.restores_skipped);
+	st->retries = atomic64_read(&fgft_gstats.retries);
 	st->mem_live = atomic_long_read(&fgft_mem_live);
 	st->open = st->txns - st->commits;
 	for (i = 0; i < FGFT_CAUSE_NR; i++)
@@ -856,6 +857,19 @@ int fgft_txn_abort(struct fgft_txn *txn)
 	return txn_finish(txn, true);
 }
 EXPORT_SYMBOL_GPL(fgft_txn_abort);
+
+static bool fgft_retry = true;
+module_param(fgft_retry, bool, 0644);
+MODULE_PARM_DESC(fgft_retry, "run an aborted call of a retry entry once more");
+
+bool fgft_txn_retry(struct fgft_entry *ep, int err)
+{
+	if (!READ_ONCE(fgft_retry) || !ep)
+		return false;
+	atomic64_inc(&fgft_gstats.retries);
+	return true;
+}
+EXPORT_SYMBOL_GPL(fgft_txn_retry);
 
 void fgft_fail_active_jump(struct fgft_txn *t, enum fgft_cause cause,
 			   unsigned long ip)

@@ -62,6 +62,7 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "missing_unlocks %llu\n", st.missing_unlocks);
 	seq_printf(m, "restores %llu\n", st.restores);
 	seq_printf(m, "restores_skipped %llu\n", st.restores_skipped);
+	seq_printf(m, "retries %llu\n", st.retries);
 	seq_printf(m, "begin_disabled %llu\n",
 		   (u64)atomic64_read(&fgft_gstats.begin_disabled));
 	seq_printf(m, "begin_errors %llu\n",

@@ -392,6 +392,7 @@ struct fgft_gstats {
 	atomic64_t missing_unlocks;
 	atomic64_t restores;
 	atomic64_t restores_skipped;
+	atomic64_t retries;
 	atomic64_t refusals;
 	atomic64_t rec_count;
 	atomic64_t rec_sum_ns;

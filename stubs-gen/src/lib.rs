@@ -243,6 +243,10 @@ pub struct EntrySpec {
     /// Marshal in place (an I/O-path slot, slots.toml `in_place`): the
     /// objects are granted where they are, the runtime logs the body's
     /// stores and writes them back on abort; nothing is copied in or out.
+    /// An aborted call runs once more (the recovery policy `retry`): the
+    /// abort left no trace, so the stub begins a second transaction; a
+    /// second abort returns the abort's value.
+    pub retry: bool,
     pub in_place: bool,
     /// Why an abort restores the device even when the call touched none of
     /// its registers (the runtime's default restores only a touched one),
@@ -557,7 +561,24 @@ mod tests {
             stage_times: false,
             in_place: false,
             always_restore: None,
+            retry: false,
         }
+    }
+
+    #[test]
+    fn a_retry_entry_runs_an_aborted_call_once_more() {
+        let mut e = entry();
+        let plain = emit_entry(&e).unwrap();
+        assert!(!plain.contains("fgft_txn_retry"), "{plain}");
+        e.retry = true;
+        let c = emit_entry(&e).unwrap();
+        let again = c.find("again:\n").expect("label");
+        let begin = c.find("txn = fgft_txn_begin(").expect("begin");
+        assert!(again < begin, "{c}");
+        assert!(
+            c.contains("\terr = fgft_txn_abort(txn);\n\tif (!retried && fgft_txn_retry(&fgft_ep_drv_get_thing, err)) {\n\t\tretried = true;\n\t\tgoto again;\n\t}\n"),
+            "{c}"
+        );
     }
 
     #[test]

@@ -84,6 +84,9 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
             r.why
         );
     }
+    if e.retry {
+        s.push_str(" * An aborted call runs once more (recovery policy retry): a second\n * abort returns.\n");
+    }
     s.push_str(" */\n");
     let st = if e.is_static { "static " } else { "" };
     let sig = format!("{st}{}", signature(&e.ret, &e.stub_name(), &e.params));
@@ -95,12 +98,18 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     }
     s.push_str("\t};\n");
     s.push_str("\tstruct fgft_txn *txn;\n");
+    if e.retry {
+        s.push_str("\tbool retried = false;\n");
+    }
     s.push_str("\tint err;\n");
     if e.stage_times {
         s.push_str("\tu64 fgft_ts[FGFT_ST_NR + 1];\n");
     }
     s.push('\n');
     dev_ensure(s, e);
+    if e.retry {
+        s.push_str("again:\n");
+    }
     stamp(s, e, "FGFT_ST_BEGIN");
     begin(s, e);
     stamp(s, e, "FGFT_ST_GRANT");
@@ -122,6 +131,14 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
         s.push_str("\treturn a.ret;\n");
     }
     s.push_str("abort:\n\terr = fgft_txn_abort(txn);\n");
+    if e.retry {
+        // Recovery policy `retry`: the abort left no trace; once more.
+        let _ = writeln!(
+            s,
+            "\tif (!retried && fgft_txn_retry(&{}, err)) {{\n\t\tretried = true;\n\t\tgoto again;\n\t}}",
+            e.ep_name()
+        );
+    }
     match restored(e) {
         Some(r) => {
             // The abort restored the device (or queued its restore).

@@ -149,6 +149,14 @@ void fgft_txn_commit(struct fgft_txn *txn);
 int fgft_txn_abort(struct fgft_txn *txn);
 
 /*
+ * The recovery policy `retry`: called by a stub after fgft_txn_abort()
+ * returned @err, true when the aborted call is to run once more (it left
+ * no trace).  Counts the retry (stats: retries); false when the module
+ * parameter fgft_retry is 0.
+ */
+bool fgft_txn_retry(struct fgft_entry *ep, int err);
+
+/*
  * Marshaling in place (the I/O path): the stub grants the objects the body
  * uses where they are instead of copying them, and the runtime logs the old
  * bytes of every store the body makes outside its stack (and of the memory
@@ -454,6 +462,7 @@ struct fgft_stats {
 	u64 missing_unlocks;		/* locks released at the end */
 	u64 restores;			/* aborts that restored the device */
 	u64 restores_skipped;		/* aborts that left it: not touched */
+	u64 retries;			/* aborted calls run once more */
 	long mem_live;			/* runtime allocations alive */
 	int open;			/* transactions open now */
 	int pool;			/* transactions pooled */

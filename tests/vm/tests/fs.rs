@@ -213,3 +213,141 @@ fn split_minix_keeps_every_completed_write_under_fgft() {
     let (code, text) = fsck("fsck.minix", &["-f"], &img);
     assert_eq!(code, Some(0), "fsck.minix: {text}");
 }
+
+/// The fault-injection switch as the compensation table sees it (a pure
+/// call of fgft_rt.ko, as fgft-campaign declares it).
+const INJECT_TABLE: &str = "[api.fgft_inject_hit]\neffect = \"pure\"\nproto = \"bool fgft_inject_hit(int id)\"\nheader = \"fgft/runtime.h\"\nargs.id = \"val\"\n";
+
+/// The recovery policy `retry` (slots.toml: every inode operation): a NULL
+/// dereference planted by fgft-cc inject into minix_getattr, fired once
+/// (transient), is hidden from the workload, which completes and verifies
+/// with no error; fired every time (persistent), `stat` gets the error
+/// while the file system stays mounted, and once disarmed the next
+/// operations succeed.  fsck.minix finds no error.
+#[test]
+fn split_minix_hides_a_transient_fault_and_survives_a_persistent_one() {
+    let env = env();
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // The injected copy of fs/minix: NULL dereferences in minix_getattr.
+    let tree = env.target_dir.join("fs-minix-inj");
+    let dir = tree.join("fs/minix");
+    let _ = std::fs::remove_dir_all(&tree);
+    std::fs::create_dir_all(&dir).unwrap();
+    let upstream = env.src612.join("fs/minix");
+    let mut sources = Vec::new();
+    for e in std::fs::read_dir(&upstream).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_owned();
+        std::fs::copy(&p, dir.join(&name)).unwrap();
+        if name == "inode.c" {
+            let text = std::fs::read_to_string(&p).unwrap();
+            sources.push(fgft_inject::Source {
+                rel: PathBuf::from("fs/minix/inode.c"),
+                file: fgft_parse::parse_text(&p, text).unwrap(),
+            });
+        }
+    }
+    let sites = fgft_inject::find_sites(&sources, &|n| n == "minix_getattr");
+    let variants = fgft_inject::select(
+        &sources,
+        &sites,
+        &fgft_inject::Options {
+            seed: 1,
+            per_entry: 1,
+            kinds: vec![fgft_inject::FaultKind::NullDeref],
+        },
+    );
+    let v = variants
+        .first()
+        .expect("a NULL-dereference site in minix_getattr");
+    let texts = fgft_inject::apply(&sources, &variants).unwrap();
+    std::fs::write(dir.join("inode.c"), &texts[0]).unwrap();
+    let tables = env.target_dir.join("fs-minix-inj-tables");
+    std::fs::create_dir_all(&tables).unwrap();
+    std::fs::write(tables.join("compensations.toml"), INJECT_TABLE).unwrap();
+
+    let rt = fgft_vm::kbuild(
+        &env,
+        "fs-minix-rt",
+        &repo.join("runtime-kmod"),
+        &env.kdir,
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = env.target_dir.join("fs-minix-inj-split");
+    let opts = fgft_split::Options {
+        annotations: vec![repo.join("corpus/upstream/minix.toml")],
+        tree: Some(tree.clone()),
+        kdir: Some(env.kdir.clone()),
+        tables: vec![tables],
+        runtime_symvers: Some(rt.join("Module.symvers")),
+        ..Default::default()
+    };
+    fgft_campaign::split::split(&opts, &out, "minix").unwrap_or_else(|e| panic!("{e}"));
+    let built = fgft_vm::kbuild(&env, "fs-minix-inj-fgft", &out, &env.kdir, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    let imgs: PathBuf = env.target_dir.join("fs-images");
+    std::fs::create_dir_all(&imgs).unwrap();
+    let img = imgs.join("fgft-minix-inj.img");
+    image(&img, 16, "mkfs.minix", &["-3"]);
+    let mut spec = VmSpec::new("fs-minix-inj");
+    spec.add_tool(&env, "fgft-fsw").unwrap();
+    spec.stock_modules = vec!["virtio_blk".into()];
+    spec.modules = vec![
+        rt.join("fgft_rt.ko"),
+        built.join("minix_sfi.ko"),
+        built.join("minix_fgft.ko"),
+    ];
+    attach(&mut spec, &[&img]);
+    let id = v.id;
+    spec.script = format!(
+        "modprobe virtio_blk || exit 10\n\
+         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
+         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
+         insmod /lib/fgft/minix_fgft.ko || exit 14\n\
+         P=/sys/module/fgft_rt/parameters\n\
+         S=/sys/kernel/debug/fgft/stats\n\
+         st() {{ echo \"FGFT-MARK $1 $(grep -E '^(commits|aborts|retries) ' $S | tr ' ' '=' | tr '\\n' ' ')\"; }}\n\
+         mkdir -p /mnt/minix\n\
+         mount -t minix /dev/vda /mnt/minix || exit 11\n\
+         echo 1 > $P/fgft_inject_once; echo {id} > $P/fgft_inject_id\n\
+         fgft-fsw -n 300 -s 5 -m /tmp/minix.model /mnt/minix | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw phase=transient /'\n\
+         st transient\n\
+         echo 0 > $P/fgft_inject_once; echo {id} > $P/fgft_inject_id\n\
+         if stat /mnt/minix >/dev/null 2>&1; then r=0; else r=1; fi; echo \"FGFT-MARK persistent stat_failed=$r\"\n\
+         echo 0 > $P/fgft_inject_id\n\
+         fgft-fsw -c -m /tmp/minix.model /mnt/minix | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw phase=after /'\n\
+         st after\n\
+         umount /mnt/minix && echo \"FGFT-MARK fs-umounted fs=minix\"\n"
+    );
+    spec.timeout = Duration::from_secs(240);
+    let out = run(&env, &spec).unwrap();
+    assert!(out.is_clean(), "{out}\n{}", out.tail(60));
+    let runs = out.markers_named("fsw");
+    assert_eq!(runs.len(), 2, "{out}");
+    let (w, c) = (runs[0], runs[1]);
+    assert_eq!(
+        (w.get("failed"), w.get("bad")),
+        (Some("0"), Some("0")),
+        "the transient fault is hidden from the workload: {w}"
+    );
+    let t = out.markers_named("transient");
+    let t = t.first().unwrap_or_else(|| panic!("no stats: {out}"));
+    let n = |k: &str| t.parse::<u64>(k).unwrap_or(0);
+    assert_eq!((n("aborts"), n("retries")), (1, 1), "{t}");
+    let p = out.markers_named("persistent");
+    assert_eq!(
+        p.first().and_then(|m| m.get("stat_failed")),
+        Some("1"),
+        "{out}"
+    );
+    assert_eq!(
+        (c.get("mode"), c.get("bad")),
+        (Some("check"), Some("0")),
+        "{c}"
+    );
+    assert_eq!(out.markers_named("fs-umounted").len(), 1, "{out}");
+    let (code, text) = fsck("fsck.minix", &["-f"], &img);
+    assert_eq!(code, Some(0), "fsck.minix: {text}");
+}

@@ -27,6 +27,8 @@ pub(super) struct SlotFile {
     aborts: AbortsDef,
     #[serde(default)]
     in_place: Vec<String>,
+    #[serde(default)]
+    retry: Vec<String>,
 }
 
 /// What an aborted entry point returns, by its return type, when its slot
@@ -139,6 +141,9 @@ pub struct SlotTable {
     pub abort_restored: HashMap<String, AbortAction>,
     /// Slots (`STRUCT.FIELD`) whose entry points are marshaled in place.
     pub in_place: HashSet<String>,
+    /// Slots (`STRUCT.FIELD`, `STRUCT.*`) whose aborted calls run once more
+    /// by default (`retry`).
+    pub retry: HashSet<String>,
     /// Function field name -> structures that have it.
     pub(super) fn_field_owners: HashMap<String, Vec<String>>,
     /// Pointer field name -> pointed slot structures.
@@ -172,19 +177,24 @@ impl SlotTable {
         for src in sources {
             let f: SlotFile = tables::parse_toml(src, TABLE_NAME)?;
             t.wrappers.extend(f.wrappers);
-            for slot in f.in_place {
-                let ok = slot.split_once('.').is_some_and(|(a, b)| {
-                    fgft_base::ident::is_ident(a) && (b == "*" || fgft_base::ident::is_ident(b))
-                });
-                if !ok {
-                    return Err(ParseError::Table {
-                        path: src.display(TABLE_NAME),
-                        text: src.text.clone(),
-                        range: None,
-                        message: format!("`in_place`: `{slot}` is not STRUCT.FIELD or STRUCT.*"),
+            for (key, list, set) in [
+                ("in_place", f.in_place, &mut t.in_place),
+                ("retry", f.retry, &mut t.retry),
+            ] {
+                for slot in list {
+                    let ok = slot.split_once('.').is_some_and(|(a, b)| {
+                        fgft_base::ident::is_ident(a) && (b == "*" || fgft_base::ident::is_ident(b))
                     });
+                    if !ok {
+                        return Err(ParseError::Table {
+                            path: src.display(TABLE_NAME),
+                            text: src.text.clone(),
+                            range: None,
+                            message: format!("`{key}`: `{slot}` is not STRUCT.FIELD or STRUCT.*"),
+                        });
+                    }
+                    set.insert(slot);
                 }
-                t.in_place.insert(slot);
             }
             t.abort_error_types.extend(f.aborts.error);
             t.abort_values.extend(f.aborts.values);
@@ -348,10 +358,12 @@ impl SlotTable {
     /// Whether `slot` (`STRUCT.FIELD`) is marshaled in place: listed as
     /// such, or every field of its structure is (`STRUCT.*`).
     pub fn is_in_place(&self, slot: &str) -> bool {
-        self.in_place.contains(slot)
-            || slot
-                .split_once('.')
-                .is_some_and(|(st, _)| self.in_place.contains(&format!("{st}.*")))
+        listed(&self.in_place, slot)
+    }
+
+    /// Whether an aborted call of `slot` runs once more by default.
+    pub fn is_retry(&self, slot: &str) -> bool {
+        listed(&self.retry, slot)
     }
 
     /// What an aborted call stored in `slot` (`struct.field`) returns, when
@@ -378,4 +390,12 @@ impl SlotTable {
                 _ => "other".into(),
             })
     }
+}
+
+/// Whether `slot` (`STRUCT.FIELD`) is in `set`, itself or as `STRUCT.*`.
+fn listed(set: &HashSet<String>, slot: &str) -> bool {
+    set.contains(slot)
+        || slot
+            .split_once('.')
+            .is_some_and(|(st, _)| set.contains(&format!("{st}.*")))
 }

@@ -82,6 +82,9 @@ pub(super) fn plan_entry(
         )
     });
     let key = dev_key(inp, d);
+    let retry = inp
+        .ann
+        .retries(&name, &slots, slots.iter().any(|s| inp.slots.is_retry(s)));
     let always_restore = unmarked_accessor(inp, &closure);
     let spec = EntrySpec {
         driver: driver.to_string(),
@@ -103,6 +106,7 @@ pub(super) fn plan_entry(
         stage_times: false,
         in_place,
         always_restore,
+        retry,
     };
     EntryPlan {
         spec,
