@@ -131,6 +131,35 @@ fn stock_minix_and_vfat_keep_every_completed_write() {
     assert_eq!(code, Some(0), "fsck.vfat: {text}");
 }
 
+/// The runtime, and fs/minix of `tree` split by fgft-cc with its sidecar
+/// (and the extra table directories `tables`) and built: (runtime build
+/// directory, split build directory).
+fn split_minix(env: &Env, tree: &Path, tables: Vec<PathBuf>, name: &str) -> (PathBuf, PathBuf) {
+    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    // A build directory per test: the tests run in parallel.
+    let rt = fgft_vm::kbuild(
+        env,
+        &format!("{name}-rt"),
+        &repo.join("runtime-kmod"),
+        &env.kdir,
+        &[],
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let out = env.target_dir.join(format!("{name}-split"));
+    let opts = fgft_split::Options {
+        annotations: vec![repo.join("corpus/upstream/minix.toml")],
+        tree: Some(tree.to_path_buf()),
+        kdir: Some(env.kdir.clone()),
+        tables,
+        runtime_symvers: Some(rt.join("Module.symvers")),
+        ..Default::default()
+    };
+    fgft_campaign::split::split(&opts, &out, "minix").unwrap_or_else(|e| panic!("{e}"));
+    let built = fgft_vm::kbuild(env, &format!("{name}-fgft"), &out, &env.kdir, &[])
+        .unwrap_or_else(|e| panic!("{e}"));
+    (rt, built)
+}
+
 /// The upstream minix, split by fgft-cc with its sidecar
 /// (corpus/upstream/minix.toml: its directory operations, attribute and
 /// statfs calls isolated), loaded in place of Debian's module: the same
@@ -139,26 +168,7 @@ fn stock_minix_and_vfat_keep_every_completed_write() {
 #[test]
 fn split_minix_keeps_every_completed_write_under_fgft() {
     let env = env();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let rt = fgft_vm::kbuild(
-        &env,
-        "fs-minix-rt",
-        &repo.join("runtime-kmod"),
-        &env.kdir,
-        &[],
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let out = env.target_dir.join("fs-minix-split");
-    let opts = fgft_split::Options {
-        annotations: vec![repo.join("corpus/upstream/minix.toml")],
-        tree: Some(env.src612.clone()),
-        kdir: Some(env.kdir.clone()),
-        runtime_symvers: Some(rt.join("Module.symvers")),
-        ..Default::default()
-    };
-    fgft_campaign::split::split(&opts, &out, "minix").unwrap_or_else(|e| panic!("{e}"));
-    let built = fgft_vm::kbuild(&env, "fs-minix-fgft", &out, &env.kdir, &[])
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (rt, built) = split_minix(&env, &env.src612, Vec::new(), "fs-minix");
 
     let dir: PathBuf = env.target_dir.join("fs-images");
     std::fs::create_dir_all(&dir).unwrap();
@@ -227,7 +237,6 @@ const INJECT_TABLE: &str = "[api.fgft_inject_hit]\neffect = \"pure\"\nproto = \"
 #[test]
 fn split_minix_hides_a_transient_fault_and_survives_a_persistent_one() {
     let env = env();
-    let repo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     // The injected copy of fs/minix: NULL dereferences in minix_getattr.
     let tree = env.target_dir.join("fs-minix-inj");
     let dir = tree.join("fs/minix");
@@ -266,26 +275,7 @@ fn split_minix_hides_a_transient_fault_and_survives_a_persistent_one() {
     std::fs::create_dir_all(&tables).unwrap();
     std::fs::write(tables.join("compensations.toml"), INJECT_TABLE).unwrap();
 
-    let rt = fgft_vm::kbuild(
-        &env,
-        "fs-minix-rt",
-        &repo.join("runtime-kmod"),
-        &env.kdir,
-        &[],
-    )
-    .unwrap_or_else(|e| panic!("{e}"));
-    let out = env.target_dir.join("fs-minix-inj-split");
-    let opts = fgft_split::Options {
-        annotations: vec![repo.join("corpus/upstream/minix.toml")],
-        tree: Some(tree.clone()),
-        kdir: Some(env.kdir.clone()),
-        tables: vec![tables],
-        runtime_symvers: Some(rt.join("Module.symvers")),
-        ..Default::default()
-    };
-    fgft_campaign::split::split(&opts, &out, "minix").unwrap_or_else(|e| panic!("{e}"));
-    let built = fgft_vm::kbuild(&env, "fs-minix-inj-fgft", &out, &env.kdir, &[])
-        .unwrap_or_else(|e| panic!("{e}"));
+    let (rt, built) = split_minix(&env, &tree, vec![tables], "fs-minix-inj");
 
     let imgs: PathBuf = env.target_dir.join("fs-images");
     std::fs::create_dir_all(&imgs).unwrap();

@@ -626,6 +626,32 @@ fn scan_fn(
     }
 }
 
+/// `&A[K]` or `A + K`: (A, K).
+fn element_at<'t>(e: Node<'t>, text: &str) -> Option<(Node<'t>, Node<'t>)> {
+    match e.kind() {
+        "pointer_expression" if text[e.byte_range()].starts_with('&') => {
+            let sub = e.child_by_field_name("argument")?;
+            if sub.kind() != "subscript_expression" {
+                return None;
+            }
+            Some((
+                sub.child_by_field_name("argument")?,
+                sub.child_by_field_name("index")?,
+            ))
+        }
+        "binary_expression"
+            if e.child_by_field_name("operator")
+                .is_some_and(|o| &text[o.byte_range()] == "+") =>
+        {
+            Some((
+                e.child_by_field_name("left")?,
+                e.child_by_field_name("right")?,
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// `&local[K]` or `local + K` where `local` is given one value in `body`,
 /// an allocation: the local (as a node) and, unless K is 0, (local, K).
 fn local_interior<'t>(
@@ -633,30 +659,7 @@ fn local_interior<'t>(
     text: &str,
     right: Node<'t>,
 ) -> Option<(Node<'t>, Option<(String, String)>)> {
-    let right = strip_casts(right)?;
-    let (arr, idx) = match right.kind() {
-        "pointer_expression" if text[right.byte_range()].starts_with('&') => {
-            let sub = right.child_by_field_name("argument")?;
-            if sub.kind() != "subscript_expression" {
-                return None;
-            }
-            (
-                sub.child_by_field_name("argument")?,
-                sub.child_by_field_name("index")?,
-            )
-        }
-        "binary_expression"
-            if right
-                .child_by_field_name("operator")
-                .is_some_and(|o| &text[o.byte_range()] == "+") =>
-        {
-            (
-                right.child_by_field_name("left")?,
-                right.child_by_field_name("right")?,
-            )
-        }
-        _ => return None,
-    };
+    let (arr, idx) = element_at(strip_casts(right)?, text)?;
     if arr.kind() != "identifier" {
         return None;
     }
@@ -699,27 +702,7 @@ fn interior_site(
     }
     let (arr, idx) = match right.kind() {
         "field_expression" if slack.is_some() => (right, right),
-        "pointer_expression" if text[right.byte_range()].starts_with('&') => {
-            let sub = right.child_by_field_name("argument")?;
-            if sub.kind() != "subscript_expression" {
-                return None;
-            }
-            (
-                sub.child_by_field_name("argument")?,
-                sub.child_by_field_name("index")?,
-            )
-        }
-        "binary_expression"
-            if right
-                .child_by_field_name("operator")
-                .is_some_and(|o| &text[o.byte_range()] == "+") =>
-        {
-            (
-                right.child_by_field_name("left")?,
-                right.child_by_field_name("right")?,
-            )
-        }
-        _ => return None,
+        _ => element_at(right, text)?,
     };
     if arr.kind() != "field_expression" {
         return None;
