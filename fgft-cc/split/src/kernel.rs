@@ -657,6 +657,29 @@ impl Kernel {
         }
     }
 
+    /// Whether inlining the helper `c`, which the table wraps as `e`,
+    /// loses what the wrapper does: a deferred call, a lock, an object's
+    /// lifetime, or a store no store log sees (inline assembly, the
+    /// atomics and bit operations of x86).  Plain C stores of an inlined
+    /// helper are checked and logged as the driver's own are.
+    fn bypassed(&self, c: &str, e: &crate::plan::table::ApiEntry) -> bool {
+        if e.commit
+            || e.lock.is_some()
+            || e.unlock.is_some()
+            || matches!(e.effect.as_str(), "alloc" | "free")
+        {
+            return true;
+        }
+        std::iter::once(c.to_string())
+            .chain(self.reach(c))
+            .filter_map(|n| self.defs.get(&n))
+            .any(|d| {
+                ["asm", "__asm__", "asm_inline"]
+                    .iter()
+                    .any(|t| lex::has_token(&d.body, t))
+            })
+    }
+
     /// How `name` (a call of the driver the table does not know) fares.
     pub fn classify(&self, name: &str, table: &Table, pure: &[String]) -> Class {
         let name = self.resolve(name);
@@ -693,7 +716,7 @@ impl Kernel {
                 // Unless the table wraps it: then what the helper does
                 // (folio_put's reference drop, an atomic no store log
                 // sees) is what the table's entry compensates.
-                let wrapped = known.is_some_and(|e| !e.inline);
+                let wrapped = known.is_some_and(|e| !e.inline && self.bypassed(c, e));
                 if header_code.is_some() && self.defs.contains_key(c) && !wrapped {
                     if seen.insert(c.clone()) {
                         stack.push((c.clone(), inline.clone()));
