@@ -718,9 +718,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     if needs_txn || e.save.is_some() || has_ret {
         s.push('\n');
     }
-    // A wait: spin locks the body already unlocked go now (two-phase
-    // locking defers them, and nothing may sleep holding them).
-    if e.effect == "delay" {
+    // A wait (a delay, or a sync that waits for what other code does:
+    // write-back that takes the folio locks, an interrupt handler that
+    // takes the driver's lock): locks the body already unlocked go now
+    // (two-phase locking defers them, and nothing may wait holding them).
+    if matches!(e.effect.as_str(), "delay" | "sync") {
         s.push_str("\tfgft_sleep_point(fgft_current());\n");
     } else if let Some(why) = calls_back {
         // A call back into the driver runs the main module's code, which
@@ -775,7 +777,7 @@ fn release_fns(plan: &Plan, table: &Table) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for w in &plan.wrapped {
         let Some(e) = table.apis.get(w) else { continue };
-        if e.lock == Some(LockKind::Call) {
+        if e.lock == Some(LockKind::Call) || e.locks_result.is_some() {
             out.extend(e.release.iter().cloned());
         }
         if e.unlock == Some(LockKind::Call) {
@@ -1002,6 +1004,28 @@ fn call_body(s: &mut String, e: &ApiEntry) {
     } else if e.save.is_some() {
         s.push_str("\t(void)saved;\n");
     }
+    // A result that comes back locked: held by the transaction (pushed
+    // after the undo, so that an abort unlocks it before the undo runs).
+    if let (Some(cond), Some(r)) = (&e.locks_result, &e.release) {
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(
+                1,
+                &format!("if (txn && !IS_ERR_OR_NULL(ret) && ({cond}))"),
+                ""
+            )
+        );
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(
+                2,
+                &format!("fgft_call_locked(txn, (void *)ret, {})", release_name(r)),
+                ";"
+            )
+        );
+    }
     if !e.is_void() {
         s.push_str("\treturn ret;\n");
     }
@@ -1064,6 +1088,7 @@ mod tests {
             lock_arg: None,
             release: None,
             lock_ok: None,
+            locks_result: None,
             callbacks: Vec::new(),
             raw: false,
             memory: crate::plan::table::Memory::Plain,

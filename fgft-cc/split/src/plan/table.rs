@@ -88,6 +88,7 @@ struct EntryRaw {
     lock_arg: Option<String>,
     release: Option<String>,
     lock_ok: Option<String>,
+    locks_result: Option<String>,
     #[serde(default)]
     callbacks: Vec<String>,
     #[serde(default)]
@@ -279,6 +280,11 @@ pub struct ApiEntry {
     pub lock_arg: Option<String>,
     /// `lock = "call"`: the table's unlock function that releases it.
     pub release: Option<String>,
+    /// A C condition over the parameters and `ret`: when it holds, the
+    /// call returned `ret` locked (`__filemap_get_folio` with `FGP_LOCK`),
+    /// and the transaction holds that lock as a `lock = "call"` one, to be
+    /// released with `release`.
+    pub locks_result: Option<String>,
     /// `lock = "call"` returning a value: `!ret` (0 is success, as for
     /// `down_interruptible`) or `ret` (non-zero is, as for trylocks).
     pub lock_ok: Option<String>,
@@ -553,6 +559,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         lock_arg: raw.lock_arg,
         release: raw.release,
         lock_ok: raw.lock_ok,
+        locks_result: raw.locks_result.clone(),
         callbacks: raw.callbacks,
         raw: raw.raw,
         memory,
@@ -711,11 +718,18 @@ fn locks_of(
             format!("api `{name}`: a `lock = \"call\"` function needs `release`, the table's unlock function that releases it"),
         ));
     }
-    if raw.release.is_some() && !(call && lock.is_some()) {
+    if raw.release.is_some() && !(call && lock.is_some()) && raw.locks_result.is_none() {
         return Err(located(
             src,
             &here,
-            format!("api `{name}`: `release` belongs to a `lock = \"call\"` entry"),
+            format!("api `{name}`: `release` belongs to a `lock = \"call\"` entry or one with `locks_result`"),
+        ));
+    }
+    if raw.locks_result.is_some() && (raw.release.is_none() || lock.is_some() || unlock.is_some()) {
+        return Err(located(
+            src,
+            &here,
+            format!("api `{name}`: `locks_result` needs `release` (the unlock that releases the result), and no `lock` or `unlock`"),
         ));
     }
     let void = params_ret_void(raw);
@@ -1026,6 +1040,26 @@ mod tests {
                 assert!(d[0].message.contains("unknown effect"));
                 assert!(d[0].range.start > 0);
             }
+            other => panic!("expected a located error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_locked_result_needs_its_release() {
+        let src = |body: &str| TableSource {
+            path: Some("x/compensations.toml".into()),
+            text: body.into(),
+        };
+        let unlock = "[api.put_unlock]\neffect = \"unlock\"\nproto = \"void put_unlock(struct thing *t)\"\nunlock = \"call\"\n";
+        let get = "[api.get_locked]\neffect = \"alloc\"\nproto = \"struct thing *get_locked(int flags)\"\nlocks_result = \"flags & 1\"\n";
+        let ok = format!("{unlock}{get}release = \"put_unlock\"\n");
+        let t = Table::from_sources(&[src(&ok)]).unwrap();
+        assert_eq!(
+            t.apis["get_locked"].locks_result.as_deref(),
+            Some("flags & 1")
+        );
+        match Table::from_sources(&[src(&format!("{unlock}{get}"))]) {
+            Err(Error::Located(d)) => assert!(d[0].message.contains("needs `release`"), "{d:?}"),
             other => panic!("expected a located error, got {other:?}"),
         }
     }
