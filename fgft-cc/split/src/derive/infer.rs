@@ -1019,7 +1019,10 @@ fn sizeof_locals(pf: &fgft_parse::ParsedFile, d: &FnDef, len: &str) -> Option<St
             return None;
         }
         out.push_str(&len[pos..t.start]);
-        out.push_str(&format!("sizeof({base}{})", "*".repeat(ptrs - derefs)));
+        // Kernel style: `sizeof(struct buffer_head *)`.
+        let stars = "*".repeat(ptrs - derefs);
+        let sep = if stars.is_empty() { "" } else { " " };
+        out.push_str(&format!("sizeof({base}{sep}{stars})"));
         pos = i;
     }
     out.push_str(&len[pos..]);
