@@ -341,3 +341,172 @@ fn split_minix_hides_a_transient_fault_and_survives_a_persistent_one() {
     let (code, text) = fsck("fsck.minix", &["-f"], &img);
     assert_eq!(code, Some(0), "fsck.minix: {text}");
 }
+
+/// A fault campaign on the split minix (issue 17), in one boot: every
+/// variant `fgft-cc inject` plants in the isolated operations (`per_entry`
+/// of each; FGFT_FS_FAULTS_PER_ENTRY overrides) is fired once (transient)
+/// under a short workload of its own, then the first few again on every
+/// pass (persistent); the workloads' trees are checked after a remount,
+/// and the image with fsck.minix.  Returns the guest's markers.
+fn minix_campaign(per_entry: usize) -> (fgft_vm::Outcome, Vec<fgft_inject::Variant>, PathBuf) {
+    let env = env();
+    let tree = env.target_dir.join("fs-minix-camp");
+    let dir = tree.join("fs/minix");
+    let _ = std::fs::remove_dir_all(&tree);
+    std::fs::create_dir_all(&dir).unwrap();
+    let entries: Vec<String> = {
+        let side = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/upstream/minix.toml"),
+        )
+        .unwrap();
+        let t: toml::Value = side.parse().unwrap();
+        t["isolate"]["entry"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    };
+    let mut sources = Vec::new();
+    for e in std::fs::read_dir(env.src612.join("fs/minix")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().to_string();
+        std::fs::copy(&p, dir.join(&name)).unwrap();
+        if name.ends_with(".c") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            sources.push(fgft_inject::Source {
+                rel: PathBuf::from("fs/minix").join(&name),
+                file: fgft_parse::parse_text(&p, text).unwrap(),
+            });
+        }
+    }
+    let sites = fgft_inject::find_sites(&sources, &|n| entries.iter().any(|e| e == n));
+    let variants = fgft_inject::select(
+        &sources,
+        &sites,
+        &fgft_inject::Options {
+            seed: 17,
+            per_entry,
+            kinds: Vec::new(),
+        },
+    );
+    assert!(!variants.is_empty(), "no injection site");
+    let texts = fgft_inject::apply(&sources, &variants).unwrap();
+    for (s, t) in sources.iter().zip(texts) {
+        std::fs::write(tree.join(&s.rel), t).unwrap();
+    }
+    let tables = env.target_dir.join("fs-minix-camp-tables");
+    std::fs::create_dir_all(&tables).unwrap();
+    std::fs::write(tables.join("compensations.toml"), INJECT_TABLE).unwrap();
+    let (rt, built) = split_minix(&env, &tree, vec![tables], "fs-minix-camp");
+
+    let imgs: PathBuf = env.target_dir.join("fs-images");
+    std::fs::create_dir_all(&imgs).unwrap();
+    let img = imgs.join("fgft-minix-camp.img");
+    image(&img, 32, "mkfs.minix", &["-3"]);
+    let mut spec = VmSpec::new("fs-minix-camp");
+    spec.add_tool(&env, "fgft-fsw").unwrap();
+    spec.stock_modules = vec!["virtio_blk".into()];
+    spec.modules = vec![
+        rt.join("fgft_rt.ko"),
+        built.join("minix_sfi.ko"),
+        built.join("minix_fgft.ko"),
+    ];
+    attach(&mut spec, &[&img]);
+    let ids: Vec<String> = variants.iter().map(|v| v.id.to_string()).collect();
+    let persistent: Vec<String> = ids.iter().take(5).cloned().collect();
+    spec.script = format!(
+        "modprobe virtio_blk || exit 10\n\
+         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
+         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
+         insmod /lib/fgft/minix_fgft.ko || exit 14\n\
+         P=/sys/module/fgft_rt/parameters\n\
+         S=/sys/kernel/debug/fgft/stats\n\
+         v() {{ grep \"^$1 \" $S | cut -d' ' -f2; }}\n\
+         mkdir -p /mnt/minix\n\
+         mount -t minix /dev/vda /mnt/minix || exit 11\n\
+         echo 1 > $P/fgft_inject_once\n\
+         for id in {ids}; do\n\
+           a0=$(v aborts); r0=$(v recovery_ns_sum)\n\
+           mkdir /mnt/minix/t$id\n\
+           echo $id > $P/fgft_inject_id\n\
+           fgft-fsw -n 60 -s $id -m /tmp/t$id.model /mnt/minix/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK fsw id=$id /\"\n\
+           f=1; [ \"$(cat $P/fgft_inject_id)\" = 0 ] || f=0\n\
+           echo 0 > $P/fgft_inject_id\n\
+           echo \"FGFT-MARK fault id=$id fired=$f aborts=$(( $(v aborts) - a0 )) rec_ns=$(( $(v recovery_ns_sum) - r0 ))\"\n\
+         done\n\
+         echo 0 > $P/fgft_inject_once\n\
+         for id in {persistent}; do\n\
+           echo $id > $P/fgft_inject_id\n\
+           mkdir /mnt/minix/p$id 2>/dev/null\n\
+           fgft-fsw -n 30 -s $id /mnt/minix/p$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK pfsw id=$id /\"\n\
+           echo 0 > $P/fgft_inject_id\n\
+           mkdir /mnt/minix/q$id\n\
+           fgft-fsw -n 30 -s $id /mnt/minix/q$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK after id=$id /\"\n\
+         done\n\
+         umount /mnt/minix || exit 15\n\
+         mount -t minix /dev/vda /mnt/minix || exit 16\n\
+         for id in {ids}; do\n\
+           fgft-fsw -c -m /tmp/t$id.model /mnt/minix/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK check id=$id /\"\n\
+         done\n\
+         umount /mnt/minix && echo \"FGFT-MARK fs-umounted fs=minix\"\n",
+        ids = ids.join(" "),
+        persistent = persistent.join(" ")
+    );
+    spec.timeout = Duration::from_secs(600);
+    let out = run(&env, &spec).unwrap();
+    (out, variants, img)
+}
+
+/// The campaign's small sample (2 variants per isolated operation): no
+/// crash; every fired transient fault is hidden (its workload completes and
+/// verifies with no error); a persistent fault leaves the file system
+/// usable (the next workload has no error); after a remount every
+/// workload's tree verifies; fsck.minix finds no error.
+#[test]
+#[ignore = "issue 17, in progress: variants 1-9 are hidden (each aborts once and the retry succeeds), but a BUG() planted in minix_mknod after minix_new_inode() is followed by list_add corruption of the write-back list (inode_io_list_move_locked) when the retry marks its new inode dirty: the abort of a new, dirtied inode is not yet clean"]
+fn split_minix_campaign_sample() {
+    let per_entry = std::env::var("FGFT_FS_FAULTS_PER_ENTRY")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2);
+    let (out, variants, img) = minix_campaign(per_entry);
+    assert!(out.is_clean(), "{out}\n{}", out.tail(60));
+    let faults = out.markers_named("fault");
+    assert_eq!(faults.len(), variants.len(), "{out}");
+    let fired: Vec<_> = faults
+        .iter()
+        .filter(|f| f.get("fired") == Some("1"))
+        .collect();
+    assert!(
+        fired.len() * 2 >= variants.len(),
+        "most variants fire: {out}"
+    );
+    let runs = out.markers_named("fsw");
+    let mut hidden = 0;
+    for f in &fired {
+        let id = f.get("id").unwrap();
+        let r = runs.iter().find(|r| r.get("id") == Some(id)).unwrap();
+        if r.get("failed") == Some("0") && r.get("bad") == Some("0") {
+            hidden += 1;
+        }
+    }
+    assert!(
+        hidden * 100 >= fired.len() * 95,
+        "transient faults hidden: {hidden} of {}\n{out}",
+        fired.len()
+    );
+    for a in out.markers_named("after") {
+        assert_eq!(
+            (a.get("failed"), a.get("bad")),
+            (Some("0"), Some("0")),
+            "{a}"
+        );
+    }
+    for c in out.markers_named("check") {
+        assert_eq!(c.get("bad"), Some("0"), "{c}");
+    }
+    assert_eq!(out.markers_named("fs-umounted").len(), 1, "{out}");
+    let (code, text) = fsck("fsck.minix", &["-f"], &img);
+    assert_eq!(code, Some(0), "fsck.minix: {text}");
+}
