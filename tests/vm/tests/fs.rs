@@ -228,6 +228,72 @@ fn split_minix_keeps_every_completed_write_under_fgft() {
 /// call of fgft_rt.ko, as fgft-campaign declares it).
 const INJECT_TABLE: &str = "[api.fgft_inject_hit]\neffect = \"pure\"\nproto = \"bool fgft_inject_hit(int id)\"\nheader = \"fgft/runtime.h\"\nargs.id = \"val\"\n";
 
+/// fs/minix of linux-source-6.12 copied to `target/NAME`, with the faults
+/// `fgft-cc inject` (the fgft_inject library) plants in the entry points
+/// `is_entry` accepts, chosen with `opts`; and a table directory that
+/// declares the injection switch.  (tree, variants, tables).
+fn inject_minix(
+    env: &Env,
+    name: &str,
+    is_entry: &dyn Fn(&str) -> bool,
+    opts: &fgft_inject::Options,
+) -> (PathBuf, Vec<fgft_inject::Variant>, PathBuf) {
+    let tree = env.target_dir.join(name);
+    let dir = tree.join("fs/minix");
+    let _ = std::fs::remove_dir_all(&tree);
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut sources = Vec::new();
+    for e in std::fs::read_dir(env.src612.join("fs/minix")).unwrap() {
+        let p = e.unwrap().path();
+        let file = p.file_name().unwrap().to_string_lossy().to_string();
+        std::fs::copy(&p, dir.join(&file)).unwrap();
+        if file.ends_with(".c") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            sources.push(fgft_inject::Source {
+                rel: PathBuf::from("fs/minix").join(&file),
+                file: fgft_parse::parse_text(&p, text).unwrap(),
+            });
+        }
+    }
+    let sites = fgft_inject::find_sites(&sources, is_entry);
+    let variants = fgft_inject::select(&sources, &sites, opts);
+    assert!(!variants.is_empty(), "no injection site");
+    let texts = fgft_inject::apply(&sources, &variants).unwrap();
+    for (s, t) in sources.iter().zip(texts) {
+        std::fs::write(tree.join(&s.rel), t).unwrap();
+    }
+    let tables = env.target_dir.join(format!("{name}-tables"));
+    std::fs::create_dir_all(&tables).unwrap();
+    std::fs::write(tables.join("compensations.toml"), INJECT_TABLE).unwrap();
+    (tree, variants, tables)
+}
+
+/// A VM named `name` with fgft-fsw, the runtime and the split minix
+/// (`rt`, `built` from [`split_minix`]) and a fresh minix image of `mb`
+/// MiB as /dev/vda; the script starts by loading the modules.  (spec,
+/// image).
+fn minix_vm(env: &Env, name: &str, (rt, built): (&Path, &Path), mb: u64) -> (VmSpec, PathBuf) {
+    let imgs: PathBuf = env.target_dir.join("fs-images");
+    std::fs::create_dir_all(&imgs).unwrap();
+    let img = imgs.join(format!("{name}.img"));
+    image(&img, mb, "mkfs.minix", &["-3"]);
+    let mut spec = VmSpec::new(name);
+    spec.add_tool(env, "fgft-fsw").unwrap();
+    spec.stock_modules = vec!["virtio_blk".into()];
+    spec.modules = vec![
+        rt.join("fgft_rt.ko"),
+        built.join("minix_sfi.ko"),
+        built.join("minix_fgft.ko"),
+    ];
+    attach(&mut spec, &[&img]);
+    spec.script = "modprobe virtio_blk || exit 10\n\
+         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
+         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
+         insmod /lib/fgft/minix_fgft.ko || exit 14\n"
+        .to_string();
+    (spec, img)
+}
+
 /// The recovery policy `retry` (slots.toml: every inode operation): a NULL
 /// dereference planted by fgft-cc inject into minix_getattr, fired once
 /// (transient), is hidden from the workload, which completes and verifies
@@ -237,66 +303,23 @@ const INJECT_TABLE: &str = "[api.fgft_inject_hit]\neffect = \"pure\"\nproto = \"
 #[test]
 fn split_minix_hides_a_transient_fault_and_survives_a_persistent_one() {
     let env = env();
-    // The injected copy of fs/minix: NULL dereferences in minix_getattr.
-    let tree = env.target_dir.join("fs-minix-inj");
-    let dir = tree.join("fs/minix");
-    let _ = std::fs::remove_dir_all(&tree);
-    std::fs::create_dir_all(&dir).unwrap();
-    let upstream = env.src612.join("fs/minix");
-    let mut sources = Vec::new();
-    for e in std::fs::read_dir(&upstream).unwrap() {
-        let p = e.unwrap().path();
-        let name = p.file_name().unwrap().to_owned();
-        std::fs::copy(&p, dir.join(&name)).unwrap();
-        if name == "inode.c" {
-            let text = std::fs::read_to_string(&p).unwrap();
-            sources.push(fgft_inject::Source {
-                rel: PathBuf::from("fs/minix/inode.c"),
-                file: fgft_parse::parse_text(&p, text).unwrap(),
-            });
-        }
-    }
-    let sites = fgft_inject::find_sites(&sources, &|n| n == "minix_getattr");
-    let variants = fgft_inject::select(
-        &sources,
-        &sites,
+    // NULL dereferences in minix_getattr.
+    let (tree, variants, tables) = inject_minix(
+        &env,
+        "fs-minix-inj",
+        &|n| n == "minix_getattr",
         &fgft_inject::Options {
             seed: 1,
             per_entry: 1,
             kinds: vec![fgft_inject::FaultKind::NullDeref],
         },
     );
-    let v = variants
-        .first()
-        .expect("a NULL-dereference site in minix_getattr");
-    let texts = fgft_inject::apply(&sources, &variants).unwrap();
-    std::fs::write(dir.join("inode.c"), &texts[0]).unwrap();
-    let tables = env.target_dir.join("fs-minix-inj-tables");
-    std::fs::create_dir_all(&tables).unwrap();
-    std::fs::write(tables.join("compensations.toml"), INJECT_TABLE).unwrap();
-
+    let v = &variants[0];
     let (rt, built) = split_minix(&env, &tree, vec![tables], "fs-minix-inj");
-
-    let imgs: PathBuf = env.target_dir.join("fs-images");
-    std::fs::create_dir_all(&imgs).unwrap();
-    let img = imgs.join("fgft-minix-inj.img");
-    image(&img, 16, "mkfs.minix", &["-3"]);
-    let mut spec = VmSpec::new("fs-minix-inj");
-    spec.add_tool(&env, "fgft-fsw").unwrap();
-    spec.stock_modules = vec!["virtio_blk".into()];
-    spec.modules = vec![
-        rt.join("fgft_rt.ko"),
-        built.join("minix_sfi.ko"),
-        built.join("minix_fgft.ko"),
-    ];
-    attach(&mut spec, &[&img]);
+    let (mut spec, img) = minix_vm(&env, "fs-minix-inj", (&rt, &built), 16);
     let id = v.id;
-    spec.script = format!(
-        "modprobe virtio_blk || exit 10\n\
-         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
-         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
-         insmod /lib/fgft/minix_fgft.ko || exit 14\n\
-         P=/sys/module/fgft_rt/parameters\n\
+    spec.script += &format!(
+        "P=/sys/module/fgft_rt/parameters\n\
          S=/sys/kernel/debug/fgft/stats\n\
          st() {{ echo \"FGFT-MARK $1 $(grep -E '^(commits|aborts|retries) ' $S | tr ' ' '=' | tr '\\n' ' ')\"; }}\n\
          mkdir -p /mnt/minix\n\
@@ -350,10 +373,6 @@ fn split_minix_hides_a_transient_fault_and_survives_a_persistent_one() {
 /// and the image with fsck.minix.  Returns the guest's markers.
 fn minix_campaign(per_entry: usize) -> (fgft_vm::Outcome, Vec<fgft_inject::Variant>, PathBuf) {
     let env = env();
-    let tree = env.target_dir.join("fs-minix-camp");
-    let dir = tree.join("fs/minix");
-    let _ = std::fs::remove_dir_all(&tree);
-    std::fs::create_dir_all(&dir).unwrap();
     let entries: Vec<String> = {
         let side = std::fs::read_to_string(
             Path::new(env!("CARGO_MANIFEST_DIR")).join("../../corpus/upstream/minix.toml"),
@@ -367,60 +386,22 @@ fn minix_campaign(per_entry: usize) -> (fgft_vm::Outcome, Vec<fgft_inject::Varia
             .map(|v| v.as_str().unwrap().to_string())
             .collect()
     };
-    let mut sources = Vec::new();
-    for e in std::fs::read_dir(env.src612.join("fs/minix")).unwrap() {
-        let p = e.unwrap().path();
-        let name = p.file_name().unwrap().to_string_lossy().to_string();
-        std::fs::copy(&p, dir.join(&name)).unwrap();
-        if name.ends_with(".c") {
-            let text = std::fs::read_to_string(&p).unwrap();
-            sources.push(fgft_inject::Source {
-                rel: PathBuf::from("fs/minix").join(&name),
-                file: fgft_parse::parse_text(&p, text).unwrap(),
-            });
-        }
-    }
-    let sites = fgft_inject::find_sites(&sources, &|n| entries.iter().any(|e| e == n));
-    let variants = fgft_inject::select(
-        &sources,
-        &sites,
+    let (tree, variants, tables) = inject_minix(
+        &env,
+        "fs-minix-camp",
+        &|n| entries.iter().any(|e| e == n),
         &fgft_inject::Options {
             seed: 17,
             per_entry,
             kinds: Vec::new(),
         },
     );
-    assert!(!variants.is_empty(), "no injection site");
-    let texts = fgft_inject::apply(&sources, &variants).unwrap();
-    for (s, t) in sources.iter().zip(texts) {
-        std::fs::write(tree.join(&s.rel), t).unwrap();
-    }
-    let tables = env.target_dir.join("fs-minix-camp-tables");
-    std::fs::create_dir_all(&tables).unwrap();
-    std::fs::write(tables.join("compensations.toml"), INJECT_TABLE).unwrap();
     let (rt, built) = split_minix(&env, &tree, vec![tables], "fs-minix-camp");
-
-    let imgs: PathBuf = env.target_dir.join("fs-images");
-    std::fs::create_dir_all(&imgs).unwrap();
-    let img = imgs.join("fgft-minix-camp.img");
-    image(&img, 32, "mkfs.minix", &["-3"]);
-    let mut spec = VmSpec::new("fs-minix-camp");
-    spec.add_tool(&env, "fgft-fsw").unwrap();
-    spec.stock_modules = vec!["virtio_blk".into()];
-    spec.modules = vec![
-        rt.join("fgft_rt.ko"),
-        built.join("minix_sfi.ko"),
-        built.join("minix_fgft.ko"),
-    ];
-    attach(&mut spec, &[&img]);
+    let (mut spec, img) = minix_vm(&env, "fs-minix-camp", (&rt, &built), 32);
     let ids: Vec<String> = variants.iter().map(|v| v.id.to_string()).collect();
     let persistent: Vec<String> = ids.iter().take(5).cloned().collect();
-    spec.script = format!(
-        "modprobe virtio_blk || exit 10\n\
-         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
-         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
-         insmod /lib/fgft/minix_fgft.ko || exit 14\n\
-         P=/sys/module/fgft_rt/parameters\n\
+    spec.script += &format!(
+        "P=/sys/module/fgft_rt/parameters\n\
          S=/sys/kernel/debug/fgft/stats\n\
          v() {{ grep \"^$1 \" $S | cut -d' ' -f2; }}\n\
          mkdir -p /mnt/minix\n\
