@@ -445,7 +445,6 @@ fn minix_campaign(per_entry: usize) -> (fgft_vm::Outcome, Vec<fgft_inject::Varia
 /// usable (the next workload has no error); after a remount every
 /// workload's tree verifies; fsck.minix finds no error.
 #[test]
-#[ignore = "issue 17, in progress: variants 1-9 are hidden (each aborts once and the retry succeeds), but a BUG() planted in minix_mknod after minix_new_inode() is followed by list_add corruption of the write-back list (inode_io_list_move_locked) when the retry marks its new inode dirty: the abort of a new, dirtied inode is not yet clean"]
 fn split_minix_campaign_sample() {
     let per_entry = std::env::var("FGFT_FS_FAULTS_PER_ENTRY")
         .ok()
@@ -476,6 +475,13 @@ fn split_minix_campaign_sample() {
         hidden * 100 >= fired.len() * 95,
         "transient faults hidden: {hidden} of {}\n{out}",
         fired.len()
+    );
+    // A persistent fault: the application sees the error.
+    assert!(
+        out.markers_named("pfsw")
+            .iter()
+            .any(|p| p.parse::<u64>("failed").unwrap_or(0) > 0),
+        "{out}"
     );
     for a in out.markers_named("after") {
         assert_eq!(

@@ -421,12 +421,14 @@ pub(crate) fn sfi_rt(
         if let Some(e) = table.apis.get(w) {
             let mut e = e.clone();
             // The driver's container of what the call returns.
+            // The container is granted as the object is (a new one, new).
+            let rights = e.grant.as_ref().map_or("rw".to_string(), |g| g.1.clone());
             for c in plan.containers.iter().filter(|c| c.apis.contains(w)) {
                 let sym = c.symbol(d);
                 e.grant_more.push((
                     format!("(char *)ret - {sym}[1]"),
                     format!("{sym}[0]"),
-                    "rw".into(),
+                    rights.clone(),
                 ));
             }
             wrapper(&mut s, d, &e, plan.callbacks.get(w));
@@ -969,7 +971,14 @@ fn call_body(s: &mut String, e: &ApiEntry) {
         .map(|(len, r)| ("ret".to_string(), len.clone(), r.clone()))
         .chain(e.grant_more.iter().cloned());
     for (addr, len, rights) in grants {
-        let r = if rights == "r" { "FGFT_R" } else { "FGFT_RW" };
+        let r = match rights.as_str() {
+            "r" => "FGFT_R",
+            // A new object: an abort drops it, so its old bytes are not
+            // kept (restoring them would undo what the kernel linked it
+            // into since: lists, hash chains, state).
+            "new" => "FGFT_RW | FGFT_NOLOG",
+            _ => "FGFT_RW",
+        };
         s.push_str("\tif (txn && !IS_ERR_OR_NULL(ret))\n");
         let _ = writeln!(
             s,

@@ -815,21 +815,22 @@ fn grants_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Grants, Er
             )
         })
         .collect();
+    let ok = |r: &str| matches!(r, "r" | "rw" | "new");
     for (_, _, r) in &grant_more {
-        if r != "r" && r != "rw" {
+        if !ok(r) {
             return Err(located(
                 src,
                 r,
-                format!("api `{name}`: grant rights are `r` or `rw`"),
+                format!("api `{name}`: grant rights are `r`, `rw` or `new`"),
             ));
         }
     }
     if let Some((_, r)) = &grant {
-        if r != "r" && r != "rw" {
+        if !ok(r) {
             return Err(located(
                 src,
                 r,
-                format!("api `{name}`: grant_rights is `r` or `rw`"),
+                format!("api `{name}`: grant_rights is `r`, `rw` or `new`"),
             ));
         }
     }
