@@ -418,6 +418,26 @@ impl Walker<'_, '_> {
         }
     }
 
+    /// Walks the body of a statement expression in a scope of its own;
+    /// what its last statement, an expression, yields.
+    fn statement_expression(&mut self, pf: &ParsedFile, body: Node<'_>, ctx: Ctx) -> Info {
+        let mut c = body.walk();
+        let kids: Vec<Node<'_>> = body
+            .named_children(&mut c)
+            .filter(|k| k.kind() != "comment")
+            .collect();
+        self.scopes.push(HashMap::new());
+        let mut last = Info::default();
+        for (i, k) in kids.iter().enumerate() {
+            match (i + 1 == kids.len(), k.kind(), k.named_child(0)) {
+                (true, "expression_statement", Some(e)) => last = self.expr(pf, e, ctx),
+                _ => self.stmt(pf, *k),
+            }
+        }
+        self.scopes.pop();
+        last
+    }
+
     /// Records what assigning `info` to something of type `target` tells.
     fn relate(&mut self, target: &CType, info: &Info) {
         let CType::Ptr(to) = target else {
@@ -718,8 +738,9 @@ impl Walker<'_, '_> {
                 let mut last = Info::default();
                 for k in kids {
                     if k.kind() == "compound_statement" {
-                        self.stmt(pf, k);
-                        last = Info::default();
+                        // A statement expression: its value is its last
+                        // expression statement's (`({ ... __fgft_v; })`).
+                        last = self.statement_expression(pf, k, ctx);
                     } else {
                         last = self.expr(pf, k, ctx);
                     }
@@ -1444,5 +1465,41 @@ fn pointer_of_callee<'t>(pf: &ParsedFile, mut f: Node<'t>) -> Node<'t> {
             }
             _ => return f,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn facts(text: &str) -> DriverFacts {
+        let pf = fgft_parse::parse_text_with(
+            Path::new("d.c"),
+            text.to_string(),
+            &fgft_parse::Options::default(),
+        )
+        .unwrap();
+        let prog = Program::new(vec![pf]);
+        analyze(&prog, &ApiModels::default(), &KernelGlobals::default())
+    }
+
+    #[test]
+    fn a_statement_expression_yields_its_last_expression() {
+        // fgft-cc inject's corrupt-field template around a member read.
+        let f = facts(
+            "struct sb { int size; };\nstruct den { struct sb *d_sb; };\n\
+             int f(struct den *d)\n{\n\tstruct sb *s = ({ __auto_type v = 0 ? (d->d_sb) : (d->d_sb); v; });\n\
+             \treturn s->size;\n}\n",
+        );
+        let ff = &f.per_fn["f"];
+        let via = Origin::FieldVal(CType::Record("struct den".into()), "d_sb".into());
+        assert!(
+            ff.derefs
+                .iter()
+                .any(|d| d.pointee == CType::Record("struct sb".into()) && d.origins.contains(&via)),
+            "{:?}",
+            ff.derefs
+        );
     }
 }
