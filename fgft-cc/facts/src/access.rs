@@ -1469,37 +1469,4 @@ fn pointer_of_callee<'t>(pf: &ParsedFile, mut f: Node<'t>) -> Node<'t> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::path::Path;
-
-    fn facts(text: &str) -> DriverFacts {
-        let pf = fgft_parse::parse_text_with(
-            Path::new("d.c"),
-            text.to_string(),
-            &fgft_parse::Options::default(),
-        )
-        .unwrap();
-        let prog = Program::new(vec![pf]);
-        analyze(&prog, &ApiModels::default(), &KernelGlobals::default())
-    }
-
-    #[test]
-    fn a_statement_expression_yields_its_last_expression() {
-        // fgft-cc inject's corrupt-field template around a member read.
-        let f = facts(
-            "struct sb { int size; };\nstruct den { struct sb *d_sb; };\n\
-             int f(struct den *d)\n{\n\tstruct sb *s = ({ __auto_type v = 0 ? (d->d_sb) : (d->d_sb); v; });\n\
-             \treturn s->size;\n}\n",
-        );
-        let ff = &f.per_fn["f"];
-        let via = Origin::FieldVal(CType::Record("struct den".into()), "d_sb".into());
-        assert!(
-            ff.derefs
-                .iter()
-                .any(|d| d.pointee == CType::Record("struct sb".into()) && d.origins.contains(&via)),
-            "{:?}",
-            ff.derefs
-        );
-    }
-}
+mod tests;
