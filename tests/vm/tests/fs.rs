@@ -169,26 +169,9 @@ fn split_minix(env: &Env, tree: &Path, tables: Vec<PathBuf>, name: &str) -> (Pat
 fn split_minix_keeps_every_completed_write_under_fgft() {
     let env = env();
     let (rt, built) = split_minix(&env, &env.src612, Vec::new(), "fs-minix");
-
-    let dir: PathBuf = env.target_dir.join("fs-images");
-    std::fs::create_dir_all(&dir).unwrap();
-    let img = dir.join("fgft-minix.img");
-    image(&img, 16, "mkfs.minix", &["-3"]);
-    let mut spec = VmSpec::new("fs-minix-fgft");
-    spec.add_tool(&env, "fgft-fsw").unwrap();
-    spec.stock_modules = vec!["virtio_blk".into()];
-    spec.modules = vec![
-        rt.join("fgft_rt.ko"),
-        built.join("minix_sfi.ko"),
-        built.join("minix_fgft.ko"),
-    ];
-    attach(&mut spec, &[&img]);
-    spec.script = format!(
-        "modprobe virtio_blk || exit 10\n\
-         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
-         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
-         insmod /lib/fgft/minix_fgft.ko || exit 14\n\
-         {}\
+    let (mut spec, img) = minix_vm(&env, "fs-minix-fgft", (&rt, &built), 16);
+    spec.script += &format!(
+        "{}\
          S=/sys/kernel/debug/fgft/stats\n\
          echo \"FGFT-MARK rtstats $(grep -E '^(txns|commits|aborts) ' $S | tr ' ' '=' | tr '\\n' ' ')\"\n",
         work("/dev/vda", "minix", 3, 1500)
