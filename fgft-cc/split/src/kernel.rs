@@ -89,8 +89,6 @@ pub struct Kernel {
     /// The struct and union tags each unit (as given to [`Kernel::load`])
     /// defines once preprocessed.
     unit_records: BTreeMap<PathBuf, BTreeSet<String>>,
-    /// The tags the unit being read defines.
-    unit_seen: BTreeSet<String>,
     /// Units that could not be preprocessed, with why.
     pub unavailable: Vec<(PathBuf, String)>,
 }
@@ -200,9 +198,8 @@ impl Kernel {
             let abs = std::path::absolute(u).unwrap_or_else(|_| u.clone());
             match fgft_parse::types::preprocess_with(kdir, &abs, true) {
                 Ok(text) => {
-                    k.read_unit(&text, &abs);
+                    let seen = k.read_unit(&text, &abs);
                     k.read_own(&text, &abs);
-                    let seen = k.last_unit_records();
                     k.unit_records.insert(u.clone(), seen);
                 }
                 Err(e) => k.unavailable.push((u.clone(), e.to_string())),
@@ -434,14 +431,12 @@ impl Kernel {
         self.record_headers.get(tag).map(String::as_str)
     }
 
-    fn last_unit_records(&mut self) -> BTreeSet<String> {
-        std::mem::take(&mut self.unit_seen)
-    }
-
     /// Reads the macro definitions and static inline functions of one
     /// preprocessed unit; definitions of the driver's own files are not
-    /// the kernel's and are skipped.
-    fn read_unit(&mut self, text: &str, unit: &Path) {
+    /// the kernel's and are skipped.  Returns the struct and union tags
+    /// the unit defines.
+    fn read_unit(&mut self, text: &str, unit: &Path) -> BTreeSet<String> {
+        let mut seen = BTreeSet::new();
         let own_dir = unit
             .parent()
             .map(|d| d.display().to_string())
@@ -499,13 +494,11 @@ impl Kernel {
                         );
                         if let Some(end) = matching_brace(b, i) {
                             if let Some(tag) = record_tag(head) {
-                                self.unit_seen.insert(tag.clone());
-                                if let Some(h) =
-                                    include_path(&file).filter(|_| !file.starts_with(&own_dir))
-                                {
-                                    self.record_headers.entry(tag.clone()).or_insert(h);
-                                }
+                                seen.insert(tag.clone());
                                 if !file.starts_with(&own_dir) {
+                                    if let Some(h) = include_path(&file) {
+                                        self.record_headers.entry(tag.clone()).or_insert(h);
+                                    }
                                     let mut m = Members::default();
                                     record_members(&text[i + 1..end - 1], &mut m);
                                     self.records.insert(tag.clone());
@@ -544,6 +537,7 @@ impl Kernel {
             }
             i += 1;
         }
+        seen
     }
 
     fn read_define(&mut self, d: &str, file: &str, line: usize, aliases_only: bool) {
@@ -798,7 +792,6 @@ fn shown(file: &str) -> String {
     file.to_string()
 }
 
-/// `struct NAME` or `union NAME` ending a definition's head.
 /// How a kernel header named by a line marker is included: the path after
 /// its `include/` directory (`.../include/linux/buffer_head.h` ->
 /// `linux/buffer_head.h`), without `uapi/` or `generated/`.  None for a
@@ -812,6 +805,7 @@ fn include_path(file: &str) -> Option<String> {
     (rest.ends_with(".h") && !rest.is_empty()).then(|| rest.to_string())
 }
 
+/// `struct NAME` or `union NAME` ending a definition's head.
 fn record_tag(head: &str) -> Option<String> {
     let words: Vec<&str> = head
         .split(|c: char| c.is_whitespace())
