@@ -476,6 +476,9 @@ void fgft_stats_read(struct fgft_stats *st)
 	st->restores = atomic64_read(&fgft_gstats.restores);
 	st->restores_skipped = atomic64_read(&fgft_gstats.restores_skipped);
 	st->retries = atomic64_read(&fgft_gstats.retries);
+	st->retried = atomic64_read(&fgft_gstats.retried);
+	st->retry_ns_sum = atomic64_read(&fgft_gstats.retry_sum_ns);
+	st->retry_ns_max = atomic64_read(&fgft_gstats.retry_max_ns);
 	st->mem_live = atomic_long_read(&fgft_mem_live);
 	st->open = st->txns - st->commits;
 	for (i = 0; i < FGFT_CAUSE_NR; i++)
@@ -862,14 +865,31 @@ static bool fgft_retry = true;
 module_param(fgft_retry, bool, 0644);
 MODULE_PARM_DESC(fgft_retry, "run an aborted call of a retry entry once more");
 
-bool fgft_txn_retry(struct fgft_entry *ep, int err)
+u64 fgft_txn_retry(struct fgft_entry *ep, int err)
 {
 	if (!READ_ONCE(fgft_retry) || !ep)
-		return false;
+		return 0;
 	atomic64_inc(&fgft_gstats.retries);
-	return true;
+	return local_clock() ?: 1;
 }
 EXPORT_SYMBOL_GPL(fgft_txn_retry);
+
+void fgft_txn_retried(struct fgft_entry *ep, u64 t0)
+{
+	u64 ns = local_clock() - t0;
+	u64 max = atomic64_read(&fgft_gstats.retry_max_ns);
+
+	atomic64_inc(&fgft_gstats.retried);
+	atomic64_add(ns, &fgft_gstats.retry_sum_ns);
+	while (ns > max) {
+		u64 old = atomic64_cmpxchg(&fgft_gstats.retry_max_ns, max, ns);
+
+		if (old == max)
+			break;
+		max = old;
+	}
+}
+EXPORT_SYMBOL_GPL(fgft_txn_retried);
 
 void fgft_fail_active_jump(struct fgft_txn *t, enum fgft_cause cause,
 			   unsigned long ip)

@@ -63,6 +63,9 @@ static int stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "restores %llu\n", st.restores);
 	seq_printf(m, "restores_skipped %llu\n", st.restores_skipped);
 	seq_printf(m, "retries %llu\n", st.retries);
+	seq_printf(m, "retried %llu\n", st.retried);
+	seq_printf(m, "retry_ns_sum %llu\n", st.retry_ns_sum);
+	seq_printf(m, "retry_ns_max %llu\n", st.retry_ns_max);
 	seq_printf(m, "begin_disabled %llu\n",
 		   (u64)atomic64_read(&fgft_gstats.begin_disabled));
 	seq_printf(m, "begin_errors %llu\n",
@@ -222,6 +225,9 @@ static ssize_t reset_write(struct file *file, const char __user *buf,
 	atomic64_set(&fgft_gstats.rec_count, 0);
 	atomic64_set(&fgft_gstats.rec_sum_ns, 0);
 	atomic64_set(&fgft_gstats.rec_max_ns, 0);
+	atomic64_set(&fgft_gstats.retried, 0);
+	atomic64_set(&fgft_gstats.retry_sum_ns, 0);
+	atomic64_set(&fgft_gstats.retry_max_ns, 0);
 	for (i = 0; i < FGFT_HIST_BUCKETS; i++)
 		atomic64_set(&fgft_gstats.rec_hist[i], 0);
 	mutex_lock(&fgft_entries_lock);

@@ -393,6 +393,9 @@ struct fgft_gstats {
 	atomic64_t restores;
 	atomic64_t restores_skipped;
 	atomic64_t retries;
+	atomic64_t retried;
+	atomic64_t retry_sum_ns;
+	atomic64_t retry_max_ns;
 	atomic64_t refusals;
 	atomic64_t rec_count;
 	atomic64_t rec_sum_ns;

@@ -31,9 +31,22 @@ static bool fgft_inject_once;
 module_param(fgft_inject_once, bool, 0644);
 MODULE_PARM_DESC(fgft_inject_once, "disarm the variant at its first hit (a transient fault)");
 
+/*
+ * A campaign over every function an isolated entry point's call reaches
+ * (not only the entry points) sets fgft_inject_txn: a hit counts only
+ * inside a transaction.  The same function called from code fgft does not
+ * isolate (a file system's mkdir calling minix_add_link) runs the fault-free
+ * path there.
+ */
+static bool fgft_inject_txn;
+module_param(fgft_inject_txn, bool, 0644);
+MODULE_PARM_DESC(fgft_inject_txn, "a variant fires only inside an fgft transaction");
+
 bool fgft_inject_hit(int id)
 {
 	if (likely(READ_ONCE(fgft_inject_id) != id))
+		return false;
+	if (READ_ONCE(fgft_inject_txn) && !fgft_current())
 		return false;
 	if (READ_ONCE(fgft_inject_once))
 		return cmpxchg(&fgft_inject_id, id, 0) == id;

@@ -576,7 +576,12 @@ mod tests {
         let begin = c.find("txn = fgft_txn_begin(").expect("begin");
         assert!(again < begin, "{c}");
         assert!(
-            c.contains("\terr = fgft_txn_abort(txn);\n\tif (!retried && fgft_txn_retry(&fgft_ep_drv_get_thing, err)) {\n\t\tretried = true;\n\t\tgoto again;\n\t}\n"),
+            c.contains("\terr = fgft_txn_abort(txn);\n\tif (!retried) {\n\t\tretried = fgft_txn_retry(&fgft_ep_drv_get_thing, err);\n\t\tif (retried)\n\t\t\tgoto again;\n\t}\n"),
+            "{c}"
+        );
+        // The retry's time, from its start to its commit.
+        assert!(
+            c.contains("\tfgft_txn_commit(txn);\n\tif (retried)\n\t\tfgft_txn_retried(&fgft_ep_drv_get_thing, retried);\n"),
             "{c}"
         );
     }

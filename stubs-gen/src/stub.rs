@@ -99,7 +99,8 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     s.push_str("\t};\n");
     s.push_str("\tstruct fgft_txn *txn;\n");
     if e.retry {
-        s.push_str("\tbool retried = false;\n");
+        // The retry's start (fgft_txn_retry()), 0 before one.
+        s.push_str("\tu64 retried = 0;\n");
     }
     s.push_str("\tint err;\n");
     if e.stage_times {
@@ -121,6 +122,13 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     copy_out(s, e);
     stamp(s, e, "FGFT_ST_COMMIT");
     s.push_str("\tfgft_txn_commit(txn);\n");
+    if e.retry {
+        let _ = writeln!(
+            s,
+            "\tif (retried)\n\t\tfgft_txn_retried(&{}, retried);",
+            e.ep_name()
+        );
+    }
     if e.stage_times {
         stamp(s, e, "FGFT_ST_NR");
         let _ = writeln!(s, "\tfgft_stage_add(&{}, fgft_ts);", e.ep_name());
@@ -135,7 +143,7 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
         // Recovery policy `retry`: the abort left no trace; once more.
         let _ = writeln!(
             s,
-            "\tif (!retried && fgft_txn_retry(&{}, err)) {{\n\t\tretried = true;\n\t\tgoto again;\n\t}}",
+            "\tif (!retried) {{\n\t\tretried = fgft_txn_retry(&{}, err);\n\t\tif (retried)\n\t\t\tgoto again;\n\t}}",
             e.ep_name()
         );
     }

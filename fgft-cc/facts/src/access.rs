@@ -102,6 +102,7 @@ fn analyze_fn(
                 ty: p.ty.clone(),
                 origins: vec![Origin::Param(i)],
                 param: Some(i),
+                field: None,
             },
         );
     }
@@ -135,6 +136,10 @@ struct Var {
     ty: CType,
     origins: Vec<Origin>,
     param: Option<usize>,
+    /// The member a type-inferred local (`__auto_type v = p->m;`) holds
+    /// the value of: reading the local reads that member's value, so an
+    /// assignment from it relates the member as the read would.
+    field: Option<(CType, String)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -351,6 +356,7 @@ impl Walker<'_, '_> {
             r
         };
         let base = self.prog.resolve(&ctype::base_type(pf, tyn));
+        let inferred = pf.node_text(tyn).trim() == "__auto_type";
         let mut c = n.walk();
         let decls: Vec<Node<'_>> = n.children_by_field_name("declarator", &mut c).collect();
         for d in decls {
@@ -371,6 +377,8 @@ impl Walker<'_, '_> {
                 self.facts.local_statics.push(self.site(pf, d));
             }
             let mut origins = Vec::new();
+            let mut ty = ty;
+            let mut field = None;
             if d.kind() == "init_declarator" {
                 if let Some(v) = d.child_by_field_name("value") {
                     let info = if v.kind() == "initializer_list" {
@@ -380,6 +388,12 @@ impl Walker<'_, '_> {
                         self.expr(pf, v, Ctx::Read)
                     };
                     self.relate(&ty, &info);
+                    if inferred {
+                        // GNU `__auto_type`: the local has its
+                        // initializer's type, and holds its member's value.
+                        ty = info.ty.clone();
+                        field = info.field.clone();
+                    }
                     origins = info.origins;
                 }
             }
@@ -390,6 +404,7 @@ impl Walker<'_, '_> {
                         ty,
                         origins,
                         param: None,
+                        field,
                     },
                 );
             }
@@ -776,6 +791,9 @@ impl Walker<'_, '_> {
                 Info {
                     ty: if a.ty != CType::Unknown { a.ty } else { b.ty },
                     origins,
+                    // Both branches read the same member (fgft-cc inject's
+                    // `0 ? (p->m) : (p->m)`): so does the expression.
+                    field: a.field.filter(|f| b.field.as_ref() == Some(f)),
                     ..Default::default()
                 }
             }
@@ -942,10 +960,12 @@ impl Walker<'_, '_> {
                 ty: v.ty.clone(),
                 origins: v.origins.clone(),
                 param: v.param,
+                field: v.field.clone(),
                 ..Default::default()
             };
             if ctx == Ctx::Addr {
                 info.origins = vec![Origin::Stack];
+                info.field = None;
             }
             return info;
         }

@@ -8,13 +8,23 @@
 #include <linux/moduleparam.h>
 #include <linux/compiler.h>
 #include <linux/types.h>
+#include <linux/atomic.h>
 
 static int fgft_inject_id;
 module_param(fgft_inject_id, int, 0644);
 MODULE_PARM_DESC(fgft_inject_id, "fault-injection variant to switch on (0: none)");
 
+/* A transient fault fires once: the first hit disarms the variant. */
+static bool fgft_inject_once;
+module_param(fgft_inject_once, bool, 0644);
+MODULE_PARM_DESC(fgft_inject_once, "disarm the variant at its first hit (a transient fault)");
+
 bool fgft_inject_hit(int id);
 bool fgft_inject_hit(int id)
 {
-	return unlikely(READ_ONCE(fgft_inject_id) == id);
+	if (likely(READ_ONCE(fgft_inject_id) != id))
+		return false;
+	if (READ_ONCE(fgft_inject_once))
+		return cmpxchg(&fgft_inject_id, id, 0) == id;
+	return true;
 }

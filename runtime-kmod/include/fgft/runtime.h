@@ -150,11 +150,19 @@ int fgft_txn_abort(struct fgft_txn *txn);
 
 /*
  * The recovery policy `retry`: called by a stub after fgft_txn_abort()
- * returned @err, true when the aborted call is to run once more (it left
- * no trace).  Counts the retry (stats: retries); false when the module
- * parameter fgft_retry is 0.
+ * returned @err.  Nonzero when the aborted call is to run once more (it
+ * left no trace): the time the retry starts (local_clock(), ns), which the
+ * stub hands to fgft_txn_retried() once the retry commits.  Counts the
+ * retry (stats: retries); 0 when the module parameter fgft_retry is 0.
  */
-bool fgft_txn_retry(struct fgft_entry *ep, int err);
+u64 fgft_txn_retry(struct fgft_entry *ep, int err);
+
+/*
+ * The retry that started at @t0 (fgft_txn_retry()) committed: its time is
+ * the second half of the recovery (stats: retry_ns_sum, retry_ns_max; the
+ * abort's own is recovery_ns_*).
+ */
+void fgft_txn_retried(struct fgft_entry *ep, u64 t0);
 
 /*
  * Marshaling in place (the I/O path): the stub grants the objects the body
@@ -463,6 +471,9 @@ struct fgft_stats {
 	u64 restores;			/* aborts that restored the device */
 	u64 restores_skipped;		/* aborts that left it: not touched */
 	u64 retries;			/* aborted calls run once more */
+	u64 retried;			/* ... whose second run committed */
+	u64 retry_ns_sum;		/* their second runs' time */
+	u64 retry_ns_max;
 	long mem_live;			/* runtime allocations alive */
 	int open;			/* transactions open now */
 	int pool;			/* transactions pooled */

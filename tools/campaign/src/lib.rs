@@ -17,6 +17,7 @@
 pub mod config;
 pub mod fgft;
 pub mod latency;
+pub mod membrane;
 pub mod native;
 pub mod prepare;
 pub mod report;

@@ -9,8 +9,9 @@
  * Run mode: OPS operations (default 2000) chosen by a seeded generator
  * over a tree under DIR (which must exist and be empty): create, write
  * (random offset and length, random bytes), read back, rename (across
- * directories too), truncate (shrink or grow), mkdir, rmdir, readdir and
- * unlink. The program keeps a model of the tree, the content of every
+ * directories too), truncate (shrink or grow), mkdir, rmdir, readdir,
+ * unlink, statfs, and names that do not stay (a hard link, a symbolic link
+ * or a FIFO, checked and removed again). The program keeps a model of the tree, the content of every
  * file byte by byte, and changes it only for operations that completed
  * (a short write by what was written). A read or a readdir is checked
  * against the model at once; at the end every file and directory is. -l
@@ -23,11 +24,12 @@
  * Output, one summary line:
  *
  *   FGFT-MARK fsw mode=run|check seed=S ops=N ok=K failed=E bad=B
- *             files=F dirs=D bytes=T first_fail=OP:ERRNO
+ *             files=F dirs=D bytes=T first_fail=OP:ERRNO ns=W
  *
  * failed counts operations the file system refused (an error to the
  * application), bad counts mismatches between the tree and the model (lost
- * or corrupted data). The first 20 of each are printed as
+ * or corrupted data); ns is the run's wall time (the operations and the final
+ * sync and check, CLOCK_MONOTONIC). The first 20 of each are printed as
  * FGFT-MARK fsw-fail n=I op=OP path=P errno=E and FGFT-MARK fsw-bad
  * path=P why=W.
  *
@@ -42,8 +44,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #define MAX_ENTRIES	256
 #define NAME_LEN	16
@@ -494,6 +498,68 @@ static void op_unlink(unsigned long n)
 	done(n, "unlink", path, 0, 0);
 }
 
+/*
+ * statfs, or a name that does not stay: a hard link to a file, a symbolic
+ * link or a FIFO made in a directory, checked, and removed again.  The
+ * model does not change, so a name left behind is found as an extra entry.
+ */
+static void op_names(unsigned long n)
+{
+	int i = random_entry(0), k = pick(4), ok;
+	char dir[PATH_LEN], path[PATH_LEN], other[PATH_LEN + 24];
+	char buf[PATH_LEN];
+	struct statvfs sv;
+	struct stat st;
+	ssize_t len;
+
+	path_of(random_parent(), dir);
+	snprintf(other, sizeof(other), "%s/n%lu", dir, n);
+	if (k == 0) {
+		if (statvfs(top, &sv) < 0) {
+			op_failed(n, "statfs", top, errno);
+			return;
+		}
+		if (!sv.f_bsize || sv.f_bfree > sv.f_blocks ||
+		    sv.f_ffree > sv.f_files)
+			mismatch(top, "statfs");
+		done(n, "statfs", top, sv.f_bfree, sv.f_ffree);
+		return;
+	}
+	if (k == 1) {
+		if (i < 0)
+			return;
+		path_of(i, path);
+		if (link(path, other) < 0) {
+			op_failed(n, "link", other, errno);
+			return;
+		}
+		ok = !lstat(other, &st) && st.st_nlink == 2 &&
+		     (size_t)st.st_size == ent[i].size;
+	} else if (k == 2) {
+		snprintf(path, sizeof(path), "to/%lu", n);
+		if (symlink(path, other) < 0) {
+			op_failed(n, "symlink", other, errno);
+			return;
+		}
+		len = readlink(other, buf, sizeof(buf) - 1);
+		ok = len >= 0 && (size_t)len == strlen(path) &&
+		     !memcmp(buf, path, len);
+	} else {
+		if (mknod(other, S_IFIFO | 0644, 0) < 0) {
+			op_failed(n, "mknod", other, errno);
+			return;
+		}
+		ok = !lstat(other, &st) && S_ISFIFO(st.st_mode);
+	}
+	if (!ok)
+		mismatch(other, k == 1 ? "link" : k == 2 ? "symlink" : "fifo");
+	if (unlink(other) < 0) {
+		op_failed(n, "unlink", other, errno);
+		return;
+	}
+	done(n, k == 1 ? "link" : k == 2 ? "symlink" : "mknod", other, 0, 0);
+}
+
 static int save_model(const char *file)
 {
 	char path[PATH_LEN];
@@ -609,6 +675,7 @@ int main(int argc, char **argv)
 	size_t max_bytes = 65536, bytes = 0;
 	const char *model = NULL, *log = NULL;
 	int opt, check = 0, i;
+	struct timespec t0, t1;
 	struct dirent *de;
 	DIR *d;
 
@@ -672,6 +739,7 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	rng = seed * 0x9e3779b97f4a7c15ull + 1;
 	for (n = 0; n < ops; n++) {
 		unsigned long used = 0, r = pick(100);
@@ -694,14 +762,17 @@ int main(int argc, char **argv)
 				op_mkdir(n);
 		} else if (r < 83) {
 			op_rmdir(n);
-		} else if (r < 91) {
+		} else if (r < 88) {
 			op_readdir(n);
+		} else if (r < 93) {
+			op_names(n);
 		} else {
 			op_unlink(n);
 		}
 	}
 	sync();
 	check_all();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	for (i = 0; i < MAX_ENTRIES; i++) {
 		if (!ent[i].used)
 			continue;
@@ -718,7 +789,9 @@ int main(int argc, char **argv)
 	}
 	if (oplog)
 		fclose(oplog);
-	printf("FGFT-MARK fsw mode=run seed=%lu ops=%lu ok=%lu failed=%lu bad=%lu files=%lu dirs=%lu bytes=%zu first_fail=%s\n",
-	       seed, ops, ok_ops, failed, bad, files, dirs, bytes, first_fail);
+	printf("FGFT-MARK fsw mode=run seed=%lu ops=%lu ok=%lu failed=%lu bad=%lu files=%lu dirs=%lu bytes=%zu first_fail=%s ns=%lld\n",
+	       seed, ops, ok_ops, failed, bad, files, dirs, bytes, first_fail,
+	       (long long)(t1.tv_sec - t0.tv_sec) * 1000000000LL +
+	       (t1.tv_nsec - t0.tv_nsec));
 	return bad ? 1 : 0;
 }

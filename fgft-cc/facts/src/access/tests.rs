@@ -32,3 +32,23 @@ fn a_statement_expression_yields_its_last_expression() {
         ff.derefs
     );
 }
+
+#[test]
+fn an_auto_type_local_holds_the_member_it_was_initialized_from() {
+    // fgft-cc inject's corrupt-field template around a member of a kernel
+    // struct this unit does not define: the member's type is known only
+    // from what the driver converts it to, through the template's local.
+    let f = facts(
+        "struct sb { int size; };\n\
+         int f(struct den *d)\n{\n\tstruct sb *s = ({ __auto_type v = 0 ? (d->d_sb) : (d->d_sb); v; });\n\
+         \treturn s->size;\n}\n",
+    );
+    let den = CType::Record("struct den".into());
+    assert!(
+        f.per_fn["f"].relations.iter().any(|r| matches!(r,
+            Relation::Conv { base, field, to }
+                if *base == den && field == "d_sb" && *to == CType::Record("struct sb".into()))),
+        "{:?}",
+        f.per_fn["f"].relations
+    );
+}

@@ -1,0 +1,910 @@
+//! Restartable file systems (issue 17, after Membrane): fs/minix of
+//! linux-source-6.12 split by fgft with its sidecar
+//! (`corpus/upstream/minix.toml`), and the fault campaign that checks it
+//! hides its own faults from applications.
+//!
+//! - [`minix_campaign`]: faults from fgft-inject planted in every function
+//!   the isolated operations reach ([`minix_targets`]), each fired once
+//!   (transient) under a self-checking workload (`fgft-fsw`), the first few
+//!   again on every pass (persistent); then a remount, every workload's tree
+//!   checked against its model, and `fsck.minix -f` on the host. One boot.
+//! - [`native_outcome`]: the same variant in the same injected tree built
+//!   without fgft, one boot each: crash, hang, corruption, error or nothing.
+//! - [`overhead`]: the workload on Debian's own minix module and on the
+//!   split one, alternating in one boot.
+//! - [`report`]: `results/membrane.md` from the three
+//!   (`scripts/bench-membrane.sh`).
+//!
+//! Invariant: the variant set depends only on the tree, the sidecar, the
+//! seed and `per_entry`; a variant's workload is seeded by its id, so the
+//! native and the fgft run of one variant do the same operations.
+
+use crate::{io, CampaignError};
+use fgft_vm::{Env, Marker, Outcome, VmSpec};
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+/// The fault-injection switch as the compensation table sees it (a pure
+/// call of fgft_rt.ko).
+pub const INJECT_TABLE: &str = "[api.fgft_inject_hit]\neffect = \"pure\"\nproto = \"bool fgft_inject_hit(int id)\"\nheader = \"fgft/runtime.h\"\nargs.id = \"val\"\n";
+
+/// The seed of the campaign's variant choice.
+pub const SEED: u64 = 17;
+
+/// The objects of fs/minix (its Makefile's `minix-objs`).
+const MINIX_OBJS: &str = "bitmap.o itree_v1.o itree_v2.o namei.o inode.o file.o dir.o";
+
+fn msg(s: String) -> CampaignError {
+    CampaignError::Msg(s)
+}
+
+/// A fresh `mb`-MiB image at `path`, formatted by `mkfs` with `args`.
+pub fn image(path: &Path, mb: u64, mkfs: &str, args: &[&str]) -> Result<(), CampaignError> {
+    let _ = std::fs::remove_file(path);
+    let f = std::fs::File::create(path).map_err(io(path))?;
+    f.set_len(mb << 20).map_err(io(path))?;
+    drop(f);
+    let out = Command::new(mkfs)
+        .args(args)
+        .arg(path)
+        .output()
+        .map_err(io(Path::new(mkfs)))?;
+    if !out.status.success() {
+        return Err(msg(format!(
+            "{mkfs} {args:?} {}: {}{}",
+            path.display(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )));
+    }
+    Ok(())
+}
+
+/// Attaches the images as virtio disks, in order (/dev/vda, /dev/vdb, ...).
+pub fn attach(spec: &mut VmSpec, imgs: &[&Path]) {
+    for (i, img) in imgs.iter().enumerate() {
+        spec.qemu_args.extend([
+            "-drive".to_string(),
+            format!("file={},if=none,format=raw,id=d{i}", img.display()),
+            "-device".to_string(),
+            format!("virtio-blk-pci,drive=d{i}"),
+        ]);
+    }
+}
+
+/// Runs `fsck` with `args` on `path`: its exit code and output.
+pub fn fsck(
+    fsck: &str,
+    args: &[&str],
+    path: &Path,
+) -> Result<(Option<i32>, String), CampaignError> {
+    let out = Command::new(fsck)
+        .args(args)
+        .arg(path)
+        .output()
+        .map_err(io(Path::new(fsck)))?;
+    Ok((
+        out.status.code(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    ))
+}
+
+fn sidecar(env: &Env) -> PathBuf {
+    env.repo_root.join("corpus/upstream/minix.toml")
+}
+
+/// The runtime, and fs/minix of `tree` split by fgft with its sidecar (and
+/// the extra table directories `tables`) and built: (runtime build
+/// directory, split build directory).  Build directories are named after
+/// `name`, so that runs in parallel do not share one.
+pub fn split_minix(
+    env: &Env,
+    tree: &Path,
+    tables: Vec<PathBuf>,
+    name: &str,
+) -> Result<(PathBuf, PathBuf), CampaignError> {
+    let rt = fgft_vm::kbuild(
+        env,
+        &format!("{name}-rt"),
+        &env.repo_root.join("runtime-kmod"),
+        &env.kdir,
+        &[],
+    )?;
+    let out = env.target_dir.join(format!("{name}-split"));
+    let opts = fgft_split::Options {
+        annotations: vec![sidecar(env)],
+        tree: Some(tree.to_path_buf()),
+        kdir: Some(env.kdir.clone()),
+        tables,
+        runtime_symvers: Some(rt.join("Module.symvers")),
+        ..Default::default()
+    };
+    crate::split::split(&opts, &out, "minix")?;
+    let built = fgft_vm::kbuild(env, &format!("{name}-fgft"), &out, &env.kdir, &[])?;
+    Ok((rt, built))
+}
+
+/// fs/minix of linux-source-6.12 copied to `target/NAME`, with the faults
+/// fgft-inject plants in the functions `is_entry` accepts, chosen with
+/// `opts`; and a table directory that declares the injection switch.
+/// (tree, variants, tables).
+pub fn inject_minix(
+    env: &Env,
+    name: &str,
+    is_entry: &dyn Fn(&str) -> bool,
+    opts: &fgft_inject::Options,
+) -> Result<(PathBuf, Vec<fgft_inject::Variant>, PathBuf), CampaignError> {
+    let tree = env.target_dir.join(name);
+    let dir = tree.join("fs/minix");
+    let _ = std::fs::remove_dir_all(&tree);
+    std::fs::create_dir_all(&dir).map_err(io(&dir))?;
+    let from = env.src612.join("fs/minix");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&from)
+        .map_err(io(&from))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .collect();
+    files.sort();
+    let mut sources = Vec::new();
+    for p in files {
+        let file = p
+            .file_name()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        std::fs::copy(&p, dir.join(&file)).map_err(io(&p))?;
+        if file.ends_with(".c") {
+            let text = std::fs::read_to_string(&p).map_err(io(&p))?;
+            sources.push(fgft_inject::Source {
+                rel: PathBuf::from("fs/minix").join(&file),
+                file: fgft_parse::parse_text(&p, text)?,
+            });
+        }
+    }
+    let sites = fgft_inject::find_sites(&sources, is_entry);
+    let variants = fgft_inject::select(&sources, &sites, opts);
+    if variants.is_empty() {
+        return Err(msg(format!("{name}: no injection site")));
+    }
+    let texts = fgft_inject::apply(&sources, &variants)?;
+    for (s, t) in sources.iter().zip(texts) {
+        let p = tree.join(&s.rel);
+        std::fs::write(&p, t).map_err(io(&p))?;
+    }
+    let tables = env.target_dir.join(format!("{name}-tables"));
+    std::fs::create_dir_all(&tables).map_err(io(&tables))?;
+    let t = tables.join("compensations.toml");
+    std::fs::write(&t, INJECT_TABLE).map_err(io(&t))?;
+    Ok((tree, variants, tables))
+}
+
+/// A VM named `name` with fgft-fsw, the runtime and the split minix (`rt`,
+/// `built` from [`split_minix`]) and a fresh minix image of `mb` MiB as
+/// /dev/vda; the script starts by loading the modules.  (spec, image).
+pub fn minix_vm(
+    env: &Env,
+    name: &str,
+    (rt, built): (&Path, &Path),
+    mb: u64,
+) -> Result<(VmSpec, PathBuf), CampaignError> {
+    let imgs = env.target_dir.join("fs-images");
+    std::fs::create_dir_all(&imgs).map_err(io(&imgs))?;
+    let img = imgs.join(format!("{name}.img"));
+    image(&img, mb, "mkfs.minix", &["-3"])?;
+    let mut spec = VmSpec::new(name);
+    spec.add_tool(env, "fgft-fsw")?;
+    spec.stock_modules = vec!["virtio_blk".into()];
+    spec.modules = vec![
+        rt.join("fgft_rt.ko"),
+        built.join("minix_sfi.ko"),
+        built.join("minix_fgft.ko"),
+    ];
+    attach(&mut spec, &[&img]);
+    spec.script = "modprobe virtio_blk || exit 10\n\
+         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
+         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
+         insmod /lib/fgft/minix_fgft.ko || exit 14\n"
+        .to_string();
+    Ok((spec, img))
+}
+
+/// Every function named in a plan's `closure (N):` lines (continued on the
+/// lines indented deeper).
+pub fn closures(plan: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut on = false;
+    for l in plan.lines() {
+        if let Some(rest) = l.strip_prefix("  closure (") {
+            on = true;
+            let fns = rest.split_once("):").map_or("", |(_, f)| f);
+            out.extend(fns.split_whitespace().map(String::from));
+        } else if on && l.starts_with("      ") {
+            out.extend(l.split_whitespace().map(String::from));
+        } else {
+            on = false;
+        }
+    }
+    out
+}
+
+/// The functions the isolated operations' calls reach: the closures in the
+/// plan of fs/minix split with its sidecar.  A campaign plants faults in
+/// all of them; the runtime fires a variant only inside a transaction
+/// (`fgft_inject_txn`), so where code fgft does not isolate calls one
+/// (mkdir calling minix_add_link), that call runs the fault-free path.
+pub fn minix_targets(env: &Env) -> Result<BTreeSet<String>, CampaignError> {
+    let out = env.target_dir.join("fs-minix-targets");
+    let opts = fgft_split::Options {
+        annotations: vec![sidecar(env)],
+        tree: Some(env.src612.clone()),
+        kdir: Some(env.kdir.clone()),
+        ..Default::default()
+    };
+    crate::split::split(&opts, &out, "minix")?;
+    let p = out.join("plan.txt");
+    let fns = closures(&std::fs::read_to_string(&p).map_err(io(&p))?);
+    if fns.is_empty() {
+        return Err(msg(format!("{}: no closure", p.display())));
+    }
+    Ok(fns)
+}
+
+/// A campaign's run: the guest's markers, the variants, the injected tree
+/// and the image.
+pub struct Campaign {
+    pub out: Outcome,
+    pub variants: Vec<fgft_inject::Variant>,
+    pub tree: PathBuf,
+    pub img: PathBuf,
+}
+
+impl Campaign {
+    /// The `fault` markers of the variants that fired.
+    pub fn fired(&self) -> Vec<&Marker> {
+        self.out
+            .markers_named("fault")
+            .into_iter()
+            .filter(|f| f.get("fired") == Some("1"))
+            .collect()
+    }
+
+    /// Whether the workload of fault `f` completed and verified with no
+    /// error the application saw.
+    pub fn hidden(&self, f: &Marker) -> bool {
+        let id = f.get("id");
+        self.out
+            .markers_named("fsw")
+            .iter()
+            .any(|r| r.get("id") == id && r.get("failed") == Some("0") && r.get("bad") == Some("0"))
+    }
+
+    /// Whether persistent fault `id` reached the application: its workload
+    /// failed an operation or could not run at all.
+    pub fn persistent_seen(&self, id: &str) -> bool {
+        let failed = self
+            .out
+            .markers_named("pfsw")
+            .iter()
+            .any(|p| p.get("id") == Some(id) && p.parse::<u64>("failed").unwrap_or(0) > 0);
+        let exited = self
+            .out
+            .markers_named("pexit")
+            .iter()
+            .any(|p| p.get("id") == Some(id) && p.get("rc") != Some("0"));
+        failed || exited
+    }
+
+    /// Recovery time of each fired fault that aborted, in ns: the abort
+    /// (fault to restored state) plus the retry (its start to its commit).
+    pub fn recovery_ns(&self) -> Vec<u64> {
+        self.fired()
+            .iter()
+            .filter(|f| f.parse::<u64>("aborts").unwrap_or(0) > 0)
+            .map(|f| {
+                f.parse::<u64>("rec_ns").unwrap_or(0) + f.parse::<u64>("retry_ns").unwrap_or(0)
+            })
+            .collect()
+    }
+}
+
+/// The guest part of a campaign: every variant of `ids` fired once under a
+/// 60-operation workload of its own, the first `persistent` that fired
+/// again on every pass (each followed by a clean workload), a remount and
+/// a check of every workload's tree.
+fn campaign_script(ids: &[String], persistent: usize) -> String {
+    format!(
+        "P=/sys/module/fgft_rt/parameters\n\
+         S=/sys/kernel/debug/fgft/stats\n\
+         v() {{ grep \"^$1 \" $S | cut -d' ' -f2; }}\n\
+         mkdir -p /mnt/minix\n\
+         mount -t minix /dev/vda /mnt/minix || exit 11\n\
+         echo 1 > $P/fgft_inject_once; echo 1 > $P/fgft_inject_txn\n\
+         fired=\n\
+         for id in {ids}; do\n\
+           a0=$(v aborts); r0=$(v recovery_ns_sum); t0=$(v retried); q0=$(v retry_ns_sum)\n\
+           mkdir /mnt/minix/t$id\n\
+           echo $id > $P/fgft_inject_id\n\
+           fgft-fsw -n 60 -s $id -m /tmp/t$id.model /mnt/minix/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK fsw id=$id /\"\n\
+           f=1; [ \"$(cat $P/fgft_inject_id)\" = 0 ] || f=0\n\
+           echo 0 > $P/fgft_inject_id\n\
+           [ $f = 1 ] && fired=\"$fired $id\"\n\
+           echo \"FGFT-MARK fault id=$id fired=$f aborts=$(( $(v aborts) - a0 )) rec_ns=$(( $(v recovery_ns_sum) - r0 )) retried=$(( $(v retried) - t0 )) retry_ns=$(( $(v retry_ns_sum) - q0 ))\"\n\
+         done\n\
+         echo 0 > $P/fgft_inject_once\n\
+         for id in $(echo $fired | tr ' ' '\\n' | head -n {persistent}); do\n\
+           echo $id > $P/fgft_inject_id\n\
+           mkdir /mnt/minix/p$id 2>/dev/null\n\
+           fgft-fsw -n 30 -s $id /mnt/minix/p$id > /tmp/p.out 2>&1; rc=$?\n\
+           sed \"s/^FGFT-MARK fsw /FGFT-MARK pfsw id=$id /\" /tmp/p.out\n\
+           echo \"FGFT-MARK pexit id=$id rc=$rc\"\n\
+           echo 0 > $P/fgft_inject_id\n\
+           mkdir /mnt/minix/q$id\n\
+           fgft-fsw -n 30 -s $id /mnt/minix/q$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK after id=$id /\"\n\
+         done\n\
+         umount /mnt/minix || exit 15\n\
+         mount -t minix /dev/vda /mnt/minix || exit 16\n\
+         for id in {ids}; do\n\
+           fgft-fsw -c -m /tmp/t$id.model /mnt/minix/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK check id=$id /\"\n\
+         done\n\
+         umount /mnt/minix && echo \"FGFT-MARK fs-umounted fs=minix\"\n",
+        ids = ids.join(" "),
+    )
+}
+
+/// A fault campaign on the split minix, in one boot named `name`: faults
+/// in every function the isolated operations reach ([`minix_targets`]),
+/// `per_entry` variants of each at most; see [`campaign_script`].
+pub fn minix_campaign(
+    env: &Env,
+    name: &str,
+    per_entry: usize,
+    persistent: usize,
+) -> Result<Campaign, CampaignError> {
+    let targets = minix_targets(env)?;
+    let (tree, variants, tables) = inject_minix(
+        env,
+        name,
+        &|n| targets.contains(n),
+        &fgft_inject::Options {
+            seed: SEED,
+            per_entry,
+            kinds: Vec::new(),
+        },
+    )?;
+    let (rt, built) = split_minix(env, &tree, vec![tables], name)?;
+    let (mut spec, img) = minix_vm(env, name, (&rt, &built), 64)?;
+    let ids: Vec<String> = variants.iter().map(|v| v.id.to_string()).collect();
+    spec.script += &campaign_script(&ids, persistent);
+    spec.timeout = Duration::from_secs(180 + 10 * variants.len() as u64);
+    let out = fgft_vm::run(env, &spec)?;
+    Ok(Campaign {
+        out,
+        variants,
+        tree,
+        img,
+    })
+}
+
+/// The injected minix of `tree` built without fgft: its own Kbuild and the
+/// injection switch fgft-inject writes for a native build.  The module
+/// (minix.ko) directory.
+pub fn native_minix(env: &Env, tree: &Path, name: &str) -> Result<PathBuf, CampaignError> {
+    let src = env.target_dir.join(format!("{name}-native-src"));
+    let _ = std::fs::remove_dir_all(&src);
+    std::fs::create_dir_all(&src).map_err(io(&src))?;
+    let from = tree.join("fs/minix");
+    for e in std::fs::read_dir(&from).map_err(io(&from))? {
+        let p = e.map_err(io(&from))?.path();
+        if p.extension().is_some_and(|x| x == "c" || x == "h") {
+            if let Some(f) = p.file_name() {
+                std::fs::copy(&p, src.join(f)).map_err(io(&p))?;
+            }
+        }
+    }
+    let sw = src.join("fgft_inject.c");
+    std::fs::write(&sw, fgft_inject::native_support_c()).map_err(io(&sw))?;
+    let kb = src.join("Kbuild");
+    let text = format!("obj-m := minix.o\nminix-y := {MINIX_OBJS} fgft_inject.o\n");
+    std::fs::write(&kb, text).map_err(io(&kb))?;
+    Ok(fgft_vm::kbuild(
+        env,
+        &format!("{name}-native"),
+        &src,
+        &env.kdir,
+        &[],
+    )?)
+}
+
+/// What a fault does to the native minix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Native {
+    /// An oops or a panic.
+    Crash,
+    /// The VM stopped answering (a lock held by a killed task).
+    Hang,
+    /// A completed write lost or wrong, or fsck found errors.
+    Corrupt,
+    /// The application got errors, nothing was lost.
+    Error,
+    /// No visible effect.
+    Nothing,
+    /// The workload did not reach it.
+    NotFired,
+}
+
+impl Native {
+    pub fn name(self) -> &'static str {
+        match self {
+            Native::Crash => "crash",
+            Native::Hang => "hang",
+            Native::Corrupt => "corrupt",
+            Native::Error => "error",
+            Native::Nothing => "nothing",
+            Native::NotFired => "not fired",
+        }
+    }
+}
+
+/// Fires variant `id` once in the native minix of `native` (from
+/// [`native_minix`]) under the workload the campaign gives it, on a fresh
+/// image; then a remount, the check of the tree, and fsck.minix.
+pub fn native_outcome(
+    env: &Env,
+    native: &Path,
+    id: u32,
+    name: &str,
+) -> Result<Native, CampaignError> {
+    let imgs = env.target_dir.join("fs-images");
+    std::fs::create_dir_all(&imgs).map_err(io(&imgs))?;
+    let img = imgs.join(format!("{name}.img"));
+    image(&img, 16, "mkfs.minix", &["-3"])?;
+    let mut spec = VmSpec::new(name);
+    spec.add_tool(env, "fgft-fsw")?;
+    spec.stock_modules = vec!["virtio_blk".into()];
+    spec.modules = vec![native.join("minix.ko")];
+    attach(&mut spec, &[&img]);
+    spec.script = format!(
+        "modprobe virtio_blk || exit 10\n\
+         insmod /lib/fgft/minix.ko || exit 12\n\
+         P=/sys/module/minix/parameters\n\
+         mkdir -p /mnt/minix\n\
+         mount -t minix /dev/vda /mnt/minix || exit 11\n\
+         echo 1 > $P/fgft_inject_once\n\
+         mkdir /mnt/minix/t{id}\n\
+         echo {id} > $P/fgft_inject_id\n\
+         fgft-fsw -n 60 -s {id} -m /tmp/t.model /mnt/minix/t{id} | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw id={id} /'\n\
+         f=1; [ \"$(cat $P/fgft_inject_id)\" = 0 ] || f=0\n\
+         echo 0 > $P/fgft_inject_id\n\
+         echo \"FGFT-MARK fault id={id} fired=$f\"\n\
+         umount /mnt/minix || exit 15\n\
+         mount -t minix /dev/vda /mnt/minix || exit 16\n\
+         fgft-fsw -c -m /tmp/t.model /mnt/minix/t{id} | sed 's/^FGFT-MARK fsw /FGFT-MARK check /'\n\
+         umount /mnt/minix && echo \"FGFT-MARK fs-umounted fs=minix\"\n"
+    );
+    spec.timeout = Duration::from_secs(90);
+    let out = fgft_vm::run(env, &spec)?;
+    if out.oopses > 0 || out.panicked {
+        return Ok(Native::Crash);
+    }
+    if out.timed_out {
+        return Ok(Native::Hang);
+    }
+    let fired = out
+        .markers_named("fault")
+        .first()
+        .and_then(|f| f.get("fired"))
+        == Some("1");
+    if !fired {
+        return Ok(Native::NotFired);
+    }
+    let bad = |name: &str| {
+        out.markers_named(name)
+            .iter()
+            .any(|m| m.parse::<u64>("bad").unwrap_or(0) > 0)
+    };
+    let (code, _) = fsck("fsck.minix", &["-f"], &img)?;
+    if bad("fsw") || bad("check") || code != Some(0) || out.exit_status != Some(0) {
+        return Ok(Native::Corrupt);
+    }
+    if out
+        .markers_named("fsw")
+        .iter()
+        .any(|m| m.parse::<u64>("failed").unwrap_or(0) > 0)
+    {
+        return Ok(Native::Error);
+    }
+    Ok(Native::Nothing)
+}
+
+/// One round of the overhead benchmark: the workload's wall time on each
+/// build, in seconds.
+#[derive(Debug, Clone, Copy)]
+pub struct Round {
+    pub stock: f64,
+    pub fgft: f64,
+}
+
+/// Overhead on the workload: `ops` operations of fgft-fsw on Debian's own
+/// minix module and on the split one, alternating, `rounds` each, in one
+/// boot (the split is loaded in place of the stock module and back).
+pub fn overhead(
+    env: &Env,
+    (rt, built): (&Path, &Path),
+    rounds: usize,
+    ops: usize,
+) -> Result<Vec<Round>, CampaignError> {
+    let (mut spec, _img) = minix_vm(env, "fs-minix-overhead", (rt, built), 128)?;
+    spec.stock_modules.push("minix".into());
+    spec.script = format!(
+        "modprobe virtio_blk || exit 10\n\
+         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
+         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
+         mkdir -p /mnt/minix\n\
+         for r in $(seq 1 {rounds}); do\n\
+           for b in stock fgft; do\n\
+             if [ $b = stock ]; then modprobe minix || exit 14; else insmod /lib/fgft/minix_fgft.ko || exit 14; fi\n\
+             mount -t minix /dev/vda /mnt/minix || exit 11\n\
+             mkdir /mnt/minix/$b$r\n\
+             fgft-fsw -n {ops} -s $r /mnt/minix/$b$r | sed \"s/^FGFT-MARK fsw /FGFT-MARK ofsw build=$b round=$r /\"\n\
+             umount /mnt/minix || exit 15\n\
+             if [ $b = stock ]; then rmmod minix; else rmmod minix_fgft; fi || exit 17\n\
+           done\n\
+         done\n"
+    );
+    spec.timeout = Duration::from_secs(120 + 60 * rounds as u64);
+    let out = fgft_vm::run(env, &spec)?;
+    if !out.is_clean() {
+        return Err(msg(format!(
+            "overhead run: {}\n{}",
+            out.summary(),
+            out.tail(30)
+        )));
+    }
+    for w in out.markers_named("ofsw") {
+        if w.get("failed") != Some("0") || w.get("bad") != Some("0") {
+            return Err(msg(format!("overhead run: a workload failed: {w}")));
+        }
+    }
+    let time = |b: &str, r: usize| -> Option<f64> {
+        let m = out
+            .markers_named("ofsw")
+            .into_iter()
+            .find(|m| m.get("build") == Some(b) && m.parse::<usize>("round") == Some(r))?;
+        Some(m.parse::<f64>("ns")? / 1e9)
+    };
+    (1..=rounds)
+        .map(|r| match (time("stock", r), time("fgft", r)) {
+            (Some(stock), Some(fgft)) => Ok(Round { stock, fgft }),
+            _ => Err(msg(format!("overhead run: round {r} has no times"))),
+        })
+        .collect()
+}
+
+/// The median of `v` (0 when empty).
+pub fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    match s.len() {
+        0 => 0.0,
+        n if n % 2 == 1 => s[n / 2],
+        n => (s[n / 2 - 1] + s[n / 2]) / 2.0,
+    }
+}
+
+/// The `p`-th percentile (0..=100) of `v`, nearest rank (0 when empty).
+pub fn percentile(v: &[u64], p: usize) -> u64 {
+    let mut s = v.to_vec();
+    s.sort_unstable();
+    if s.is_empty() {
+        return 0;
+    }
+    let rank = (p * s.len()).div_ceil(100).clamp(1, s.len());
+    s[rank - 1]
+}
+
+/// Lines of settings in a sidecar: not blank, not a comment.
+pub fn sidecar_lines(text: &str) -> usize {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .count()
+}
+
+/// What [`report`] writes about.
+pub struct Results<'a> {
+    pub campaign: &'a Campaign,
+    pub per_entry: usize,
+    pub targets: usize,
+    /// (variant id, native outcome) of the variants run natively.
+    pub native: Vec<(u32, Native)>,
+    pub rounds: Vec<Round>,
+    pub ops: usize,
+    pub sidecar: String,
+    pub fsck: (Option<i32>, String),
+    pub command: String,
+}
+
+/// results/membrane.md.
+pub fn report(r: &Results<'_>) -> String {
+    let c = r.campaign;
+    let out = &c.out;
+    let fired = c.fired();
+    let hidden = fired.iter().filter(|f| c.hidden(f)).count();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "# Restartable file systems: minix under fgft (issue 17)\n"
+    );
+    let _ = writeln!(
+        s,
+        "Generated by `{}`. Debian's 6.12 kernel in QEMU (TCG), fs/minix of \
+         linux-source-6.12 split by fgft with `corpus/upstream/minix.toml` \
+         ({} lines of settings; Membrane changed fewer than 5 lines per file \
+         system). The image is made on the host with `mkfs.minix -3` and \
+         attached as a virtio disk; the workload is `fgft-fsw`, which checks \
+         every read and listing and, at the end, every file against its \
+         model of completed operations.\n",
+        r.command,
+        sidecar_lines(&r.sidecar)
+    );
+    let _ = writeln!(s, "## Campaign\n");
+    let _ = writeln!(
+        s,
+        "Faults from fgft-inject (seed {SEED}, at most {} per function) in the \
+         {} functions the 11 isolated operations reach (their closures in the \
+         plan); a variant fires only inside a transaction (`fgft_inject_txn`), \
+         so a function that mkdir (not isolated) also calls runs the \
+         fault-free path there. Each variant is armed once (transient) under a \
+         60-operation workload of its own. One boot.\n",
+        r.per_entry, r.targets
+    );
+    let _ = writeln!(s, "| | count |\n|---|---|");
+    let _ = writeln!(s, "| variants planted | {} |", c.variants.len());
+    let _ = writeln!(s, "| fired (reached by the workload) | {} |", fired.len());
+    let _ = writeln!(
+        s,
+        "| transient faults hidden (workload completed and verified, no error seen) | {hidden} of {} |",
+        fired.len()
+    );
+    let aborted = fired
+        .iter()
+        .filter(|f| f.parse::<u64>("aborts").unwrap_or(0) > 0)
+        .count();
+    let _ = writeln!(
+        s,
+        "| fired faults caught and aborted (then retried) | {aborted} |"
+    );
+    let _ = writeln!(
+        s,
+        "| fired without an abort (a corrupted value with no fault) | {} |",
+        fired.len() - aborted
+    );
+    let _ = writeln!(
+        s,
+        "| kernel crashes | {} |",
+        out.oopses + usize::from(out.panicked)
+    );
+    let checks = out.markers_named("check");
+    let bad_checks = checks.iter().filter(|k| k.get("bad") != Some("0")).count();
+    let _ = writeln!(
+        s,
+        "| trees checked after the remount / with a lost or wrong write | {} / {bad_checks} |",
+        checks.len()
+    );
+    let _ = writeln!(
+        s,
+        "| `fsck.minix -f` on the image | exit {} |\n",
+        r.fsck.0.map_or("none".into(), |c| c.to_string())
+    );
+    by_kind(&mut s, c);
+    persistent(&mut s, c);
+    let rec = c.recovery_ns();
+    let us = |ns: u64| format!("{:.0} µs", ns as f64 / 1000.0);
+    let _ = writeln!(s, "## Recovery time\n");
+    let _ = writeln!(
+        s,
+        "Per fault that aborted ({} faults): the abort (from the fault to the \
+         restored state, runtime `recovery_ns`) plus the retry (from its start \
+         to its commit, runtime `retry_ns`). Target: p50 < 1 ms (Membrane: < \
+         30 ms).\n",
+        rec.len()
+    );
+    let _ = writeln!(
+        s,
+        "| p50 | p90 | max |\n|---|---|---|\n| {} | {} | {} |\n",
+        us(percentile(&rec, 50)),
+        us(percentile(&rec, 90)),
+        us(percentile(&rec, 100))
+    );
+    native_section(&mut s, r);
+    overhead_section(&mut s, r);
+    let _ = writeln!(s, "## Notes\n");
+    let _ = writeln!(
+        s,
+        "- TCG distorts absolute times (every instruction is translated); the \
+         overhead is a ratio of two builds in the same boot, and the recovery \
+         times are what the guest's clock saw.\n\
+         - Not isolated, so not in the campaign: mkdir (its synchronous \
+         write-back hangs under fgft), the address-space operations and the \
+         super block's life cycle.\n\
+         - VFAT is not split yet."
+    );
+    s
+}
+
+fn by_kind(s: &mut String, c: &Campaign) {
+    let _ = writeln!(s, "### By fault kind\n");
+    let _ = writeln!(s, "| kind | planted | fired | hidden |\n|---|---|---|---|");
+    let kinds: BTreeSet<String> = c.variants.iter().map(|v| v.kind.to_string()).collect();
+    for k in kinds {
+        let ids: BTreeSet<String> = c
+            .variants
+            .iter()
+            .filter(|v| v.kind.to_string() == k)
+            .map(|v| v.id.to_string())
+            .collect();
+        let fired: Vec<_> = c
+            .fired()
+            .into_iter()
+            .filter(|f| f.get("id").is_some_and(|i| ids.contains(i)))
+            .collect();
+        let hidden = fired.iter().filter(|f| c.hidden(f)).count();
+        let _ = writeln!(s, "| {k} | {} | {} | {hidden} |", ids.len(), fired.len());
+    }
+    s.push('\n');
+}
+
+fn persistent(s: &mut String, c: &Campaign) {
+    let ids: Vec<&str> = c
+        .out
+        .markers_named("pexit")
+        .iter()
+        .filter_map(|m| m.get("id"))
+        .collect();
+    let _ = writeln!(s, "### Persistent faults\n");
+    let _ = writeln!(
+        s,
+        "The first {} variants that fired, armed on every pass under a \
+         30-operation workload, then disarmed and followed by a clean one.\n",
+        ids.len()
+    );
+    let _ = writeln!(
+        s,
+        "| variant | error reached the application | next workload (failed, bad) |\n|---|---|---|"
+    );
+    let after = c.out.markers_named("after");
+    for id in ids {
+        let label = c
+            .variants
+            .iter()
+            .find(|v| v.id.to_string() == id)
+            .map_or(String::new(), |v| v.label.clone());
+        let next = after
+            .iter()
+            .find(|a| a.get("id") == Some(id))
+            .map_or("none".to_string(), |a| {
+                format!(
+                    "{}, {}",
+                    a.get("failed").unwrap_or("?"),
+                    a.get("bad").unwrap_or("?")
+                )
+            });
+        let _ = writeln!(
+            s,
+            "| {id} `{label}` | {} | {next} |",
+            if c.persistent_seen(id) { "yes" } else { "no" }
+        );
+    }
+    s.push('\n');
+}
+
+fn native_section(s: &mut String, r: &Results<'_>) {
+    let _ = writeln!(s, "## Natively\n");
+    let _ = writeln!(
+        s,
+        "The same injected tree built without fgft (Debian's headers, its own \
+         Kbuild), each variant that fired under fgft fired once under the same \
+         workload, one boot each ({} variants). Outcomes: crash (oops or \
+         panic), hang, corrupt (a completed write lost or wrong, or fsck \
+         errors), error (the application got errors), nothing.\n",
+        r.native.len()
+    );
+    let mut counts: std::collections::BTreeMap<Native, usize> = Default::default();
+    for (_, n) in &r.native {
+        *counts.entry(*n).or_default() += 1;
+    }
+    let _ = writeln!(s, "| native outcome | variants |\n|---|---|");
+    for (n, k) in &counts {
+        let _ = writeln!(s, "| {} | {k} |", n.name());
+    }
+    s.push('\n');
+    let _ = writeln!(s, "<details><summary>Per variant</summary>\n");
+    let _ = writeln!(s, "| variant | under fgft | natively |\n|---|---|---|");
+    let c = r.campaign;
+    for (id, n) in &r.native {
+        let f = c
+            .fired()
+            .into_iter()
+            .find(|f| f.parse::<u32>("id") == Some(*id));
+        let fgft = match f {
+            Some(f) if c.hidden(f) => "hidden",
+            Some(_) => "seen",
+            None => "not fired",
+        };
+        let label = c
+            .variants
+            .iter()
+            .find(|v| v.id == *id)
+            .map_or(String::new(), |v| v.label.clone());
+        let _ = writeln!(s, "| {id} `{label}` | {fgft} | {} |", n.name());
+    }
+    let _ = writeln!(s, "\n</details>\n");
+}
+
+fn overhead_section(s: &mut String, r: &Results<'_>) {
+    let _ = writeln!(s, "## Overhead\n");
+    let _ = writeln!(
+        s,
+        "fgft-fsw, {} operations a round, on Debian's own minix module and on \
+         the split one, alternating in one boot (the split is loaded in place \
+         of the stock module and back); the workload's wall time (its \
+         operations, final sync and check, as fgft-fsw measures it). Target: \
+         ≤ 10% (Membrane: < 3%).\n",
+        r.ops
+    );
+    let _ = writeln!(
+        s,
+        "| round | stock (s) | fgft (s) | fgft / stock |\n|---|---|---|---|"
+    );
+    for (i, w) in r.rounds.iter().enumerate() {
+        let _ = writeln!(
+            s,
+            "| {} | {:.2} | {:.2} | {:.3} |",
+            i + 1,
+            w.stock,
+            w.fgft,
+            w.fgft / w.stock
+        );
+    }
+    let st: Vec<f64> = r.rounds.iter().map(|w| w.stock).collect();
+    let fg: Vec<f64> = r.rounds.iter().map(|w| w.fgft).collect();
+    let (ms, mf) = (median(&st), median(&fg));
+    let _ = writeln!(
+        s,
+        "| median | {ms:.2} | {mf:.2} | {:.3} |\n\nOverhead (medians): {:+.1}%.\n",
+        mf / ms,
+        (mf / ms - 1.0) * 100.0
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn closures_reads_wrapped_closure_lines() {
+        let plan = "entry a (x.c:1)\n  closure (3): a b\n      c\n  param x: as is\n\
+                    entry d (x.c:9)\n  closure (1): d\n";
+        let fns: Vec<String> = closures(plan).into_iter().collect();
+        assert_eq!(fns, ["a", "b", "c", "d"]);
+    }
+
+    #[test]
+    fn percentiles_and_medians() {
+        assert_eq!(percentile(&[5, 1, 3, 2, 4], 50), 3);
+        assert_eq!(percentile(&[5, 1, 3, 2, 4], 100), 5);
+        assert_eq!(percentile(&[], 50), 0);
+        assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
+    }
+
+    #[test]
+    fn sidecar_lines_skips_comments_and_blanks() {
+        assert_eq!(sidecar_lines("# c\n\n[driver]\nname = \"m\"\n  # x\n"), 2);
+    }
+}
