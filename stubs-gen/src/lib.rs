@@ -119,6 +119,12 @@ pub struct TypeSpec {
     pub priv_only: bool,
     /// What the type was found from (for the comment).
     pub why: String,
+    /// Objects of this type used in place are embedded in the driver's
+    /// container (`container_of`: `struct msdos_inode_info` around a
+    /// `struct inode` at `vfs_inode`): (container's C type, member).  The
+    /// container is granted in place with the object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<(String, String)>,
 }
 
 /// How a parameter crosses.
@@ -536,6 +542,7 @@ mod tests {
                     priv_accessor: Some("netdev_priv".into()),
                     rights: Rights::RW,
                     priv_only: false,
+                    container: None,
                     why: "parameter netdev".into(),
                 },
                 TypeSpec {
@@ -551,6 +558,7 @@ mod tests {
                     priv_accessor: None,
                     rights: Rights::RW,
                     priv_only: true,
+                    container: None,
                     why: "netdev_priv".into(),
                 },
             ],
@@ -584,6 +592,20 @@ mod tests {
             c.contains("\tfgft_txn_commit(txn);\n\tif (retried)\n\t\tfgft_txn_retried(&fgft_ep_drv_get_thing, retried);\n"),
             "{c}"
         );
+    }
+
+    #[test]
+    fn an_embedded_object_used_in_place_is_granted_with_its_container() {
+        let mut e = entry();
+        e.in_place = true;
+        e.types[0].container = Some(("struct drv_inode".into(), "vfs".into()));
+        let c = emit_entry(&e).unwrap();
+        assert!(
+            c.contains("\tret = fgft_place_obj(txn,\n\t\t\t     (const char *)o - offsetof(struct drv_inode, vfs),\n\t\t\t     sizeof(struct drv_inode), FGFT_RW);\n\tif (ret < 0)\n\t\treturn ret;\n"),
+            "{c}"
+        );
+        e.types[0].container = None;
+        assert!(!emit_entry(&e).unwrap().contains("offsetof"));
     }
 
     #[test]

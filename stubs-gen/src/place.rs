@@ -200,6 +200,19 @@ fn place(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &[Option<Stri
         &format!("ret = fgft_place_obj(txn, o, size, {})", t.rights.c()),
     );
     bail(s, 1, "ret <= 0");
+    if let Some((outer, member)) = &t.container {
+        // The driver's container around it, granted in place as it is.
+        let _ = writeln!(s, "\t/* the {outer} around it ({member}) */");
+        stmt(
+            s,
+            1,
+            &format!(
+                "ret = fgft_place_obj(txn, (const char *)o - offsetof({outer}, {member}), sizeof({outer}), {})",
+                t.rights.c()
+            ),
+        );
+        bail(s, 1, "ret < 0");
+    }
     let _ = writeln!(s, "\treturn {}(txn, o);", e.fn_placef(i));
     s.push_str("}\n\n");
 }

@@ -1214,8 +1214,18 @@ impl Walker<'_, '_> {
         if self.prog.is_fn(&name) {
             let mut args = Vec::new();
             let mut names = Vec::new();
-            for a in &arg_nodes {
+            // Passing converts as assigning does (`MSDOS_SB(inode->i_sb)`
+            // with a `struct super_block *` parameter).
+            let ptys: Vec<CType> = self
+                .prog
+                .def(&name)
+                .map(|d| d.params.iter().map(|p| self.prog.resolve(&p.ty)).collect())
+                .unwrap_or_default();
+            for (k, a) in arg_nodes.iter().enumerate() {
                 let i = self.expr(pf, *a, Ctx::Read);
+                if let Some(t) = ptys.get(k) {
+                    self.relate(t, &i);
+                }
                 args.push(i.origins);
                 names.push(self.function_named(pf, *a));
             }

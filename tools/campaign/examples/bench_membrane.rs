@@ -26,9 +26,9 @@ fn var(name: &str, default: usize) -> usize {
 fn bench(out: &PathBuf) -> Result<(), CampaignError> {
     let env = Env::load()?;
     let per_entry = var("FGFT_FS_FAULTS_PER_ENTRY", 6);
-    let targets = membrane::minix_targets(&env)?.len();
+    let targets = membrane::fs_targets(&env, &membrane::MINIX)?.len();
     eprintln!("bench_membrane: campaign, {per_entry} per function over {targets} functions");
-    let c = membrane::minix_campaign(&env, "bench-minix-camp", per_entry, 10)?;
+    let c = membrane::fs_campaign(&env, &membrane::MINIX, "bench-minix-camp", per_entry, 10)?;
     if c.out.panicked || c.out.timed_out {
         return Err(CampaignError::Msg(format!(
             "the campaign's boot went down: {}\n{}",
@@ -43,10 +43,16 @@ fn bench(out: &PathBuf) -> Result<(), CampaignError> {
         .filter_map(|f| f.parse::<u32>("id"))
         .collect();
     let n_native = var("FGFT_FS_NATIVE", fired.len()).min(fired.len());
-    let native_dir = membrane::native_minix(&env, &c.tree, "bench-minix")?;
+    let native_dir = membrane::native_fs(&env, &membrane::MINIX, &c.tree, "bench-minix")?;
     let mut native: Vec<(u32, Native)> = Vec::new();
     for (i, id) in fired.iter().take(n_native).enumerate() {
-        let o = membrane::native_outcome(&env, &native_dir, *id, "bench-minix-native")?;
+        let o = membrane::native_outcome(
+            &env,
+            &membrane::MINIX,
+            &native_dir,
+            *id,
+            "bench-minix-native",
+        )?;
         eprintln!(
             "bench_membrane: native {}/{n_native}: variant {id}: {}",
             i + 1,
@@ -55,9 +61,15 @@ fn bench(out: &PathBuf) -> Result<(), CampaignError> {
         native.push((*id, o));
     }
     let (rounds, ops) = (var("FGFT_FS_ROUNDS", 5), var("FGFT_FS_OPS", 2000));
-    let (rt, built) = membrane::split_minix(&env, &env.src612, Vec::new(), "bench-minix-clean")?;
+    let (rt, built) = membrane::split_fs(
+        &env,
+        &membrane::MINIX,
+        &env.src612,
+        Vec::new(),
+        "bench-minix-clean",
+    )?;
     eprintln!("bench_membrane: overhead, {rounds} rounds of {ops} operations");
-    let rounds = membrane::overhead(&env, (&rt, &built), rounds, ops)?;
+    let rounds = membrane::overhead(&env, &membrane::MINIX, (&rt, &built), rounds, ops)?;
     let sidecar_path = env.repo_root.join("corpus/upstream/minix.toml");
     let sidecar = std::fs::read_to_string(&sidecar_path).map_err(|source| CampaignError::Io {
         path: sidecar_path,

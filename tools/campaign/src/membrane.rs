@@ -34,8 +34,73 @@ pub const INJECT_TABLE: &str = "[api.fgft_inject_hit]\neffect = \"pure\"\nproto 
 /// The seed of the campaign's variant choice.
 pub const SEED: u64 = 17;
 
-/// The objects of fs/minix (its Makefile's `minix-objs`).
-const MINIX_OBJS: &str = "bitmap.o itree_v1.o itree_v2.o namei.o inode.o file.o dir.o";
+/// A file system fgft splits, and how the campaign works it.
+#[derive(Debug, Clone, Copy)]
+pub struct Fs {
+    /// The file-system type (mount -t) and the mount point's name.
+    pub name: &'static str,
+    /// Its directory in linux-source-6.12.
+    pub dir: &'static str,
+    /// Its sidecar in the repository.
+    pub sidecar: &'static str,
+    /// The split module's name (the sidecar's `module`).
+    pub module: &'static str,
+    /// Makes an image: tool and arguments.
+    pub mkfs: (&'static str, &'static [&'static str]),
+    /// Checks an image and repairs nothing: tool and arguments.
+    pub fsck: (&'static str, &'static [&'static str]),
+    /// Debian modules mounting it needs besides the file system's own.
+    pub deps: &'static [&'static str],
+    /// Debian's own modules of the file system, in load order.
+    pub stock: &'static [&'static str],
+    /// The Kbuild of a native build of an injected tree (with
+    /// fgft_inject.o, and fgft_inject_export.o where another module of it
+    /// calls the switch).
+    pub native_kbuild: &'static str,
+    /// The native build's modules, in load order.
+    pub native: &'static [&'static str],
+    /// The native module whose parameters hold the switch.
+    pub native_switch: &'static str,
+}
+
+/// fs/minix: minix.ko.
+pub const MINIX: Fs = Fs {
+    name: "minix",
+    dir: "fs/minix",
+    sidecar: "corpus/upstream/minix.toml",
+    module: "minix",
+    mkfs: ("mkfs.minix", &["-3"]),
+    fsck: ("fsck.minix", &["-f"]),
+    deps: &[],
+    stock: &["minix"],
+    native_kbuild: "obj-m := minix.o\nminix-y := bitmap.o itree_v1.o itree_v2.o namei.o inode.o file.o dir.o fgft_inject.o\n",
+    native: &["minix"],
+    native_switch: "minix",
+};
+
+/// fs/fat: fat.ko and vfat.ko, split as one module (corpus/upstream/vfat.toml).
+pub const VFAT: Fs = Fs {
+    name: "vfat",
+    dir: "fs/fat",
+    sidecar: "corpus/upstream/vfat.toml",
+    module: "vfat",
+    mkfs: ("mkfs.vfat", &[]),
+    fsck: ("fsck.vfat", &["-n"]),
+    // vfat's default codepage and iocharset (Debian: cp437, ascii).
+    deps: &["nls_cp437", "nls_ascii"],
+    stock: &["fat", "vfat"],
+    native_kbuild: "obj-m := fat.o vfat.o\nfat-y := cache.o dir.o fatent.o file.o inode.o misc.o nfs.o fgft_inject.o fgft_inject_export.o\nvfat-y := namei_vfat.o\n",
+    native: &["fat", "vfat"],
+    native_switch: "fat",
+};
+
+/// The shell lines that load `fs`'s Debian dependencies.
+fn load_deps(fs: &Fs) -> String {
+    fs.deps
+        .iter()
+        .map(|m| format!("modprobe {m} || exit 10\n"))
+        .collect()
+}
 
 fn msg(s: String) -> CampaignError {
     CampaignError::Msg(s)
@@ -96,16 +161,13 @@ pub fn fsck(
     ))
 }
 
-fn sidecar(env: &Env) -> PathBuf {
-    env.repo_root.join("corpus/upstream/minix.toml")
-}
-
-/// The runtime, and fs/minix of `tree` split by fgft with its sidecar (and
+/// The runtime, and `fs` of `tree` split by fgft with its sidecar (and
 /// the extra table directories `tables`) and built: (runtime build
 /// directory, split build directory).  Build directories are named after
 /// `name`, so that runs in parallel do not share one.
-pub fn split_minix(
+pub fn split_fs(
     env: &Env,
+    fs: &Fs,
     tree: &Path,
     tables: Vec<PathBuf>,
     name: &str,
@@ -119,33 +181,34 @@ pub fn split_minix(
     )?;
     let out = env.target_dir.join(format!("{name}-split"));
     let opts = fgft_split::Options {
-        annotations: vec![sidecar(env)],
+        annotations: vec![env.repo_root.join(fs.sidecar)],
         tree: Some(tree.to_path_buf()),
         kdir: Some(env.kdir.clone()),
         tables,
         runtime_symvers: Some(rt.join("Module.symvers")),
         ..Default::default()
     };
-    crate::split::split(&opts, &out, "minix")?;
+    crate::split::split(&opts, &out, fs.name)?;
     let built = fgft_vm::kbuild(env, &format!("{name}-fgft"), &out, &env.kdir, &[])?;
     Ok((rt, built))
 }
 
-/// fs/minix of linux-source-6.12 copied to `target/NAME`, with the faults
+/// `fs` of linux-source-6.12 copied to `target/NAME`, with the faults
 /// fgft-inject plants in the functions `is_entry` accepts, chosen with
 /// `opts`; and a table directory that declares the injection switch.
 /// (tree, variants, tables).
-pub fn inject_minix(
+pub fn inject_fs(
     env: &Env,
+    fs: &Fs,
     name: &str,
     is_entry: &dyn Fn(&str) -> bool,
     opts: &fgft_inject::Options,
 ) -> Result<(PathBuf, Vec<fgft_inject::Variant>, PathBuf), CampaignError> {
     let tree = env.target_dir.join(name);
-    let dir = tree.join("fs/minix");
+    let dir = tree.join(fs.dir);
     let _ = std::fs::remove_dir_all(&tree);
     std::fs::create_dir_all(&dir).map_err(io(&dir))?;
-    let from = env.src612.join("fs/minix");
+    let from = env.src612.join(fs.dir);
     let mut files: Vec<PathBuf> = std::fs::read_dir(&from)
         .map_err(io(&from))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -162,7 +225,7 @@ pub fn inject_minix(
         if file.ends_with(".c") {
             let text = std::fs::read_to_string(&p).map_err(io(&p))?;
             sources.push(fgft_inject::Source {
-                rel: PathBuf::from("fs/minix").join(&file),
+                rel: PathBuf::from(fs.dir).join(&file),
                 file: fgft_parse::parse_text(&p, text)?,
             });
         }
@@ -184,11 +247,12 @@ pub fn inject_minix(
     Ok((tree, variants, tables))
 }
 
-/// A VM named `name` with fgft-fsw, the runtime and the split minix (`rt`,
-/// `built` from [`split_minix`]) and a fresh minix image of `mb` MiB as
-/// /dev/vda; the script starts by loading the modules.  (spec, image).
-pub fn minix_vm(
+/// A VM named `name` with fgft-fsw, the runtime and the split `fs` (`rt`,
+/// `built` from [`split_fs`]) and a fresh image of `mb` MiB as /dev/vda;
+/// the script starts by loading the modules.  (spec, image).
+pub fn fs_vm(
     env: &Env,
+    fs: &Fs,
     name: &str,
     (rt, built): (&Path, &Path),
     mb: u64,
@@ -196,21 +260,28 @@ pub fn minix_vm(
     let imgs = env.target_dir.join("fs-images");
     std::fs::create_dir_all(&imgs).map_err(io(&imgs))?;
     let img = imgs.join(format!("{name}.img"));
-    image(&img, mb, "mkfs.minix", &["-3"])?;
+    image(&img, mb, fs.mkfs.0, fs.mkfs.1)?;
     let mut spec = VmSpec::new(name);
     spec.add_tool(env, "fgft-fsw")?;
-    spec.stock_modules = vec!["virtio_blk".into()];
+    spec.stock_modules = ["virtio_blk"]
+        .iter()
+        .chain(fs.deps)
+        .map(|m| m.to_string())
+        .collect();
+    let m = fs.module;
     spec.modules = vec![
         rt.join("fgft_rt.ko"),
-        built.join("minix_sfi.ko"),
-        built.join("minix_fgft.ko"),
+        built.join(format!("{m}_sfi.ko")),
+        built.join(format!("{m}_fgft.ko")),
     ];
     attach(&mut spec, &[&img]);
-    spec.script = "modprobe virtio_blk || exit 10\n\
-         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
-         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
-         insmod /lib/fgft/minix_fgft.ko || exit 14\n"
-        .to_string();
+    spec.script = format!(
+        "modprobe virtio_blk || exit 10\n\
+         {}insmod /lib/fgft/fgft_rt.ko || exit 12\n\
+         insmod /lib/fgft/{m}_sfi.ko || exit 13\n\
+         insmod /lib/fgft/{m}_fgft.ko || exit 14\n",
+        load_deps(fs)
+    );
     Ok((spec, img))
 }
 
@@ -234,19 +305,19 @@ pub fn closures(plan: &str) -> BTreeSet<String> {
 }
 
 /// The functions the isolated operations' calls reach: the closures in the
-/// plan of fs/minix split with its sidecar.  A campaign plants faults in
+/// plan of `fs` split with its sidecar.  A campaign plants faults in
 /// all of them; the runtime fires a variant only inside a transaction
 /// (`fgft_inject_txn`), so where code fgft does not isolate calls one
 /// (mkdir calling minix_add_link), that call runs the fault-free path.
-pub fn minix_targets(env: &Env) -> Result<BTreeSet<String>, CampaignError> {
-    let out = env.target_dir.join("fs-minix-targets");
+pub fn fs_targets(env: &Env, fs: &Fs) -> Result<BTreeSet<String>, CampaignError> {
+    let out = env.target_dir.join(format!("fs-{}-targets", fs.name));
     let opts = fgft_split::Options {
-        annotations: vec![sidecar(env)],
+        annotations: vec![env.repo_root.join(fs.sidecar)],
         tree: Some(env.src612.clone()),
         kdir: Some(env.kdir.clone()),
         ..Default::default()
     };
-    crate::split::split(&opts, &out, "minix")?;
+    crate::split::split(&opts, &out, fs.name)?;
     let p = out.join("plan.txt");
     let fns = closures(&std::fs::read_to_string(&p).map_err(io(&p))?);
     if fns.is_empty() {
@@ -317,20 +388,21 @@ impl Campaign {
 /// 60-operation workload of its own, the first `persistent` that fired
 /// again on every pass (each followed by a clean workload), a remount and
 /// a check of every workload's tree.
-fn campaign_script(ids: &[String], persistent: usize) -> String {
+fn campaign_script(fs: &Fs, ids: &[String], persistent: usize) -> String {
+    let m = fs.name;
     format!(
         "P=/sys/module/fgft_rt/parameters\n\
          S=/sys/kernel/debug/fgft/stats\n\
          v() {{ grep \"^$1 \" $S | cut -d' ' -f2; }}\n\
-         mkdir -p /mnt/minix\n\
-         mount -t minix /dev/vda /mnt/minix || exit 11\n\
+         mkdir -p /mnt/{m}\n\
+         mount -t {m} /dev/vda /mnt/{m} || exit 11\n\
          echo 1 > $P/fgft_inject_once; echo 1 > $P/fgft_inject_txn\n\
          fired=\n\
          for id in {ids}; do\n\
            a0=$(v aborts); r0=$(v recovery_ns_sum); t0=$(v retried); q0=$(v retry_ns_sum)\n\
-           mkdir /mnt/minix/t$id\n\
+           mkdir /mnt/{m}/t$id\n\
            echo $id > $P/fgft_inject_id\n\
-           fgft-fsw -n 60 -s $id -m /tmp/t$id.model /mnt/minix/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK fsw id=$id /\"\n\
+           fgft-fsw -n 60 -s $id -m /tmp/t$id.model /mnt/{m}/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK fsw id=$id /\"\n\
            f=1; [ \"$(cat $P/fgft_inject_id)\" = 0 ] || f=0\n\
            echo 0 > $P/fgft_inject_id\n\
            [ $f = 1 ] && fired=\"$fired $id\"\n\
@@ -339,36 +411,38 @@ fn campaign_script(ids: &[String], persistent: usize) -> String {
          echo 0 > $P/fgft_inject_once\n\
          for id in $(echo $fired | tr ' ' '\\n' | head -n {persistent}); do\n\
            echo $id > $P/fgft_inject_id\n\
-           mkdir /mnt/minix/p$id 2>/dev/null\n\
-           fgft-fsw -n 30 -s $id /mnt/minix/p$id > /tmp/p.out 2>&1; rc=$?\n\
+           mkdir /mnt/{m}/p$id 2>/dev/null\n\
+           fgft-fsw -n 30 -s $id /mnt/{m}/p$id > /tmp/p.out 2>&1; rc=$?\n\
            sed \"s/^FGFT-MARK fsw /FGFT-MARK pfsw id=$id /\" /tmp/p.out\n\
            echo \"FGFT-MARK pexit id=$id rc=$rc\"\n\
            echo 0 > $P/fgft_inject_id\n\
-           mkdir /mnt/minix/q$id\n\
-           fgft-fsw -n 30 -s $id /mnt/minix/q$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK after id=$id /\"\n\
+           mkdir /mnt/{m}/q$id\n\
+           fgft-fsw -n 30 -s $id /mnt/{m}/q$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK after id=$id /\"\n\
          done\n\
-         umount /mnt/minix || exit 15\n\
-         mount -t minix /dev/vda /mnt/minix || exit 16\n\
+         umount /mnt/{m} || exit 15\n\
+         mount -t {m} /dev/vda /mnt/{m} || exit 16\n\
          for id in {ids}; do\n\
-           fgft-fsw -c -m /tmp/t$id.model /mnt/minix/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK check id=$id /\"\n\
+           fgft-fsw -c -m /tmp/t$id.model /mnt/{m}/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK check id=$id /\"\n\
          done\n\
-         umount /mnt/minix && echo \"FGFT-MARK fs-umounted fs=minix\"\n",
+         umount /mnt/{m} && echo \"FGFT-MARK fs-umounted fs={m}\"\n",
         ids = ids.join(" "),
     )
 }
 
-/// A fault campaign on the split minix, in one boot named `name`: faults
-/// in every function the isolated operations reach ([`minix_targets`]),
+/// A fault campaign on the split `fs`, in one boot named `name`: faults
+/// in every function the isolated operations reach ([`fs_targets`]),
 /// `per_entry` variants of each at most; see [`campaign_script`].
-pub fn minix_campaign(
+pub fn fs_campaign(
     env: &Env,
+    fs: &Fs,
     name: &str,
     per_entry: usize,
     persistent: usize,
 ) -> Result<Campaign, CampaignError> {
-    let targets = minix_targets(env)?;
-    let (tree, variants, tables) = inject_minix(
+    let targets = fs_targets(env, fs)?;
+    let (tree, variants, tables) = inject_fs(
         env,
+        fs,
         name,
         &|n| targets.contains(n),
         &fgft_inject::Options {
@@ -377,10 +451,10 @@ pub fn minix_campaign(
             kinds: Vec::new(),
         },
     )?;
-    let (rt, built) = split_minix(env, &tree, vec![tables], name)?;
-    let (mut spec, img) = minix_vm(env, name, (&rt, &built), 64)?;
+    let (rt, built) = split_fs(env, fs, &tree, vec![tables], name)?;
+    let (mut spec, img) = fs_vm(env, fs, name, (&rt, &built), 64)?;
     let ids: Vec<String> = variants.iter().map(|v| v.id.to_string()).collect();
-    spec.script += &campaign_script(&ids, persistent);
+    spec.script += &campaign_script(fs, &ids, persistent);
     spec.timeout = Duration::from_secs(180 + 10 * variants.len() as u64);
     let out = fgft_vm::run(env, &spec)?;
     Ok(Campaign {
@@ -391,14 +465,14 @@ pub fn minix_campaign(
     })
 }
 
-/// The injected minix of `tree` built without fgft: its own Kbuild and the
-/// injection switch fgft-inject writes for a native build.  The module
-/// (minix.ko) directory.
-pub fn native_minix(env: &Env, tree: &Path, name: &str) -> Result<PathBuf, CampaignError> {
+/// The injected `fs` of `tree` built without fgft: its own Kbuild and the
+/// injection switch fgft-inject writes for a native build (exported to the
+/// file system's other modules).  The modules' directory.
+pub fn native_fs(env: &Env, fs: &Fs, tree: &Path, name: &str) -> Result<PathBuf, CampaignError> {
     let src = env.target_dir.join(format!("{name}-native-src"));
     let _ = std::fs::remove_dir_all(&src);
     std::fs::create_dir_all(&src).map_err(io(&src))?;
-    let from = tree.join("fs/minix");
+    let from = tree.join(fs.dir);
     for e in std::fs::read_dir(&from).map_err(io(&from))? {
         let p = e.map_err(io(&from))?.path();
         if p.extension().is_some_and(|x| x == "c" || x == "h") {
@@ -409,9 +483,14 @@ pub fn native_minix(env: &Env, tree: &Path, name: &str) -> Result<PathBuf, Campa
     }
     let sw = src.join("fgft_inject.c");
     std::fs::write(&sw, fgft_inject::native_support_c()).map_err(io(&sw))?;
+    let ex = src.join("fgft_inject_export.c");
+    let text = "// SPDX-License-Identifier: GPL-2.0\n\
+                /* The injection switch, for the file system's other modules. */\n\
+                #include <linux/export.h>\n#include <linux/types.h>\n\n\
+                bool fgft_inject_hit(int id);\nEXPORT_SYMBOL_GPL(fgft_inject_hit);\n";
+    std::fs::write(&ex, text).map_err(io(&ex))?;
     let kb = src.join("Kbuild");
-    let text = format!("obj-m := minix.o\nminix-y := {MINIX_OBJS} fgft_inject.o\n");
-    std::fs::write(&kb, text).map_err(io(&kb))?;
+    std::fs::write(&kb, fs.native_kbuild).map_err(io(&kb))?;
     Ok(fgft_vm::kbuild(
         env,
         &format!("{name}-native"),
@@ -421,7 +500,7 @@ pub fn native_minix(env: &Env, tree: &Path, name: &str) -> Result<PathBuf, Campa
     )?)
 }
 
-/// What a fault does to the native minix.
+/// What a fault does to the native file system.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Native {
     /// An oops or a panic.
@@ -451,11 +530,12 @@ impl Native {
     }
 }
 
-/// Fires variant `id` once in the native minix of `native` (from
-/// [`native_minix`]) under the workload the campaign gives it, on a fresh
-/// image; then a remount, the check of the tree, and fsck.minix.
+/// Fires variant `id` once in the native `fs` of `native` (from
+/// [`native_fs`]) under the workload the campaign gives it, on a fresh
+/// image; then a remount, the check of the tree, and the image's fsck.
 pub fn native_outcome(
     env: &Env,
+    fs: &Fs,
     native: &Path,
     id: u32,
     name: &str,
@@ -463,29 +543,44 @@ pub fn native_outcome(
     let imgs = env.target_dir.join("fs-images");
     std::fs::create_dir_all(&imgs).map_err(io(&imgs))?;
     let img = imgs.join(format!("{name}.img"));
-    image(&img, 16, "mkfs.minix", &["-3"])?;
+    image(&img, 32, fs.mkfs.0, fs.mkfs.1)?;
     let mut spec = VmSpec::new(name);
     spec.add_tool(env, "fgft-fsw")?;
-    spec.stock_modules = vec!["virtio_blk".into()];
-    spec.modules = vec![native.join("minix.ko")];
+    spec.stock_modules = ["virtio_blk"]
+        .iter()
+        .chain(fs.deps)
+        .map(|m| m.to_string())
+        .collect();
+    spec.modules = fs
+        .native
+        .iter()
+        .map(|m| native.join(format!("{m}.ko")))
+        .collect();
     attach(&mut spec, &[&img]);
+    let insmod: String = fs
+        .native
+        .iter()
+        .map(|m| format!("insmod /lib/fgft/{m}.ko || exit 12\n"))
+        .collect();
+    let (m, sw) = (fs.name, fs.native_switch);
     spec.script = format!(
         "modprobe virtio_blk || exit 10\n\
-         insmod /lib/fgft/minix.ko || exit 12\n\
-         P=/sys/module/minix/parameters\n\
-         mkdir -p /mnt/minix\n\
-         mount -t minix /dev/vda /mnt/minix || exit 11\n\
+         {}{insmod}\
+         P=/sys/module/{sw}/parameters\n\
+         mkdir -p /mnt/{m}\n\
+         mount -t {m} /dev/vda /mnt/{m} || exit 11\n\
          echo 1 > $P/fgft_inject_once\n\
-         mkdir /mnt/minix/t{id}\n\
+         mkdir /mnt/{m}/t{id}\n\
          echo {id} > $P/fgft_inject_id\n\
-         fgft-fsw -n 60 -s {id} -m /tmp/t.model /mnt/minix/t{id} | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw id={id} /'\n\
+         fgft-fsw -n 60 -s {id} -m /tmp/t.model /mnt/{m}/t{id} | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw id={id} /'\n\
          f=1; [ \"$(cat $P/fgft_inject_id)\" = 0 ] || f=0\n\
          echo 0 > $P/fgft_inject_id\n\
          echo \"FGFT-MARK fault id={id} fired=$f\"\n\
-         umount /mnt/minix || exit 15\n\
-         mount -t minix /dev/vda /mnt/minix || exit 16\n\
-         fgft-fsw -c -m /tmp/t.model /mnt/minix/t{id} | sed 's/^FGFT-MARK fsw /FGFT-MARK check /'\n\
-         umount /mnt/minix && echo \"FGFT-MARK fs-umounted fs=minix\"\n"
+         umount /mnt/{m} || exit 15\n\
+         mount -t {m} /dev/vda /mnt/{m} || exit 16\n\
+         fgft-fsw -c -m /tmp/t.model /mnt/{m}/t{id} | sed 's/^FGFT-MARK fsw /FGFT-MARK check /'\n\
+         umount /mnt/{m} && echo \"FGFT-MARK fs-umounted fs={m}\"\n",
+        load_deps(fs)
     );
     spec.timeout = Duration::from_secs(90);
     let out = fgft_vm::run(env, &spec)?;
@@ -508,7 +603,7 @@ pub fn native_outcome(
             .iter()
             .any(|m| m.parse::<u64>("bad").unwrap_or(0) > 0)
     };
-    let (code, _) = fsck("fsck.minix", &["-f"], &img)?;
+    let (code, _) = fsck(fs.fsck.0, fs.fsck.1, &img)?;
     if bad("fsw") || bad("check") || code != Some(0) || out.exit_status != Some(0) {
         return Ok(Native::Corrupt);
     }
@@ -531,31 +626,46 @@ pub struct Round {
 }
 
 /// Overhead on the workload: `ops` operations of fgft-fsw on Debian's own
-/// minix module and on the split one, alternating, `rounds` each, in one
-/// boot (the split is loaded in place of the stock module and back).
+/// modules of `fs` and on the split one, alternating, `rounds` each, in
+/// one boot (the split is loaded in place of the stock modules and back).
 pub fn overhead(
     env: &Env,
+    fs: &Fs,
     (rt, built): (&Path, &Path),
     rounds: usize,
     ops: usize,
 ) -> Result<Vec<Round>, CampaignError> {
-    let (mut spec, _img) = minix_vm(env, "fs-minix-overhead", (rt, built), 128)?;
-    spec.stock_modules.push("minix".into());
+    let (m, sm) = (fs.name, fs.module);
+    let (mut spec, _img) = fs_vm(env, fs, &format!("fs-{m}-overhead"), (rt, built), 128)?;
+    spec.stock_modules
+        .extend(fs.stock.iter().map(|m| m.to_string()));
+    let stock_in: String = fs
+        .stock
+        .iter()
+        .map(|m| format!("modprobe {m} && "))
+        .collect();
+    let stock_out: String = fs
+        .stock
+        .iter()
+        .rev()
+        .map(|m| format!("rmmod {m} && "))
+        .collect();
     spec.script = format!(
         "modprobe virtio_blk || exit 10\n\
-         insmod /lib/fgft/fgft_rt.ko || exit 12\n\
-         insmod /lib/fgft/minix_sfi.ko || exit 13\n\
-         mkdir -p /mnt/minix\n\
+         {}insmod /lib/fgft/fgft_rt.ko || exit 12\n\
+         insmod /lib/fgft/{sm}_sfi.ko || exit 13\n\
+         mkdir -p /mnt/{m}\n\
          for r in $(seq 1 {rounds}); do\n\
            for b in stock fgft; do\n\
-             if [ $b = stock ]; then modprobe minix || exit 14; else insmod /lib/fgft/minix_fgft.ko || exit 14; fi\n\
-             mount -t minix /dev/vda /mnt/minix || exit 11\n\
-             mkdir /mnt/minix/$b$r\n\
-             fgft-fsw -n {ops} -s $r /mnt/minix/$b$r | sed \"s/^FGFT-MARK fsw /FGFT-MARK ofsw build=$b round=$r /\"\n\
-             umount /mnt/minix || exit 15\n\
-             if [ $b = stock ]; then rmmod minix; else rmmod minix_fgft; fi || exit 17\n\
+             if [ $b = stock ]; then {stock_in}true || exit 14; else insmod /lib/fgft/{sm}_fgft.ko || exit 14; fi\n\
+             mount -t {m} /dev/vda /mnt/{m} || exit 11\n\
+             mkdir /mnt/{m}/$b$r\n\
+             fgft-fsw -n {ops} -s $r /mnt/{m}/$b$r | sed \"s/^FGFT-MARK fsw /FGFT-MARK ofsw build=$b round=$r /\"\n\
+             umount /mnt/{m} || exit 15\n\
+             if [ $b = stock ]; then {stock_out}true; else rmmod {sm}_fgft; fi || exit 17\n\
            done\n\
-         done\n"
+         done\n",
+        load_deps(fs)
     );
     spec.timeout = Duration::from_secs(120 + 60 * rounds as u64);
     let out = fgft_vm::run(env, &spec)?;

@@ -11,7 +11,8 @@
  * (random offset and length, random bytes), read back, rename (across
  * directories too), truncate (shrink or grow), mkdir, rmdir, readdir,
  * unlink, statfs, and names that do not stay (a hard link, a symbolic link
- * or a FIFO, checked and removed again). The program keeps a model of the tree, the content of every
+ * or a FIFO, checked and removed again; skipped where the file system has
+ * none, EPERM or EOPNOTSUPP). The program keeps a model of the tree, the content of every
  * file byte by byte, and changes it only for operations that completed
  * (a short write by what was written). A read or a readdir is checked
  * against the model at once; at the end every file and directory is. -l
@@ -498,6 +499,12 @@ static void op_unlink(unsigned long n)
 	done(n, "unlink", path, 0, 0);
 }
 
+/* The file system has no such kind of name (VFAT: links, FIFOs). */
+static int unsupported(int err)
+{
+	return err == EPERM || err == EOPNOTSUPP || err == ENOSYS;
+}
+
 /*
  * statfs, or a name that does not stay: a hard link to a file, a symbolic
  * link or a FIFO made in a directory, checked, and removed again.  The
@@ -530,7 +537,8 @@ static void op_names(unsigned long n)
 			return;
 		path_of(i, path);
 		if (link(path, other) < 0) {
-			op_failed(n, "link", other, errno);
+			if (!unsupported(errno))
+				op_failed(n, "link", other, errno);
 			return;
 		}
 		ok = !lstat(other, &st) && st.st_nlink == 2 &&
@@ -538,7 +546,8 @@ static void op_names(unsigned long n)
 	} else if (k == 2) {
 		snprintf(path, sizeof(path), "to/%lu", n);
 		if (symlink(path, other) < 0) {
-			op_failed(n, "symlink", other, errno);
+			if (!unsupported(errno))
+				op_failed(n, "symlink", other, errno);
 			return;
 		}
 		len = readlink(other, buf, sizeof(buf) - 1);
@@ -546,7 +555,8 @@ static void op_names(unsigned long n)
 		     !memcmp(buf, path, len);
 	} else {
 		if (mknod(other, S_IFIFO | 0644, 0) < 0) {
-			op_failed(n, "mknod", other, errno);
+			if (!unsupported(errno))
+				op_failed(n, "mknod", other, errno);
 			return;
 		}
 		ok = !lstat(other, &st) && S_ISFIFO(st.st_mode);

@@ -52,3 +52,22 @@ fn an_auto_type_local_holds_the_member_it_was_initialized_from() {
         f.per_fn["f"].relations
     );
 }
+
+#[test]
+fn an_argument_converts_as_an_assignment_does() {
+    // fs/fat's `MSDOS_SB(inode->i_sb)`, where struct inode is the kernel's
+    // (its member's type unknown here): the parameter's type tells.
+    let f = facts(
+        "struct msdos_sb_info { int cluster_size; };\n\
+         static inline struct msdos_sb_info *MSDOS_SB(struct super_block *sb)\n{\n\treturn sb->s_fs_info;\n}\n\
+         int g(struct inode *inode)\n{\n\treturn MSDOS_SB(inode->i_sb)->cluster_size;\n}\n",
+    );
+    let inode = CType::Record("struct inode".into());
+    assert!(
+        f.per_fn["g"].relations.iter().any(|r| matches!(r,
+            Relation::Conv { base, field, to }
+                if *base == inode && field == "i_sb" && *to == CType::Record("struct super_block".into()))),
+        "{:?}",
+        f.per_fn["g"].relations
+    );
+}

@@ -819,6 +819,9 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
             let _ = writeln!(s, "{x}");
         }
     }
+    for decl in init::joint_decls(cx) {
+        let _ = writeln!(s, "{decl}");
+    }
     let _ = writeln!(s, "int fgft_register_{d}(void);");
     let _ = writeln!(s, "void fgft_unregister_{d}(void);");
     let _ = writeln!(s, "\n#endif /* _FGFT_{}_MAIN_H */", d.to_uppercase());
@@ -833,10 +836,13 @@ fn is_header(cx: &Ctx<'_, '_>, fid: FileId) -> bool {
 /// The module_init / module_*_driver and module_exit items of the driver.
 type Hook = (FileId, Range<usize>, String, String);
 
-fn module_hooks(cx: &Ctx<'_, '_>) -> (Option<Hook>, Option<Hook>) {
+/// Every module init and exit hook of the driver's files, in source order:
+/// (inits, exits).  Several inits are several upstream modules built into
+/// one (fs/fat's fat.ko and vfat.ko).
+fn module_hooks(cx: &Ctx<'_, '_>) -> (Vec<Hook>, Vec<Hook>) {
     let prog = cx.src.prog;
-    let mut init = None;
-    let mut exit = None;
+    let mut init = Vec::new();
+    let mut exit = Vec::new();
     for (fid, items) in prog.top.iter().enumerate() {
         if is_header(cx, fid) {
             continue;
@@ -858,11 +864,11 @@ fn module_hooks(cx: &Ctx<'_, '_>) -> (Option<Hook>, Option<Hook>) {
             };
             for (m, range, arg) in calls {
                 if cx.opts.module_macros.is_init(&m) {
-                    init = Some((fid, range, "module_init".to_string(), arg));
+                    init.push((fid, range, "module_init".to_string(), arg));
                 } else if cx.opts.module_macros.contains(&m) {
-                    init = Some((fid, range, m, arg));
+                    init.push((fid, range, m, arg));
                 } else if m == "module_exit" {
-                    exit = Some((fid, range, m, arg));
+                    exit.push((fid, range, m, arg));
                 }
             }
         }

@@ -766,8 +766,10 @@ fn shadow_decl(
     else {
         return;
     };
-    // A declaration macro (DEFINE_SPINLOCK): keep as written.
-    if pf.hinted.get(item.clone()) != pf.text.get(item.clone()) {
+    // A declaration macro (DEFINE_SPINLOCK): keep as written.  Conditional
+    // directives inside an initializer (fat_dir_operations' `#ifdef
+    // CONFIG_COMPAT`) are not one.
+    if !same_but_directives(pf.hinted.get(item.clone()), pf.text.get(item.clone())) {
         return;
     }
     if !g.alone {
@@ -799,6 +801,21 @@ fn shadow_decl(
         }
         ed.delete(st..init.end);
     }
+}
+
+/// Whether the hinted text `hinted` of an item is its text `text`, but for
+/// the preprocessor directive lines of `text` (the hinted text blanks or
+/// resolves them; both keep the lines).
+fn same_but_directives(hinted: Option<&str>, text: Option<&str>) -> bool {
+    let (Some(h), Some(t)) = (hinted, text) else {
+        return hinted == text;
+    };
+    let (hl, tl): (Vec<&str>, Vec<&str>) = (h.lines().collect(), t.lines().collect());
+    hl.len() == tl.len()
+        && hl
+            .iter()
+            .zip(&tl)
+            .all(|(a, b)| a == b || b.trim_start().starts_with('#'))
 }
 
 /// The per-unit SFI header: renames of the closure functions, prototypes

@@ -63,8 +63,11 @@ pub(super) fn plan_entry(
             how,
         });
     }
-    let (types, mut tdiags, hints) = b.finish();
+    let (mut types, mut tdiags, hints) = b.finish();
     diags.append(&mut tdiags);
+    if in_place {
+        embedded_in(inp, &closure, &uses, &mut types);
+    }
     let home = match stub_home(inp, d, &types) {
         Ok(h) => h,
         Err(mut u) => {
@@ -537,6 +540,52 @@ fn kernel_calls(inp: &Inputs<'_>, name: &str, closure: &Closure) -> (Vec<String>
     (apis, diags)
 }
 
+/// The driver's containers of the objects `types` grants in place: a type
+/// the closure converts with `container_of` to one driver record only
+/// (`MSDOS_I(inode)`: a `struct msdos_inode_info` around the `struct
+/// inode` at `vfs_inode`), whose members the closure uses.  Every object of
+/// the type the operation gets is then embedded (the file system's own
+/// inodes), and its container is granted in place with it.
+fn embedded_in(
+    inp: &Inputs<'_>,
+    closure: &fgft_facts::callgraph::Closure,
+    uses: &super::uses::Uses,
+    types: &mut [fgft_stubs::TypeSpec],
+) {
+    let mut by: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    for f in &closure.fns {
+        let Some(ff) = inp.facts.per_fn.get(f) else {
+            continue;
+        };
+        for r in &ff.relations {
+            let fgft_facts::model::Relation::Container {
+                inner,
+                outer,
+                member,
+            } = r
+            else {
+                continue;
+            };
+            let outer = inp.prog.resolve(outer);
+            if let (Some(i), Some(o)) = (inner.record(), outer.record()) {
+                if inp.prog.records.contains_key(o)
+                    && fgft_base::ident::is_ident(member)
+                    && uses.touches(inp.prog, &outer, 0)
+                {
+                    by.entry(i.to_string())
+                        .or_default()
+                        .insert((o.to_string(), member.clone()));
+                }
+            }
+        }
+    }
+    for t in types.iter_mut() {
+        if let Some(set) = by.get(&t.c_type).filter(|s| s.len() == 1) {
+            t.container = set.iter().next().cloned();
+        }
+    }
+}
+
 /// Where the stub is compiled.  The stub and its copy functions need the
 /// definition of every driver record they copy; the entry's own unit sees
 /// those of its own file and of headers.  A record another translation
@@ -550,9 +599,15 @@ fn stub_home(
     d: &FnDef,
     types: &[fgft_stubs::TypeSpec],
 ) -> Result<Option<FileId>, Vec<Located>> {
+    // The records it copies, and the containers it grants (offsetof).
     let recs: Vec<(&fgft_stubs::TypeSpec, FileId, usize)> = types
         .iter()
-        .filter_map(|t| inp.prog.records.get(&t.c_type).map(|r| (t, r.file, r.line)))
+        .flat_map(|t| {
+            let container = t.container.as_ref().map(|c| c.0.as_str());
+            std::iter::once(t.c_type.as_str())
+                .chain(container)
+                .filter_map(move |c| inp.prog.records.get(c).map(|r| (t, r.file, r.line)))
+        })
         .collect();
     let sees = |unit: FileId, file: FileId| {
         let f = &inp.files[file];

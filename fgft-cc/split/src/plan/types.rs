@@ -305,6 +305,7 @@ impl TypeBuilder<'_, '_> {
             priv_accessor: None,
             rights: if writes { Rights::RW } else { Rights::R },
             priv_only: false,
+            container: None,
             why: "a value behind a pointer parameter".into(),
         });
         // Whole-value copy: a pseudo member covering the object.
@@ -332,6 +333,7 @@ impl TypeBuilder<'_, '_> {
             priv_accessor: None,
             rights: Rights::R,
             priv_only: false,
+            container: None,
             why,
         });
         let mut fields = Vec::new();

@@ -8,7 +8,13 @@ use std::fmt::Write as _;
 
 /// Hooks module init/exit; returns the file that holds them.
 pub(super) fn hook_init(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) -> Option<FileId> {
-    let (init, exit) = module_hooks(cx);
+    if let Some(pairs) = joint_hooks(cx) {
+        let fid = hook_joint(cx, mf, &pairs);
+        registration(cx, &mut mf.tails[fid]);
+        return Some(fid);
+    }
+    let (inits, exits) = module_hooks(cx);
+    let (init, exit) = (inits.last().cloned(), exits.last().cloned());
     let Some(init) = init else {
         let e = cx.plan.entries.first()?;
         let f = cx.src.prog.fns[e.def].file;
@@ -36,6 +42,113 @@ pub(super) fn hook_init(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles) -> Option<File
     }
     registration(cx, &mut mf.tails[fid]);
     Some(fid)
+}
+
+/// Several upstream modules built into one (fs/fat's fat.ko and vfat.ko):
+/// each has its own `module_init(f)` (and `module_exit(g)` in the same
+/// file), in source order.  None when the driver has at most one init, or
+/// an init that is not `module_init`.
+fn joint_hooks(cx: &Ctx<'_, '_>) -> Option<Vec<(Hook, Option<Hook>)>> {
+    let (inits, exits) = module_hooks(cx);
+    if inits.len() < 2 || inits.iter().any(|h| h.2 != "module_init") {
+        return None;
+    }
+    Some(
+        inits
+            .into_iter()
+            .map(|i| {
+                let e = exits.iter().find(|e| e.0 == i.0).cloned();
+                (i, e)
+            })
+            .collect(),
+    )
+}
+
+/// The prototypes of [`hook_joint`]'s trampolines, for the main header.
+pub(super) fn joint_decls(cx: &Ctx<'_, '_>) -> Vec<String> {
+    let d = &cx.plan.driver;
+    let mut out = Vec::new();
+    for (k, (_, exit)) in joint_hooks(cx).into_iter().flatten().enumerate() {
+        out.push(format!("int __init fgft_init_{d}_{}(void);", k + 1));
+        if exit.is_some() {
+            out.push(format!("void fgft_exit_{d}_{}(void);", k + 1));
+        }
+    }
+    out
+}
+
+/// Several modules' inits in one module: each `module_init(f)` becomes a
+/// trampoline `fgft_init_D_K` (its `module_exit(g)`, `fgft_exit_D_K`), and
+/// one init, in the file of the last, registers the isolated entry points
+/// and runs them in order, running the exits of those that succeeded if
+/// one fails; one exit runs the exits in the other order.  The file of the
+/// generated init.
+fn hook_joint(cx: &mut Ctx<'_, '_>, mf: &mut MainFiles, pairs: &[(Hook, Option<Hook>)]) -> FileId {
+    let d = cx.plan.driver.clone();
+    let header = format!("#include \"fgft_{d}_main.h\"\n\n");
+    for (k, ((fid, item, _, arg), exit)) in pairs.iter().enumerate() {
+        let k = k + 1;
+        let mut t = header.clone();
+        let _ = writeln!(
+            t,
+            "/* fgft: {arg}, run by the module's one init (fgft_init_{d}) */"
+        );
+        let _ = writeln!(t, "int __init fgft_init_{d}_{k}(void)");
+        let _ = writeln!(t, "{{\n\treturn {arg}();\n}}");
+        mf.edits[*fid].replace(item.clone(), fgft_stubs::tidy(&t));
+        if let Some((efid, eitem, _, earg)) = exit {
+            let mut t = String::new();
+            if efid != fid || eitem.start < item.start {
+                t.push_str(&header);
+            }
+            let _ = writeln!(
+                t,
+                "/* fgft: {earg}, run by the module's one exit (fgft_exit_{d}) */"
+            );
+            let _ = writeln!(t, "void fgft_exit_{d}_{k}(void)");
+            let _ = writeln!(t, "{{\n\t{earg}();\n}}");
+            mf.edits[*efid].replace(eitem.clone(), fgft_stubs::tidy(&t));
+        }
+    }
+    let n = pairs.len();
+    let has_exit = |k: usize| pairs[k - 1].1.is_some();
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "\n/* fgft: registers the isolated entry points, then runs the inits of the {n} modules built into {}, in order */",
+        cx.plan.module
+    );
+    let _ = writeln!(t, "static int __init fgft_init_{d}(void)");
+    let _ = writeln!(t, "{{\n\tint err = fgft_register_{d}();\n");
+    t.push_str("\tif (err)\n\t\treturn err;\n");
+    for k in 1..=n {
+        let _ = writeln!(t, "\terr = fgft_init_{d}_{k}();");
+        let _ = writeln!(t, "\tif (err)\n\t\tgoto undo{k};");
+    }
+    t.push_str("\treturn 0;\n");
+    for k in (1..=n).rev() {
+        let _ = writeln!(t, "undo{k}:");
+        if k > 1 && has_exit(k - 1) {
+            let _ = writeln!(t, "\tfgft_exit_{d}_{}();", k - 1);
+        }
+    }
+    let _ = writeln!(t, "\tfgft_unregister_{d}();\n\treturn err;\n}}\n");
+    let _ = writeln!(
+        t,
+        "/* fgft: runs the exits of the modules built into {} in the other order, then unregisters the isolated entry points */",
+        cx.plan.module
+    );
+    let _ = writeln!(t, "static void __exit fgft_exit_{d}(void)");
+    let _ = write!(t, "{{\n{}", flush(cx));
+    for k in (1..=n).rev().filter(|k| has_exit(*k)) {
+        let _ = writeln!(t, "\tfgft_exit_{d}_{k}();");
+    }
+    let _ = writeln!(t, "\tfgft_unregister_{d}();\n}}\n");
+    let _ = writeln!(t, "module_init(fgft_init_{d});");
+    let _ = writeln!(t, "module_exit(fgft_exit_{d});");
+    let fid = pairs[n - 1].0 .0;
+    mf.tails[fid].push_str(&t);
+    fid
 }
 
 /// A module with no init and no exit of its own: an init that registers
