@@ -19,6 +19,8 @@
 
 #include <fgft/runtime.h>
 
+#include "fgft_internal.h"
+
 static int fgft_inject_id;
 module_param(fgft_inject_id, int, 0644);
 MODULE_PARM_DESC(fgft_inject_id, "fault-injection variant to switch on (0: none)");
@@ -34,8 +36,9 @@ MODULE_PARM_DESC(fgft_inject_once, "disarm the variant at its first hit (a trans
 /*
  * A campaign over every function an isolated entry point's call reaches
  * (not only the entry points) sets fgft_inject_txn: a hit counts only
- * inside a transaction.  The same function called from code fgft does not
- * isolate (a file system's mkdir calling minix_add_link) runs the fault-free
+ * inside a transaction's body.  The same function called from code fgft
+ * does not isolate (a file system's mkdir calling minix_add_link, or a
+ * call deferred to commit reaching minix_write_inode) runs the fault-free
  * path there.
  */
 static bool fgft_inject_txn;
@@ -46,7 +49,7 @@ bool fgft_inject_hit(int id)
 {
 	if (likely(READ_ONCE(fgft_inject_id) != id))
 		return false;
-	if (READ_ONCE(fgft_inject_txn) && !fgft_current())
+	if (READ_ONCE(fgft_inject_txn) && !fgft_active())
 		return false;
 	if (READ_ONCE(fgft_inject_once))
 		return cmpxchg(&fgft_inject_id, id, 0) == id;
