@@ -73,6 +73,11 @@ pub struct Annotations {
     /// `[recovery] error`: entry points whose aborted calls return the
     /// abort's value at once, even where the slot table retries.
     pub no_retry: Vec<Pattern>,
+    /// `[isolate] unchecked-reads`: closure functions whose loads are not
+    /// range-checked (they walk kernel structures no grant covers: fs/fat's
+    /// `fat_iget` over the inode hash chains); they must make no store
+    /// outside their own frame.
+    pub unchecked_reads: Vec<Pattern>,
 }
 
 /// `[driver]` of a sidecar.
@@ -359,6 +364,7 @@ impl Annotations {
         }
         self.retry.extend(other.retry);
         self.no_retry.extend(other.no_retry);
+        self.unchecked_reads.extend(other.unchecked_reads);
         Ok(self)
     }
 

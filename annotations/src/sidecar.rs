@@ -68,6 +68,8 @@ struct RawIsolate {
     entry: Vec<S>,
     #[serde(default)]
     exclude: Vec<S>,
+    #[serde(default)]
+    unchecked_reads: Vec<S>,
 }
 
 #[derive(Deserialize)]
@@ -203,6 +205,12 @@ pub(crate) fn parse(path: &Path, text: &str) -> Result<Annotations, AnnotError> 
             let p = Pattern::new(e.get_ref(), cx.at(e))?;
             if !out.exclude.iter().any(|q| q.text() == p.text()) {
                 out.exclude.push(p);
+            }
+        }
+        for e in &iso.unchecked_reads {
+            let p = Pattern::new(e.get_ref(), cx.at(e))?;
+            if !out.unchecked_reads.iter().any(|q| q.text() == p.text()) {
+                out.unchecked_reads.push(p);
             }
         }
     }

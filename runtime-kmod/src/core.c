@@ -158,6 +158,19 @@ struct fgft_txn *fgft_current(void)
 }
 EXPORT_SYMBOL_GPL(fgft_current);
 
+void fgft_irreversible(struct fgft_txn *txn)
+{
+	if (txn)
+		txn->irreversible = 1;
+}
+EXPORT_SYMBOL_GPL(fgft_irreversible);
+
+bool fgft_txn_retriable(struct fgft_txn *txn)
+{
+	return !IS_ERR_OR_NULL(txn) && !txn->irreversible;
+}
+EXPORT_SYMBOL_GPL(fgft_txn_retriable);
+
 void fgft_dev_touch(void)
 {
 	struct fgft_txn *t = fgft_current();
@@ -331,6 +344,7 @@ static __always_inline void txn_release(struct fgft_txn *t)
 	t->dreg = NULL;
 	t->checkpointed = 0;
 	t->dev_touched = 0;
+	t->irreversible = 0;
 	t->logging = 0;
 	t->wlog.n = 0;
 	if (t->wlog.cap > FGFT_POOL_KEEP) {

@@ -175,6 +175,7 @@ struct fgft_txn {
 	u8 logging;	/* stores are logged (objects used in place) */
 	u8 tables;	/* granted or copied: the range table, tracker to reset */
 	u8 dev_touched;	/* the body accessed a device (fgft_dev_touch()) */
+	u8 irreversible;	/* it made a call no abort undoes */
 
 	struct fgft_txn *outer;	/* enclosing transaction, same (task, ctx) */
 	unsigned int nr_inner;	/* transactions open inside this one */

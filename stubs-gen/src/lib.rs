@@ -584,7 +584,7 @@ mod tests {
         let begin = c.find("txn = fgft_txn_begin(").expect("begin");
         assert!(again < begin, "{c}");
         assert!(
-            c.contains("\terr = fgft_txn_abort(txn);\n\tif (!retried) {\n\t\tretried = fgft_txn_retry(&fgft_ep_drv_get_thing, err);\n\t\tif (retried)\n\t\t\tgoto again;\n\t}\n"),
+            c.contains("abort:\n\tif (!retried && !fgft_txn_retriable(txn))\n\t\tretried = 1;\n\terr = fgft_txn_abort(txn);\n\tif (!retried) {\n\t\tretried = fgft_txn_retry(&fgft_ep_drv_get_thing, err);\n\t\tif (retried)\n\t\t\tgoto again;\n\t}\n"),
             "{c}"
         );
         // The retry's time, from its start to its commit.

@@ -138,14 +138,18 @@ pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {
     } else {
         s.push_str("\treturn a.ret;\n");
     }
-    s.push_str("abort:\n\terr = fgft_txn_abort(txn);\n");
     if e.retry {
-        // Recovery policy `retry`: the abort left no trace; once more.
+        // Recovery policy `retry`: the abort left no trace; once more (not
+        // after a call no abort undoes, nor a second time).
+        s.push_str("abort:\n\tif (!retried && !fgft_txn_retriable(txn))\n\t\tretried = 1;\n");
+        s.push_str("\terr = fgft_txn_abort(txn);\n");
         let _ = writeln!(
             s,
             "\tif (!retried) {{\n\t\tretried = fgft_txn_retry(&{}, err);\n\t\tif (retried)\n\t\t\tgoto again;\n\t}}",
             e.ep_name()
         );
+    } else {
+        s.push_str("abort:\n\terr = fgft_txn_abort(txn);\n");
     }
     match restored(e) {
         Some(r) => {

@@ -28,6 +28,7 @@
 #define _FGFT_RUNTIME_H
 
 #include <linux/types.h>
+#include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/spinlock_types.h>
 #include <asm/msr.h>
@@ -158,6 +159,16 @@ int fgft_txn_abort(struct fgft_txn *txn);
 u64 fgft_txn_retry(struct fgft_entry *ep, int err);
 
 /*
+ * The body made a call no abort undoes (an `irreversible` wrapper called
+ * at once: d_splice_alias()): an abort then leaves that call's effect, and
+ * the call is not run once more (it would make the call again).
+ */
+void fgft_irreversible(struct fgft_txn *txn);
+
+/* Before fgft_txn_abort(): whether the call may run once more. */
+bool fgft_txn_retriable(struct fgft_txn *txn);
+
+/*
  * The retry that started at @t0 (fgft_txn_retry()) committed: its time is
  * the second half of the recovery (stats: retry_ns_sum, retry_ns_max; the
  * abort's own is recovery_ns_*).
@@ -198,6 +209,24 @@ struct fgft_txn *fgft_current(void);
  */
 struct inode;
 long fgft_fs_keep_tail(struct inode *inode, loff_t newsize);
+
+/*
+ * The undo of hlist_del() and hlist_del_init() (compensations.toml): puts
+ * @n back where it was, after the node or head whose next pointer was at
+ * @pprev.  The chain's lock, held to the end of the transaction, kept
+ * everyone else off it in between.
+ */
+static inline void fgft_hlist_relink(struct hlist_node *n,
+				     struct hlist_node **pprev)
+{
+	struct hlist_node *next = *pprev;
+
+	n->next = next;
+	if (next)
+		next->pprev = &n->next;
+	WRITE_ONCE(n->pprev, pprev);
+	WRITE_ONCE(*pprev, n);
+}
 
 /*
  * Marks the innermost transaction as having touched its device: SFI code

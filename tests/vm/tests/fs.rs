@@ -142,12 +142,12 @@ fn split_minix_keeps_every_completed_write_under_fgft() {
 
 /// VFAT (fs/fat: fat.ko and vfat.ko split together as one module, with
 /// corpus/upstream/vfat.toml: its directory operations but mkdir,
-/// attributes, readdir and statfs isolated), loaded in place of Debian's
+/// attributes, readdir and statfs isolated; fat_iget's walk of the inode
+/// hash chains with unchecked reads), loaded in place of Debian's
 /// fat and vfat modules: the workload completes and verifies, every
 /// isolated operation commits, the remount finds every completed write,
 /// and fsck.vfat -n finds no error.
 #[test]
-#[ignore = "issue 17: fat_iget walks fat's inode hash chains and fat_attach/fat_detach relink them, through other inodes no grant covers (refused reads and writes)"]
 fn split_vfat_keeps_every_completed_write_under_fgft() {
     let env = env();
     let fs = &membrane::VFAT;

@@ -444,6 +444,12 @@ fn file_edits(
                 } else if !plan.entries.iter().any(|e| &e.spec.name == name) {
                     maybe_unused(pf, it.range.clone(), ed);
                 }
+                if plan.unchecked_reads.contains(name) {
+                    ed.insert(
+                        it.range.start,
+                        "/* fgft: loads not range-checked ([isolate] unchecked-reads) */\n__no_sanitize_address\n".to_string(),
+                    );
+                }
             }
             TopKind::Prototype(names) => {
                 if first_code.is_none() {

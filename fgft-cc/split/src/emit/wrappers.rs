@@ -720,11 +720,16 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     if needs_txn || e.save.is_some() || has_ret {
         s.push('\n');
     }
-    // A wait (a delay, or a sync that waits for what other code does:
+    // A wait (a delay, a sync that waits for what other code does, a call
+    // that sleeps on I/O:
     // write-back that takes the folio locks, an interrupt handler that
     // takes the driver's lock): locks the body already unlocked go now
     // (two-phase locking defers them, and nothing may wait holding them).
-    if matches!(e.effect.as_str(), "delay" | "sync") {
+    // A call no abort undoes: the transaction may not run once more.
+    if e.effect == "irreversible" && !e.commit {
+        s.push_str("\tfgft_irreversible(fgft_current());\n");
+    }
+    if e.sleeps || matches!(e.effect.as_str(), "delay" | "sync") {
         s.push_str("\tfgft_sleep_point(fgft_current());\n");
     } else if let Some(why) = calls_back {
         // A call back into the driver runs the main module's code, which
@@ -1098,6 +1103,7 @@ mod tests {
             release: None,
             lock_ok: None,
             locks_result: None,
+            sleeps: false,
             callbacks: Vec::new(),
             raw: false,
             memory: crate::plan::table::Memory::Plain,

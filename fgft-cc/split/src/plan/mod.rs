@@ -128,6 +128,9 @@ pub struct Plan {
     pub entries: Vec<EntryPlan>,
     /// Driver functions compiled into the SFI module (union of closures).
     pub sfi_fns: BTreeSet<String>,
+    /// Closure functions whose loads are not range-checked (`[isolate]
+    /// unchecked-reads`); each makes no store outside its frame.
+    pub unchecked_reads: BTreeSet<String>,
     /// Wrapped kernel functions the SFI code calls.
     pub wrapped: BTreeSet<String>,
     /// Wrapped kernel functions that may call back into the driver: they
@@ -397,6 +400,7 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
     header_calls(inp, &mut plan);
     sfi_wide(inp, &mut plan);
     plan.kernel_values = kernel_values(inp, &plan.sfi_fns);
+    plan.unchecked_reads = unchecked_reads(inp, &plan.sfi_fns, &mut plan.diags);
     plan.containers = container_grants(inp, &plan);
     device::plan(inp, &mut plan);
     plan
@@ -523,6 +527,56 @@ fn header_calls(inp: &Inputs<'_>, plan: &mut Plan) {
             plan.header_calls.insert(a.clone(), d);
         }
     }
+}
+
+/// The closure functions `[isolate] unchecked-reads` names.  A pattern
+/// that names none, or a function that stores outside its own frame (its
+/// stores would go unchecked too), is an error.
+fn unchecked_reads(
+    inp: &Inputs<'_>,
+    sfi_fns: &BTreeSet<String>,
+    diags: &mut Vec<Located>,
+) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for p in &inp.ann.unchecked_reads {
+        let err = |message: String, label: &str| Located {
+            path: p.loc.file.clone(),
+            text: std::fs::read_to_string(&p.loc.file).unwrap_or_default(),
+            range: p.loc.start..p.loc.end,
+            message,
+            label: label.into(),
+            notes: vec![],
+            warning: false,
+        };
+        let named: Vec<&String> = sfi_fns.iter().filter(|f| p.matches(f)).collect();
+        if named.is_empty() {
+            diags.push(err(
+                format!(
+                    "unchecked-reads pattern `{}` matches no function an isolated entry point reaches",
+                    p.text()
+                ),
+                "matches nothing",
+            ));
+        }
+        for f in named {
+            let Some(ff) = inp.facts.per_fn.get(f) else {
+                continue;
+            };
+            let stores = ff.accesses.iter().any(|a| a.kind.writes())
+                || ff.ptr_uses.iter().any(|u| u.access.writes());
+            if stores {
+                diags.push(err(
+                    format!(
+                        "`{f}` stores through a pointer: its stores would go unchecked with its loads (unchecked-reads is for functions that only read)"
+                    ),
+                    "stores",
+                ));
+            } else {
+                out.insert(f.clone());
+            }
+        }
+    }
+    out
 }
 
 /// The functions to isolate, in the order the annotations give them; an

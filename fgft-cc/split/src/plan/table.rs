@@ -90,6 +90,8 @@ struct EntryRaw {
     lock_ok: Option<String>,
     locks_result: Option<String>,
     #[serde(default)]
+    sleeps: bool,
+    #[serde(default)]
     callbacks: Vec<String>,
     #[serde(default)]
     raw: bool,
@@ -285,6 +287,9 @@ pub struct ApiEntry {
     /// and the transaction holds that lock as a `lock = "call"` one, to be
     /// released with `release`.
     pub locks_result: Option<String>,
+    /// The call may sleep (it waits for I/O: `__bread_gfp`): a wait point,
+    /// as `sync` and `delay` calls are.
+    pub sleeps: bool,
     /// `lock = "call"` returning a value: `!ret` (0 is success, as for
     /// `down_interruptible`) or `ret` (non-zero is, as for trylocks).
     pub lock_ok: Option<String>,
@@ -560,6 +565,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         release: raw.release,
         lock_ok: raw.lock_ok,
         locks_result: raw.locks_result.clone(),
+        sleeps: raw.sleeps,
         callbacks: raw.callbacks,
         raw: raw.raw,
         memory,
