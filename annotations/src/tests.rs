@@ -816,3 +816,16 @@ fn slot_patterns_select_by_the_slots_a_function_fills() {
         .collect();
     assert_eq!(stale, ["dev_pm_ops.*"]);
 }
+
+#[test]
+fn unchecked_reads_are_patterns_of_the_isolate_section() {
+    let a =
+        side("[isolate]\nentry = [\"vfat_*\"]\nunchecked-reads = [\"fat_iget\", \"fat_iget\"]\n")
+            .unwrap();
+    let names: Vec<&str> = a.unchecked_reads.iter().map(|p| p.text()).collect();
+    assert_eq!(names, ["fat_iget"]);
+    assert!(a.unchecked_reads[0].matches("fat_iget"));
+    // A misspelt key is an error, as every unknown key is.
+    let e = side_err("[isolate]\nunchecked-read = [\"fat_iget\"]\n");
+    assert_eq!(line_col(&e).0, 2, "{e}");
+}

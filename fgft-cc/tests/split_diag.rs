@@ -1473,3 +1473,43 @@ MODULE_LICENSE("GPL");
     assert!(member(&plan, "held").contains("Ptr"), "{plan}");
     assert!(plan.contains("type struct sk_buff"), "{plan}");
 }
+
+/// `[isolate] unchecked-reads`: a pattern that names no function the
+/// isolated entry points reach, and a function that stores through a
+/// pointer, are located errors.
+#[test]
+fn unchecked_reads_must_name_closure_functions_that_only_read() {
+    let t = tempfile::tempdir().unwrap();
+    let src = write_driver(t.path());
+    for (names, want) in [
+        (
+            "\"no_such_fn\"",
+            "unchecked-reads pattern `no_such_fn` matches no function an isolated entry point reaches",
+        ),
+        (
+            "\"demo_get_regs\"",
+            "`demo_get_regs` stores through a pointer: its stores would go unchecked with its loads",
+        ),
+    ] {
+        let side = t.path().join("demo.toml");
+        std::fs::write(
+            &side,
+            format!(
+                "[isolate]\nentry = [\"demo_get_regs\"]\nunchecked-reads = [{names}]\n\n[[hint]]\nfunction = \"demo_get_regs\"\nparam = \"buf\"\nkind = \"blob\"\nlen = \"regs->len\"\n\n[[hint]]\nstruct = \"demo_priv\"\nfield = \"table\"\nkind = \"blob\"\nlen = \"p->n + 1\"\n"
+            ),
+        )
+        .unwrap();
+        let out = t.path().join("out");
+        let (code, err) = run(&[
+            src.to_str().unwrap(),
+            "--annotations",
+            side.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(code, 1, "{err}");
+        assert!(err.contains(want), "{err}");
+        assert!(err.contains("demo.toml:3"), "located at the pattern: {err}");
+        assert!(!out.exists());
+    }
+}

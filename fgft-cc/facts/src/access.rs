@@ -389,8 +389,7 @@ impl Walker<'_, '_> {
                     };
                     self.relate(&ty, &info);
                     if inferred {
-                        // GNU `__auto_type`: the local has its
-                        // initializer's type, and holds its member's value.
+                        // `__auto_type`: the initializer's type and member.
                         ty = info.ty.clone();
                         field = info.field.clone();
                     }
@@ -1214,8 +1213,7 @@ impl Walker<'_, '_> {
         if self.prog.is_fn(&name) {
             let mut args = Vec::new();
             let mut names = Vec::new();
-            // Passing converts as assigning does (`MSDOS_SB(inode->i_sb)`
-            // with a `struct super_block *` parameter).
+            // Passing converts as assigning does (`MSDOS_SB(inode->i_sb)`).
             let ptys: Vec<CType> = self
                 .prog
                 .def(&name)
