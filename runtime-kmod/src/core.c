@@ -1278,6 +1278,16 @@ int fgft_undo_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 }
 EXPORT_SYMBOL_GPL(fgft_undo_push);
 
+int fgft_undo_push_late(struct fgft_txn *txn, fgft_comp_fn fn,
+			unsigned long a0, unsigned long a1, unsigned long a2,
+			unsigned long a3)
+{
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	return fgft_undo_add(&txn->log, FGFT_REC_UNDO_LATE, fn, a0, a1, a2, a3);
+}
+EXPORT_SYMBOL_GPL(fgft_undo_push_late);
+
 int fgft_defer_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 		    unsigned long a1, unsigned long a2, unsigned long a3)
 {

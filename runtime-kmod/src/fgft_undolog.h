@@ -27,6 +27,7 @@ enum fgft_rec_kind {
 	FGFT_REC_DEFER,
 	FGFT_REC_LOCK,
 	FGFT_REC_UNLOCK,
+	FGFT_REC_UNDO_LATE,	/* an undo run after the locks are released */
 };
 
 /* Lock kinds: how a lock record is released. */

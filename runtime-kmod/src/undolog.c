@@ -38,7 +38,8 @@ int fgft_undo_add(struct fgft_undolog *l, u8 kind, fgft_undo_fn fn,
 {
 	struct fgft_rec *r;
 
-	if ((kind != FGFT_REC_UNDO && kind != FGFT_REC_DEFER) || !fn)
+	if ((kind != FGFT_REC_UNDO && kind != FGFT_REC_DEFER &&
+	     kind != FGFT_REC_UNDO_LATE) || !fn)
 		return -EINVAL;
 	if (fgft_undo_reserve(l, 1))
 		return -ENOMEM;
@@ -140,6 +141,19 @@ void fgft_undo_finish(struct fgft_undolog *l, bool abort,
 		default:
 			break;
 		}
+	}
+	/*
+	 * Undos that call back into the driver (iput() of a new inode evicts
+	 * it through the file system, which takes its own locks) run once the
+	 * transaction holds none.
+	 */
+	for (i = l->n; abort && i > 0; i--) {
+		struct fgft_rec *r = &l->r[i - 1];
+
+		if (r->kind != FGFT_REC_UNDO_LATE)
+			continue;
+		r->fn(r->a[0], r->a[1], r->a[2], r->a[3]);
+		l->ran_undo++;
 	}
 	l->n = 0;
 	l->nlocks = 0;

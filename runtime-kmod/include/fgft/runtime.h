@@ -385,6 +385,15 @@ typedef void (*fgft_comp_fn)(unsigned long a0, unsigned long a1,
 int fgft_undo_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 		   unsigned long a1, unsigned long a2, unsigned long a3);
 
+/*
+ * The same, run after every other undo record and after the transaction's
+ * locks are released: an undo that calls back into the driver, which takes
+ * its own locks (iput() of a new inode, which the file system evicts).
+ */
+int fgft_undo_push_late(struct fgft_txn *txn, fgft_comp_fn fn,
+			unsigned long a0, unsigned long a1, unsigned long a2,
+			unsigned long a3);
+
 /* Run @fn(a0..a3) when the transaction ends, commit or abort (e.g. kfree). */
 int fgft_defer_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 		    unsigned long a1, unsigned long a2, unsigned long a3);

@@ -416,6 +416,8 @@ extern "C" fn record_unlock(_ctx: *mut c_void, kind: c_uint, lock: *mut c_void, 
 /// Record kinds (`enum fgft_rec_kind`).
 pub const REC_UNDO: u8 = 1;
 pub const REC_DEFER: u8 = 2;
+/// An undo run after the locks are released (FGFT_REC_UNDO_LATE).
+pub const REC_UNDO_LATE: u8 = 5;
 /// Lock kinds (`enum fgft_lock_kind`).
 pub const LOCK_SPIN: u32 = 1;
 pub const LOCK_SPIN_IRQSAVE: u32 = 2;

@@ -2,7 +2,7 @@
 
 use fgft_rt_ustest::{
     mem_live, DsError, Event, UndoLog, LOCK_MUTEX, LOCK_SPIN, LOCK_SPIN_BH, LOCK_SPIN_IRQSAVE,
-    REC_DEFER, REC_UNDO,
+    REC_DEFER, REC_UNDO, REC_UNDO_LATE,
 };
 use proptest::prelude::*;
 
@@ -38,6 +38,29 @@ fn abort_runs_lifo_and_releases_locks() {
     assert_eq!(st.released_locks, 2);
     assert_eq!(st.missing_unlocks, 2);
     assert_eq!(st.held_locks, 0);
+}
+
+#[test]
+fn a_late_undo_runs_after_the_locks_are_released() {
+    // iput() of a new inode calls back into the file system, which takes
+    // the lock the transaction holds (two-phase): it runs last.
+    let mut l = UndoLog::new();
+    l.lock(LOCK_SPIN, 0xa000, 0).unwrap();
+    l.push(REC_UNDO_LATE, args(10)).unwrap();
+    l.push(REC_UNDO, args(20)).unwrap();
+    l.unlock(LOCK_SPIN, 0xa000).unwrap();
+    let (ev, st) = l.finish(true);
+    assert_eq!(
+        ev,
+        vec![call(20), Event::Unlock(LOCK_SPIN, 0xa000, 0), call(10)]
+    );
+    assert_eq!(st.ran_undo, 2);
+    // A commit runs no undo, late or not.
+    l.lock(LOCK_SPIN, 0xa000, 0).unwrap();
+    l.push(REC_UNDO_LATE, args(10)).unwrap();
+    l.unlock(LOCK_SPIN, 0xa000).unwrap();
+    let (ev, _) = l.finish(false);
+    assert_eq!(ev, vec![Event::Unlock(LOCK_SPIN, 0xa000, 0)]);
 }
 
 #[test]

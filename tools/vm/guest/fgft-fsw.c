@@ -502,7 +502,7 @@ static void op_unlink(unsigned long n)
 /* The file system has no such kind of name (VFAT: links, FIFOs). */
 static int unsupported(int err)
 {
-	return err == EPERM || err == EOPNOTSUPP || err == ENOSYS;
+	return err == EPERM || err == EOPNOTSUPP;
 }
 
 /*

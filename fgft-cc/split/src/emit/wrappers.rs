@@ -1011,7 +1011,12 @@ fn call_body(s: &mut String, e: &ApiEntry) {
             "{}",
             fgft_stubs::wrap_call(
                 2,
-                &format!("fgft_undo_push(txn, fgft_undo_{}, {})", e.name, four(a)),
+                &format!(
+                    "fgft_undo_push{}(txn, fgft_undo_{}, {})",
+                    if e.undo_unlocked { "_late" } else { "" },
+                    e.name,
+                    four(a)
+                ),
                 ";"
             )
         );
@@ -1104,6 +1109,7 @@ mod tests {
             lock_ok: None,
             locks_result: None,
             sleeps: false,
+            undo_unlocked: false,
             callbacks: Vec::new(),
             raw: false,
             memory: crate::plan::table::Memory::Plain,

@@ -92,6 +92,8 @@ struct EntryRaw {
     #[serde(default)]
     sleeps: bool,
     #[serde(default)]
+    undo_unlocked: bool,
+    #[serde(default)]
     callbacks: Vec<String>,
     #[serde(default)]
     raw: bool,
@@ -290,6 +292,9 @@ pub struct ApiEntry {
     /// The call may sleep (it waits for I/O: `__bread_gfp`): a wait point,
     /// as `sync` and `delay` calls are.
     pub sleeps: bool,
+    /// The undo runs after the transaction's locks are released (it calls
+    /// back into the driver: `iput()` of a new inode evicts it).
+    pub undo_unlocked: bool,
     /// `lock = "call"` returning a value: `!ret` (0 is success, as for
     /// `down_interruptible`) or `ret` (non-zero is, as for trylocks).
     pub lock_ok: Option<String>,
@@ -566,6 +571,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         lock_ok: raw.lock_ok,
         locks_result: raw.locks_result.clone(),
         sleeps: raw.sleeps,
+        undo_unlocked: raw.undo_unlocked,
         callbacks: raw.callbacks,
         raw: raw.raw,
         memory,
