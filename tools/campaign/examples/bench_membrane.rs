@@ -129,7 +129,19 @@ fn bench(out: &PathBuf, which: &[&'static Fs]) -> Result<(), CampaignError> {
         })
         .collect();
     let names: Vec<&str> = which.iter().map(|f| f.name).collect();
-    let command = format!("scripts/bench-membrane.sh {}", names.join(" "));
+    // The settings this run was given, as the command that repeats it.
+    let mut command = String::new();
+    for v in [
+        "FGFT_FS_FAULTS_PER_ENTRY",
+        "FGFT_FS_NATIVE",
+        "FGFT_FS_ROUNDS",
+        "FGFT_FS_OPS",
+    ] {
+        if let Ok(x) = std::env::var(v) {
+            command.push_str(&format!("{v}={x} "));
+        }
+    }
+    command.push_str(&format!("scripts/bench-membrane.sh {}", names.join(" ")));
     let text = membrane::report(&command, &results);
     std::fs::write(out, text).map_err(|source| CampaignError::Io {
         path: out.clone(),

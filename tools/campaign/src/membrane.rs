@@ -806,6 +806,14 @@ pub fn report(command: &str, all: &[Results<'_>]) -> String {
     s
 }
 
+/// `tool arg...` as a shell would read it.
+fn command_line((tool, args): (&str, &[&str])) -> String {
+    std::iter::once(tool)
+        .chain(args.iter().copied())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn us(ns: u64) -> String {
     format!("{:.0} µs", ns as f64 / 1000.0)
 }
@@ -829,14 +837,12 @@ fn fs_section(s: &mut String, r: &Results<'_>) {
     let _ = writeln!(
         s,
         "{} of linux-source-6.12, `{}` ({} lines of settings), images made by \
-         `{} {}`, checked by `{} {}`.\n",
+         `{}`, checked by `{}`.\n",
         fs.dir,
         fs.sidecar,
         sidecar_lines(&r.sidecar),
-        fs.mkfs.0,
-        fs.mkfs.1.join(" "),
-        fs.fsck.0,
-        fs.fsck.1.join(" ")
+        command_line(fs.mkfs),
+        command_line(fs.fsck)
     );
     let _ = writeln!(s, "### Campaign\n");
     let _ = writeln!(
@@ -885,9 +891,8 @@ fn fs_section(s: &mut String, r: &Results<'_>) {
     );
     let _ = writeln!(
         s,
-        "| `{} {}` on the image | exit {} |\n",
-        fs.fsck.0,
-        fs.fsck.1.join(" "),
+        "| `{}` on the image | exit {} |\n",
+        command_line(fs.fsck),
         r.fsck.0.map_or("none".into(), |c| c.to_string())
     );
     by_kind(s, c);
