@@ -33,6 +33,7 @@ struct Run {
     entries: usize,
     native: Vec<(u32, Native)>,
     rounds: Vec<Round>,
+    overhead_error: Option<String>,
     sidecar: String,
     fsck: (Option<i32>, String),
 }
@@ -78,7 +79,16 @@ fn run(env: &Env, fs: &'static Fs, ops: usize) -> Result<Run, CampaignError> {
         &format!("bench-{m}-clean"),
     )?;
     eprintln!("bench_membrane: {m}: overhead, {rounds} rounds of {ops} operations");
-    let rounds = membrane::overhead(env, fs, (&rt, &built), rounds, ops)?;
+    let (rounds, overhead_error) = match membrane::overhead(env, fs, (&rt, &built), rounds, ops) {
+        Ok(r) => (r, None),
+        Err(e) => {
+            eprintln!("bench_membrane: {m}: overhead: {e}");
+            (
+                Vec::new(),
+                Some(e.to_string().lines().next().unwrap_or("").to_string()),
+            )
+        }
+    };
     let sidecar_path = env.repo_root.join(fs.sidecar);
     let sidecar = std::fs::read_to_string(&sidecar_path).map_err(|source| CampaignError::Io {
         path: sidecar_path,
@@ -93,6 +103,7 @@ fn run(env: &Env, fs: &'static Fs, ops: usize) -> Result<Run, CampaignError> {
         entries,
         native,
         rounds,
+        overhead_error,
         sidecar,
         fsck,
     })
@@ -123,6 +134,7 @@ fn bench(out: &PathBuf, which: &[&'static Fs]) -> Result<(), CampaignError> {
             entries: r.entries,
             native: r.native.clone(),
             rounds: r.rounds.clone(),
+            overhead_error: r.overhead_error.clone(),
             ops,
             sidecar: r.sidecar.clone(),
             fsck: r.fsck.clone(),

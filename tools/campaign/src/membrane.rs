@@ -653,16 +653,15 @@ pub fn overhead(
     spec.script = format!(
         "modprobe virtio_blk || exit 10\n\
          {}insmod /lib/fgft/fgft_rt.ko || exit 12\n\
-         insmod /lib/fgft/{sm}_sfi.ko || exit 13\n\
          mkdir -p /mnt/{m}\n\
          for r in $(seq 1 {rounds}); do\n\
            for b in stock fgft; do\n\
-             if [ $b = stock ]; then {stock_in}true || exit 14; else insmod /lib/fgft/{sm}_fgft.ko || exit 14; fi\n\
+             if [ $b = stock ]; then {stock_in}true || exit 14; else insmod /lib/fgft/{sm}_sfi.ko && insmod /lib/fgft/{sm}_fgft.ko || exit 14; fi\n\
              mount -t {m} /dev/vda /mnt/{m} || exit 11\n\
              mkdir /mnt/{m}/$b$r\n\
              fgft-fsw -n {ops} -s $r /mnt/{m}/$b$r | sed \"s/^FGFT-MARK fsw /FGFT-MARK ofsw build=$b round=$r /\"\n\
              umount /mnt/{m} || exit 15\n\
-             if [ $b = stock ]; then {stock_out}true; else rmmod {sm}_fgft; fi || exit 17\n\
+             if [ $b = stock ]; then {stock_out}true; else rmmod {sm}_fgft && rmmod {sm}_sfi; fi || exit 17\n\
            done\n\
          done\n",
         load_deps(fs)
@@ -737,6 +736,8 @@ pub struct Results<'a> {
     /// (variant id, native outcome) of the variants run natively.
     pub native: Vec<(u32, Native)>,
     pub rounds: Vec<Round>,
+    /// Why the overhead run gave no rounds.
+    pub overhead_error: Option<String>,
     pub ops: usize,
     pub sidecar: String,
     pub fsck: (Option<i32>, String),
@@ -772,7 +773,7 @@ pub fn report(command: &str, all: &[Results<'_>]) -> String {
             .count();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {hidden} | {} | exit {} | {} / {} | {bad} of {} | {:+.1}% |",
+            "| {} | {} | {} | {hidden} | {} | exit {} | {} / {} | {bad} of {} | {} |",
             r.fs.name,
             sidecar_lines(&r.sidecar),
             fired.len(),
@@ -781,7 +782,11 @@ pub fn report(command: &str, all: &[Results<'_>]) -> String {
             us(percentile(&rec, 50)),
             us(percentile(&rec, 100)),
             r.native.len(),
-            (overhead_ratio(&r.rounds) - 1.0) * 100.0
+            if r.rounds.is_empty() {
+                "not measured".to_string()
+            } else {
+                format!("{:+.1}%", (overhead_ratio(&r.rounds) - 1.0) * 100.0)
+            }
         );
     }
     s.push('\n');
@@ -1029,6 +1034,10 @@ fn native_section(s: &mut String, r: &Results<'_>) {
 
 fn overhead_section(s: &mut String, r: &Results<'_>) {
     let _ = writeln!(s, "### Overhead\n");
+    if let Some(e) = &r.overhead_error {
+        let _ = writeln!(s, "Not measured: {e}\n");
+        return;
+    }
     let _ = writeln!(
         s,
         "fgft-fsw, {} operations a round, on Debian's own modules ({}) and on \
