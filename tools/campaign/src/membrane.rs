@@ -247,16 +247,9 @@ pub fn inject_fs(
     Ok((tree, variants, tables))
 }
 
-/// A VM named `name` with fgft-fsw, the runtime and the split `fs` (`rt`,
-/// `built` from [`split_fs`]) and a fresh image of `mb` MiB as /dev/vda;
-/// the script starts by loading the modules.  (spec, image).
-pub fn fs_vm(
-    env: &Env,
-    fs: &Fs,
-    name: &str,
-    (rt, built): (&Path, &Path),
-    mb: u64,
-) -> Result<(VmSpec, PathBuf), CampaignError> {
+/// A VM named `name` with fgft-fsw, the Debian modules `fs` needs and a
+/// fresh image of `mb` MiB attached as /dev/vda: (spec, image).
+fn disk_vm(env: &Env, fs: &Fs, name: &str, mb: u64) -> Result<(VmSpec, PathBuf), CampaignError> {
     let imgs = env.target_dir.join("fs-images");
     std::fs::create_dir_all(&imgs).map_err(io(&imgs))?;
     let img = imgs.join(format!("{name}.img"));
@@ -268,13 +261,27 @@ pub fn fs_vm(
         .chain(fs.deps)
         .map(|m| m.to_string())
         .collect();
+    attach(&mut spec, &[&img]);
+    Ok((spec, img))
+}
+
+/// A VM named `name` with fgft-fsw, the runtime and the split `fs` (`rt`,
+/// `built` from [`split_fs`]) and a fresh image of `mb` MiB as /dev/vda;
+/// the script starts by loading the modules.  (spec, image).
+pub fn fs_vm(
+    env: &Env,
+    fs: &Fs,
+    name: &str,
+    (rt, built): (&Path, &Path),
+    mb: u64,
+) -> Result<(VmSpec, PathBuf), CampaignError> {
+    let (mut spec, img) = disk_vm(env, fs, name, mb)?;
     let m = fs.module;
     spec.modules = vec![
         rt.join("fgft_rt.ko"),
         built.join(format!("{m}_sfi.ko")),
         built.join(format!("{m}_fgft.ko")),
     ];
-    attach(&mut spec, &[&img]);
     spec.script = format!(
         "modprobe virtio_blk || exit 10\n\
          {}insmod /lib/fgft/fgft_rt.ko || exit 12\n\
@@ -540,23 +547,12 @@ pub fn native_outcome(
     id: u32,
     name: &str,
 ) -> Result<Native, CampaignError> {
-    let imgs = env.target_dir.join("fs-images");
-    std::fs::create_dir_all(&imgs).map_err(io(&imgs))?;
-    let img = imgs.join(format!("{name}.img"));
-    image(&img, 32, fs.mkfs.0, fs.mkfs.1)?;
-    let mut spec = VmSpec::new(name);
-    spec.add_tool(env, "fgft-fsw")?;
-    spec.stock_modules = ["virtio_blk"]
-        .iter()
-        .chain(fs.deps)
-        .map(|m| m.to_string())
-        .collect();
+    let (mut spec, img) = disk_vm(env, fs, name, 32)?;
     spec.modules = fs
         .native
         .iter()
         .map(|m| native.join(format!("{m}.ko")))
         .collect();
-    attach(&mut spec, &[&img]);
     let insmod: String = fs
         .native
         .iter()
