@@ -453,20 +453,27 @@ void fgft_counts_zero(struct fgft_counts __percpu *c)
 	}
 }
 
-void fgft_stats_recovery(u64 ns)
+/* @m = max(@m, @ns), lock-free. */
+static void stat_max(atomic64_t *m, u64 ns)
 {
-	u64 max = atomic64_read(&fgft_gstats.rec_max_ns);
-	int b = 0;
+	u64 max = atomic64_read(m);
 
-	atomic64_inc(&fgft_gstats.rec_count);
-	atomic64_add(ns, &fgft_gstats.rec_sum_ns);
 	while (ns > max) {
-		u64 old = atomic64_cmpxchg(&fgft_gstats.rec_max_ns, max, ns);
+		u64 old = atomic64_cmpxchg(m, max, ns);
 
 		if (old == max)
 			break;
 		max = old;
 	}
+}
+
+void fgft_stats_recovery(u64 ns)
+{
+	int b = 0;
+
+	atomic64_inc(&fgft_gstats.rec_count);
+	atomic64_add(ns, &fgft_gstats.rec_sum_ns);
+	stat_max(&fgft_gstats.rec_max_ns, ns);
 	if (ns >= 256)
 		b = min_t(int, ilog2(ns) - 7, FGFT_HIST_BUCKETS - 1);
 	atomic64_inc(&fgft_gstats.rec_hist[b]);
@@ -891,17 +898,10 @@ EXPORT_SYMBOL_GPL(fgft_txn_retry);
 void fgft_txn_retried(struct fgft_entry *ep, u64 t0)
 {
 	u64 ns = local_clock() - t0;
-	u64 max = atomic64_read(&fgft_gstats.retry_max_ns);
 
 	atomic64_inc(&fgft_gstats.retried);
 	atomic64_add(ns, &fgft_gstats.retry_sum_ns);
-	while (ns > max) {
-		u64 old = atomic64_cmpxchg(&fgft_gstats.retry_max_ns, max, ns);
-
-		if (old == max)
-			break;
-		max = old;
-	}
+	stat_max(&fgft_gstats.retry_max_ns, ns);
 }
 EXPORT_SYMBOL_GPL(fgft_txn_retried);
 
