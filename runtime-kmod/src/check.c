@@ -229,10 +229,17 @@ bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
 		t->ev[FGFT_EV_GLOBAL]++;
 		return true;
 	}
-	if (!global_allows(addr, len, rights))
-		return false;
-	t->ev[FGFT_EV_GLOBAL]++;
-	return true;
+	if (global_allows(addr, len, rights)) {
+		t->ev[FGFT_EV_GLOBAL]++;
+		return true;
+	}
+	/* An object of the driver's own heap, for a body that works in place. */
+	if (t->logging && t->ep && t->ep->heap &&
+	    fgft_heap_allows(t, t->ep->heap, addr, len, rights)) {
+		t->ev[FGFT_EV_HEAP]++;
+		return true;
+	}
+	return false;
 }
 
 void fgft_note_refusal(struct fgft_txn *t, unsigned long addr, size_t len,

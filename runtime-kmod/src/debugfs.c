@@ -106,6 +106,7 @@ static const char *const fgft_event_names[FGFT_EV_NR] = {
 	[FGFT_EV_CHECK] = "ev_checks",
 	[FGFT_EV_SLOW] = "ev_slow",
 	[FGFT_EV_GLOBAL] = "ev_global",
+	[FGFT_EV_HEAP] = "ev_heap",
 	[FGFT_EV_LOGGED] = "ev_logged",
 	[FGFT_EV_GRANTS] = "ev_grants",
 	[FGFT_EV_COPIES] = "ev_copies",

@@ -97,6 +97,7 @@ enum fgft_event {
 	FGFT_EV_LOGGED,		/* write-log records */
 	FGFT_EV_GRANTS,		/* range-table slots at the end */
 	FGFT_EV_COPIES,		/* tracked objects at the end */
+	FGFT_EV_HEAP,		/* accesses allowed by the driver's heap */
 	FGFT_EV_NR,
 };
 
@@ -331,6 +332,8 @@ bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
 void fgft_note_refusal(struct fgft_txn *t, unsigned long addr, size_t len,
 		       unsigned int rights, unsigned long ip);
 int fgft_check_init(void);
+bool fgft_heap_allows(struct fgft_txn *t, struct fgft_heap *h,
+		      unsigned long addr, size_t len, unsigned int rights);
 void fgft_check_exit(void);
 extern bool fgft_check_reads;
 

@@ -125,6 +125,11 @@ pub struct TypeSpec {
     /// container is granted in place with the object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub container: Option<(String, String)>,
+    /// The SFI code writes the container though not the object (fat's
+    /// readdir adds to the cluster cache of an inode it only reads): the
+    /// container is granted read-write.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub container_rw: bool,
 }
 
 /// How a parameter crosses.
@@ -258,6 +263,10 @@ pub struct EntrySpec {
     /// its registers (the runtime's default restores only a touched one),
     /// besides a restored abort (`abort_extra.restored`), which relies on it.
     pub always_restore: Option<String>,
+    /// The driver's heap an in-place body may touch (runtime.h `struct
+    /// fgft_heap`, defined by the SFI module): its variable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub heap: Option<String>,
 }
 
 impl EntrySpec {
@@ -468,6 +477,11 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
         let _ = writeln!(s, "\t/* {why} */");
         let _ = writeln!(s, "\t.always_restore = true,");
     }
+    if let Some(h) = &e.heap {
+        // The driver's heap, which its in-place bodies may touch (the SFI
+        // module defines it).
+        let _ = writeln!(s, "\t.heap = &{h},");
+    }
     let _ = writeln!(s, "}};\n");
     // Forward declarations of copy (or place) functions (types may refer
     // to each other).
@@ -543,6 +557,7 @@ mod tests {
                     rights: Rights::RW,
                     priv_only: false,
                     container: None,
+                    container_rw: false,
                     why: "parameter netdev".into(),
                 },
                 TypeSpec {
@@ -559,6 +574,7 @@ mod tests {
                     rights: Rights::RW,
                     priv_only: true,
                     container: None,
+                    container_rw: false,
                     why: "netdev_priv".into(),
                 },
             ],
@@ -569,6 +585,7 @@ mod tests {
             stage_times: false,
             in_place: false,
             always_restore: None,
+            heap: None,
             retry: false,
         }
     }

@@ -7,7 +7,7 @@
 //! abort.  Nothing is copied out.
 
 use crate::wrap::wrap_call;
-use crate::{EntrySpec, FieldHow, FieldSpec};
+use crate::{EntrySpec, FieldHow, FieldSpec, Rights};
 use std::fmt::Write as _;
 
 /// The two signatures of the place functions of type `i`, in the order of
@@ -201,14 +201,16 @@ fn place(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &[Option<Stri
     );
     bail(s, 1, "ret <= 0");
     if let Some((outer, member)) = &t.container {
-        // The driver's container around it, granted in place as it is.
+        // The driver's container around it, granted in place as it is, or
+        // read-write when the SFI code writes the container alone.
+        let rights = if t.container_rw { Rights::RW } else { t.rights };
         let _ = writeln!(s, "\t/* the {outer} around it ({member}) */");
         stmt(
             s,
             1,
             &format!(
                 "ret = fgft_place_obj(txn, (const char *)o - offsetof({outer}, {member}), sizeof({outer}), {})",
-                t.rights.c()
+                rights.c()
             ),
         );
         bail(s, 1, "ret < 0");

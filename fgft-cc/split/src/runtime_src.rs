@@ -28,6 +28,7 @@ pub(crate) const FILES: &[(&str, &str)] = runtime_files!(
     "src/fgft_rtab.h",
     "src/fgft_undolog.h",
     "src/fs.c",
+    "src/heap.c",
     "src/inject.c",
     "src/ivx.c",
     "src/jmp.S",
@@ -48,7 +49,12 @@ mod tests {
         let mut on_disk: Vec<String> = vec!["Kbuild".into()];
         for dir in ["src", "include/fgft"] {
             for e in std::fs::read_dir(root.join(dir)).unwrap().flatten() {
-                on_disk.push(format!("{dir}/{}", e.file_name().to_string_lossy()));
+                let name = e.file_name().to_string_lossy().to_string();
+                // What a build in place leaves (objects, kbuild's .cmd files).
+                if name.starts_with('.') || name.ends_with(".o") {
+                    continue;
+                }
+                on_disk.push(format!("{dir}/{name}"));
             }
         }
         on_disk.sort();

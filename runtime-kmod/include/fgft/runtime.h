@@ -73,6 +73,33 @@ enum fgft_cause {
 struct fgft_entry_rt;	/* runtime-private per-entry state */
 
 /*
+ * Added: a driver's heap (heap.c).  The objects a driver whose entry
+ * points use kernel objects in place allocates through the table's
+ * allocators (`heap = true` in compensations.toml), in its main module or
+ * in a transaction that commits, until it frees them through the table's
+ * frees.  Such a driver keeps them where no marshaling follows: lists and
+ * caches hanging off its inodes (fat's cache of cluster runs).  Its
+ * in-place transactions may touch them, their stores logged.  The SFI
+ * module defines the heap (it is loaded first); the entries point at it.
+ */
+struct fgft_heap {
+	const char *name;
+	void *tab;		/* the runtime's table; NULL before init */
+	long nr_live;		/* objects in it (statistics) */
+};
+
+int fgft_heap_init(struct fgft_heap *h);
+void fgft_heap_destroy(struct fgft_heap *h);
+/*
+ * @obj, @len bytes, is the driver's: from now on, or from @txn's commit
+ * when @txn is not NULL (an abort frees it again).
+ */
+void fgft_heap_add(struct fgft_heap *h, struct fgft_txn *txn, const void *obj,
+		   size_t len);
+/* @obj goes back to its allocator: called before it does. */
+void fgft_heap_del(struct fgft_heap *h, const void *obj);
+
+/*
  * One isolated entry point.  Generated code defines one static instance per
  * entry point and registers it at module init.
  */
@@ -87,6 +114,8 @@ struct fgft_entry {
 	 */
 	bool always_restore;
 	struct fgft_entry_rt *rt;
+	/* Added: the driver's heap, for an entry that works in place. */
+	struct fgft_heap *heap;
 };
 
 int fgft_entry_register(struct fgft_entry *ep);	/* debugfs switch, stats */

@@ -9,7 +9,10 @@
 //! operations reach 4 times as many functions) variants per function,
 //! `FGFT_FS_NATIVE` (default: all that fired) variants run natively,
 //! `FGFT_FS_ROUNDS` (5) rounds and `FGFT_FS_OPS` (2000) operations a round
-//! of the overhead benchmark change the run.
+//! of the overhead benchmark change the run.  `--overhead` runs the
+//! overhead benchmark alone and prints its rounds (no report);
+//! `--profile` prints where an isolated operation's time goes, per entry
+//! point (the runtime's stage sums, `membrane::profile`).
 
 use fgft_campaign::membrane::{self, Campaign, Fs, Native, Results, Round};
 use fgft_campaign::CampaignError;
@@ -36,6 +39,93 @@ struct Run {
     overhead_error: Option<String>,
     sidecar: String,
     fsck: (Option<i32>, String),
+}
+
+/// The overhead benchmark of `fs` alone: its rounds and the median ratio.
+fn overhead_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignError> {
+    let m = fs.name;
+    let rounds = var("FGFT_FS_ROUNDS", 5);
+    let (rt, built) = membrane::split_fs(
+        env,
+        fs,
+        &env.src612,
+        Vec::new(),
+        &format!("bench-{m}-clean"),
+    )?;
+    let r = membrane::overhead(env, fs, (&rt, &built), rounds, ops)?;
+    for (i, x) in r.iter().enumerate() {
+        println!(
+            "{m} round {}: stock {:.3} s, fgft {:.3} s",
+            i + 1,
+            x.stock,
+            x.fgft
+        );
+    }
+    println!(
+        "{m}: fgft/stock of the medians {:.3}",
+        membrane::overhead_ratio(&r)
+    );
+    Ok(())
+}
+
+/// Per entry point: calls, µs per call of each stage and of a plain call,
+/// events per call.
+fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignError> {
+    let (per, (iso, off)) = membrane::profile(env, fs, ops)?;
+    let m = fs.name;
+    println!("{m}: {ops} operations: {iso:.3} s isolated, {off:.3} s with isolation off");
+    let stages = ["begin", "grant", "copy_in", "body", "copy_out", "commit"];
+    let events = [
+        "ev_checks",
+        "ev_slow",
+        "ev_global",
+        "ev_heap",
+        "ev_logged",
+        "ev_grants",
+    ];
+    println!(
+        "{:<16} {:>6} {} {:>8} {:>6} | {}",
+        "entry",
+        "calls",
+        stages.map(|s| format!("{s:>8}")).join(" "),
+        "total",
+        "plain",
+        events.join(" ")
+    );
+    for (e, (i, p)) in &per {
+        let n = *i.get("txns").unwrap_or(&0);
+        let khz = *i.get("tsc_khz").unwrap_or(&1).max(&1) as f64;
+        let us = |c: u64, n: u64| {
+            if n == 0 {
+                0.0
+            } else {
+                c as f64 / khz * 1000.0 / n as f64
+            }
+        };
+        let st: Vec<String> = stages
+            .iter()
+            .map(|s| format!("{:>8.1}", us(*i.get(*s).unwrap_or(&0), n)))
+            .collect();
+        let total: u64 = stages.iter().map(|s| *i.get(*s).unwrap_or(&0)).sum();
+        let plain = us(
+            *p.get("plain_cycles").unwrap_or(&0),
+            *p.get("plain").unwrap_or(&0),
+        );
+        let ev: Vec<String> = events
+            .iter()
+            .map(|k| {
+                let v = *i.get(*k).unwrap_or(&0) as f64 / n.max(1) as f64;
+                format!("{v:>w$.1}", w = k.len())
+            })
+            .collect();
+        println!(
+            "{e:<16} {n:>6} {} {:>8.1} {plain:>6.1} | {}",
+            st.join(" "),
+            us(total, n),
+            ev.join(" ")
+        );
+    }
+    Ok(())
 }
 
 fn run(env: &Env, fs: &'static Fs, ops: usize) -> Result<Run, CampaignError> {
@@ -117,9 +207,27 @@ fn sidecar_entries(text: &str) -> usize {
         .unwrap_or(0)
 }
 
-fn bench(out: &PathBuf, which: &[&'static Fs]) -> Result<(), CampaignError> {
+/// What to run: the whole benchmark and its report, or one part.
+#[derive(Clone, Copy, PartialEq)]
+enum Part {
+    All,
+    Overhead,
+    Profile,
+}
+
+fn bench(out: &PathBuf, which: &[&'static Fs], part: Part) -> Result<(), CampaignError> {
     let env = Env::load()?;
     let ops = var("FGFT_FS_OPS", 2000);
+    if part != Part::All {
+        for fs in which {
+            if part == Part::Overhead {
+                overhead_only(&env, fs, ops)?;
+            } else {
+                profile_only(&env, fs, ops)?;
+            }
+        }
+        return Ok(());
+    }
     let mut runs = Vec::new();
     for fs in which {
         runs.push(run(&env, fs, ops)?);
@@ -166,6 +274,7 @@ fn bench(out: &PathBuf, which: &[&'static Fs]) -> Result<(), CampaignError> {
 fn main() -> ExitCode {
     let mut out = PathBuf::from("results/membrane.md");
     let mut which: Vec<&'static Fs> = Vec::new();
+    let mut part = Part::All;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
@@ -173,6 +282,8 @@ fn main() -> ExitCode {
                 Some(p) => out = PathBuf::from(p),
                 None => return usage(),
             },
+            "--overhead" => part = Part::Overhead,
+            "--profile" => part = Part::Profile,
             "minix" => which.push(&membrane::MINIX),
             "vfat" => which.push(&membrane::VFAT),
             _ => return usage(),
@@ -181,7 +292,7 @@ fn main() -> ExitCode {
     if which.is_empty() {
         which = vec![&membrane::MINIX, &membrane::VFAT];
     }
-    match bench(&out, &which) {
+    match bench(&out, &which, part) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("bench_membrane: {e}");
@@ -191,6 +302,6 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: bench_membrane [--out FILE] [minix|vfat]...");
+    eprintln!("usage: bench_membrane [--out FILE] [--overhead|--profile] [minix|vfat]...");
     ExitCode::from(2)
 }

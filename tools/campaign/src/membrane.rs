@@ -21,7 +21,7 @@
 
 use crate::{io, CampaignError};
 use fgft_vm::{Env, Marker, Outcome, VmSpec};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -172,6 +172,18 @@ pub fn split_fs(
     tables: Vec<PathBuf>,
     name: &str,
 ) -> Result<(PathBuf, PathBuf), CampaignError> {
+    split_fs_with(env, fs, tree, tables, name, |_| {})
+}
+
+/// [`split_fs`] with split options of the caller's (`stage_times`).
+pub fn split_fs_with(
+    env: &Env,
+    fs: &Fs,
+    tree: &Path,
+    tables: Vec<PathBuf>,
+    name: &str,
+    more: impl FnOnce(&mut fgft_split::Options),
+) -> Result<(PathBuf, PathBuf), CampaignError> {
     let rt = fgft_vm::kbuild(
         env,
         &format!("{name}-rt"),
@@ -180,7 +192,7 @@ pub fn split_fs(
         &[],
     )?;
     let out = env.target_dir.join(format!("{name}-split"));
-    let opts = fgft_split::Options {
+    let mut opts = fgft_split::Options {
         annotations: vec![env.repo_root.join(fs.sidecar)],
         tree: Some(tree.to_path_buf()),
         kdir: Some(env.kdir.clone()),
@@ -188,6 +200,7 @@ pub fn split_fs(
         runtime_symvers: Some(rt.join("Module.symvers")),
         ..Default::default()
     };
+    more(&mut opts);
     crate::split::split(&opts, &out, fs.name)?;
     let built = fgft_vm::kbuild(env, &format!("{name}-fgft"), &out, &env.kdir, &[])?;
     Ok((rt, built))
@@ -691,6 +704,82 @@ pub fn overhead(
         .collect()
 }
 
+/// One entry point's runtime sums (debugfs `entries/NAME/stages`) after a
+/// workload: `txns`, the cycles of each stage, the events, `plain` calls.
+pub type Stages = BTreeMap<String, u64>;
+
+/// Where the time of `ops` operations of fgft-fsw goes: `fs` split with
+/// stage times, the workload run isolated, then again with every entry's
+/// isolation off (each call's plain cycles).  Per entry: (isolated sums,
+/// plain sums), and the workload's wall times (isolated, off) in seconds.
+pub fn profile(
+    env: &Env,
+    fs: &Fs,
+    ops: usize,
+) -> Result<(BTreeMap<String, (Stages, Stages)>, (f64, f64)), CampaignError> {
+    let m = fs.name;
+    let (rt, built) = split_fs_with(
+        env,
+        fs,
+        &env.src612,
+        Vec::new(),
+        &format!("prof-{m}"),
+        |o| {
+            o.stage_times = true;
+        },
+    )?;
+    let (mut spec, _img) = fs_vm(env, fs, &format!("fs-{m}-profile"), (&rt, &built), 128)?;
+    let e = "/sys/kernel/debug/fgft/entries";
+    let dump = |mode: &str| {
+        format!(
+            "for d in {e}/*; do l=\"FGFT-MARK prof mode={mode} entry=${{d##*/}}\";              while read k v; do l=\"$l $k=$v\"; done < $d/stages; echo \"$l\"; done\n"
+        )
+    };
+    spec.script.push_str(&format!(
+        "mkdir -p /mnt/{m} && mount -t {m} /dev/vda /mnt/{m} || exit 11\n         mkdir /mnt/{m}/iso /mnt/{m}/off\n         fgft-fsw -n {ops} -s 1 /mnt/{m}/iso | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw mode=iso /'\n         {}         for d in {e}/*; do echo N > $d/isolate; done\n         echo 1 > /sys/kernel/debug/fgft/reset\n         fgft-fsw -n {ops} -s 1 /mnt/{m}/off | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw mode=off /'\n         {}         umount /mnt/{m} || exit 15\n",
+        dump("iso"),
+        dump("off")
+    ));
+    spec.timeout = Duration::from_secs(300);
+    let out = fgft_vm::run(env, &spec)?;
+    if !out.is_clean() {
+        return Err(msg(format!(
+            "profile run: {}\n{}",
+            out.summary(),
+            out.tail(30)
+        )));
+    }
+    let mut per: BTreeMap<String, (Stages, Stages)> = BTreeMap::new();
+    for p in out.markers_named("prof") {
+        let (Some(mode), Some(entry)) = (p.get("mode"), p.get("entry")) else {
+            continue;
+        };
+        let sums: Stages = p
+            .fields
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), v.parse().ok()?)))
+            .collect();
+        let slot = per.entry(entry.to_string()).or_default();
+        if mode == "iso" {
+            slot.0 = sums;
+        } else {
+            slot.1 = sums;
+        }
+    }
+    let wall = |mode: &str| -> Result<f64, CampaignError> {
+        let w = out
+            .markers_named("pfsw")
+            .into_iter()
+            .find(|w| w.get("mode") == Some(mode))
+            .ok_or_else(|| msg(format!("profile run: no {mode} workload")))?;
+        if w.get("failed") != Some("0") || w.get("bad") != Some("0") {
+            return Err(msg(format!("profile run: a workload failed: {w}")));
+        }
+        Ok(w.parse::<f64>("ns").unwrap_or(0.0) / 1e9)
+    };
+    Ok((per, (wall("iso")?, wall("off")?)))
+}
+
 /// The median of `v` (0 when empty).
 pub fn median(v: &[f64]) -> f64 {
     let mut s = v.to_vec();
@@ -820,7 +909,7 @@ fn us(ns: u64) -> String {
 }
 
 /// The median fgft / stock time of the overhead rounds (1 without rounds).
-fn overhead_ratio(rounds: &[Round]) -> f64 {
+pub fn overhead_ratio(rounds: &[Round]) -> f64 {
     let st: Vec<f64> = rounds.iter().map(|w| w.stock).collect();
     let fg: Vec<f64> = rounds.iter().map(|w| w.fgft).collect();
     match median(&st) {

@@ -16,6 +16,7 @@ use std::fmt::Write as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
+mod heap;
 mod init;
 
 /// Edits and generated code of the main module's files.
@@ -61,6 +62,7 @@ pub(crate) fn emit_main(cx: &mut Ctx<'_, '_>, grefs: &Slots) {
         }
     }
     device_code(cx, &mut mf);
+    heap::heap_hooks(cx, &mut mf);
     if let Some(f) = init::hook_init(cx, &mut mf) {
         mf.needs_code.insert(f);
     }
@@ -765,6 +767,10 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
     s.push('\n');
     for e in &plan.entries {
         let _ = writeln!(s, "extern struct fgft_entry {};", e.spec.ep_name());
+    }
+    if plan.heap {
+        // The SFI module's; the in-place entries point at it.
+        let _ = writeln!(s, "extern struct fgft_heap fgft_{d}_heap;");
     }
     if !plan.entries.is_empty() {
         s.push('\n');

@@ -432,13 +432,9 @@ fn file_edits(
         }
         at += line.len();
     }
-    let mut first_code: Option<usize> = None;
     for it in &prog.top[fid] {
         match &it.kind {
             TopKind::Function(name) => {
-                if first_code.is_none() {
-                    first_code = Some(item_deletion(pf, it.range.clone()).start);
-                }
                 if !plan.sfi_fns.contains(name) {
                     ed.delete(item_deletion(pf, it.range.clone()));
                 } else if !plan.entries.iter().any(|e| &e.spec.name == name) {
@@ -451,13 +447,8 @@ fn file_edits(
                     );
                 }
             }
-            TopKind::Prototype(names) => {
-                if first_code.is_none() {
-                    first_code = Some(item_deletion(pf, it.range.clone()).start);
-                }
-                if !names.iter().any(|n| plan.sfi_fns.contains(n)) {
-                    ed.delete(item_deletion(pf, it.range.clone()));
-                }
+            TopKind::Prototype(names) if !names.iter().any(|n| plan.sfi_fns.contains(n)) => {
+                ed.delete(item_deletion(pf, it.range.clone()));
             }
             TopKind::Variables(names) => {
                 if names.iter().any(|n| plan.dup_globals.contains(n)) {
@@ -507,23 +498,34 @@ fn file_edits(
             _ => {}
         }
     }
-    if let Some(at) = first_code {
-        // Not inside a conditional block (sunhme's first item sits in an
-        // `#if 0` block): before the outermost one holding it.
-        // The walk up meets the outermost `#if` last.
-        let mut at = at;
-        let mut n = pf.tree.root_node().descendant_for_byte_range(at, at);
-        while let Some(x) = n {
-            if matches!(x.kind(), "preproc_if" | "preproc_ifdef") {
-                at = x.start_byte();
-            }
-            n = x.parent();
-        }
+    if let Some(at) = first_code(prog, fid) {
         ed.insert(
             at,
             format!("/* fgft: SFI copy; closure functions renamed, kernel calls wrapped */\n#include \"{header}\"\n\n"),
         );
     }
+}
+
+/// Where a file's code begins: before its first function or prototype
+/// (with the comment above it), and not inside a conditional block
+/// (sunhme's first item sits in an `#if 0` block) but before the
+/// outermost one holding it.  What is included there sees every header
+/// the file includes first, and comes before everything the file defines.
+pub(super) fn first_code(prog: &Program, fid: FileId) -> Option<usize> {
+    let pf = &prog.files[fid];
+    let it = prog.top[fid]
+        .iter()
+        .find(|it| matches!(it.kind, TopKind::Function(_) | TopKind::Prototype(_)))?;
+    let mut at = item_deletion(pf, it.range.clone()).start;
+    // The walk up meets the outermost `#if` last.
+    let mut n = pf.tree.root_node().descendant_for_byte_range(at, at);
+    while let Some(x) = n {
+        if matches!(x.kind(), "preproc_if" | "preproc_ifdef") {
+            at = x.start_byte();
+        }
+        n = x.parent();
+    }
+    Some(at)
 }
 
 /// SFI copies of the driver headers that declare the driver's static

@@ -117,13 +117,18 @@ fn wparams(e: &ApiEntry) -> Vec<&crate::plan::table::WParam> {
 }
 
 fn proto(e: &ApiEntry) -> String {
+    proto_named(e, &format!("fgft_w_{}", e.name))
+}
+
+/// `e`'s prototype (its wrapper's parameters) under the name `name`.
+pub(super) fn proto_named(e: &ApiEntry, name: &str) -> String {
     let ps: Vec<String> = wparams(e).iter().map(|p| p.decl.clone()).collect();
     let plist = if ps.is_empty() {
         "void".into()
     } else {
         ps.join(", ")
     };
-    format!("{}{}fgft_w_{}({})", e.ret, sep(&e.ret), e.name, plist)
+    format!("{}{}{name}({})", e.ret, sep(&e.ret), plist)
 }
 
 /// The exports the kernel's inline helpers in SFI code call, declared with
@@ -417,6 +422,18 @@ pub(crate) fn sfi_rt(
             c.symbol(d)
         );
     }
+    if plan.heap {
+        let _ = writeln!(
+            s,
+            "/*\n * fgft: the driver's heap: what {} allocates through the table's\n * allocators, natively or in a committed transaction, until it frees it;\n * its in-place transactions may touch it (runtime.h).\n */",
+            plan.module
+        );
+        let _ = writeln!(
+            s,
+            "struct fgft_heap fgft_{d}_heap = {{\n\t.name = \"{}\",\n}};\nEXPORT_SYMBOL_GPL(fgft_{d}_heap);\n",
+            plan.module
+        );
+    }
     for w in &plan.wrapped {
         if let Some(e) = table.apis.get(w) {
             let mut e = e.clone();
@@ -431,10 +448,20 @@ pub(crate) fn sfi_rt(
                     rights.clone(),
                 ));
             }
+            // Without a heap the object stays the transaction's alone.
+            if !plan.heap {
+                e.heap = None;
+            }
             wrapper(&mut s, d, &e, plan.callbacks.get(w));
         }
     }
-    module_init_exit(&mut s, d, &plan.module, !table.globals.is_empty());
+    module_init_exit(
+        &mut s,
+        d,
+        &plan.module,
+        !table.globals.is_empty(),
+        plan.heap,
+    );
     s
 }
 
@@ -563,7 +590,12 @@ fn grant_fn(s: &mut String, d: &str, table: &Table) {
 
 /// The SFI module's init and exit (its own data granted to every
 /// transaction) and module information.
-fn module_init_exit(s: &mut String, d: &str, module: &str, kvars: bool) {
+fn module_init_exit(s: &mut String, d: &str, module: &str, kvars: bool, heap: bool) {
+    let init_exit = |s: &mut String| {
+        let sfx = if heap { "_heap" } else { "" };
+        let _ = writeln!(s, "module_init(fgft_sfi_{d}{sfx}_init);");
+        let _ = writeln!(s, "module_exit(fgft_sfi_{d}{sfx}_exit);");
+    };
     if kvars {
         let _ = writeln!(
             s,
@@ -592,8 +624,25 @@ fn module_init_exit(s: &mut String, d: &str, module: &str, kvars: bool) {
         let _ = writeln!(s, "static void __exit fgft_sfi_{d}_exit(void)");
         s.push_str("{\n\tfgft_unmap_module(THIS_MODULE);\n}\n\n");
     }
-    let _ = writeln!(s, "module_init(fgft_sfi_{d}_init);");
-    let _ = writeln!(s, "module_exit(fgft_sfi_{d}_exit);");
+    if heap {
+        let _ = writeln!(
+            s,
+            "/* fgft: makes the driver's heap, then grants what the SFI module's own init grants. */"
+        );
+        let _ = writeln!(s, "static int __init fgft_sfi_{d}_heap_init(void)\n{{");
+        let _ = writeln!(s, "\tint err = fgft_heap_init(&fgft_{d}_heap);\n");
+        s.push_str("\tif (err)\n\t\treturn err;\n");
+        let _ = writeln!(s, "\terr = fgft_sfi_{d}_init();");
+        let _ = writeln!(
+            s,
+            "\tif (err)\n\t\tfgft_heap_destroy(&fgft_{d}_heap);\n\treturn err;\n}}\n"
+        );
+        let _ = writeln!(s, "/* fgft: the SFI module's exit, then the heap goes. */");
+        let _ = writeln!(s, "static void __exit fgft_sfi_{d}_heap_exit(void)\n{{");
+        let _ = writeln!(s, "\tfgft_sfi_{d}_exit();");
+        let _ = writeln!(s, "\tfgft_heap_destroy(&fgft_{d}_heap);\n}}\n");
+    }
+    init_exit(s);
     s.push_str("MODULE_LICENSE(\"GPL\");\n");
     let _ = writeln!(
         s,
@@ -638,7 +687,7 @@ fn check_arg(s: &mut String, d: &str, p: &crate::plan::table::WParam) {
 
 /// The compensation that undoes `e` on abort, and the function that makes
 /// a call deferred to commit.
-fn compensations(s: &mut String, e: &ApiEntry) {
+fn compensations(s: &mut String, d: &str, e: &ApiEntry) {
     if let Some(u) = &e.undo {
         let caps = captures(e, u);
         let _ = writeln!(s, "/* fgft: undoes {} on abort: {u} */", e.name);
@@ -674,8 +723,20 @@ fn compensations(s: &mut String, e: &ApiEntry) {
         } else {
             format!("(void){}({})", e.name, args.join(", "))
         };
-        let _ = writeln!(s, "{{\n{}\n}}\n", fgft_stubs::wrap_call(1, &call, ";"));
+        s.push_str("{\n");
+        // Out of the driver's heap before the memory goes back.
+        if let Some(i) = heap_param(e) {
+            let _ = writeln!(s, "\tfgft_heap_del(&fgft_{d}_heap, (const void *)a[{i}]);");
+        }
+        let _ = writeln!(s, "{}\n}}\n", fgft_stubs::wrap_call(1, &call, ";"));
     }
+}
+
+/// The position among the wrapper's parameters of the one a `heap` free
+/// frees.
+pub(super) fn heap_param(e: &ApiEntry) -> Option<usize> {
+    let h = e.heap.as_ref().filter(|_| e.effect == "free")?;
+    wparams(e).iter().position(|p| &p.name == h)
 }
 
 /// Four `unsigned long` arguments of a runtime record.
@@ -691,7 +752,7 @@ fn four(mut a: Vec<String>) -> String {
 /// the compensation.
 fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     let void = e.is_void();
-    compensations(s, e);
+    compensations(s, d, e);
     let _ = writeln!(
         s,
         "/* fgft: wrapper of {} ({}; compensations.toml) */",
@@ -748,9 +809,9 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     if e.lock.is_some() || e.unlock.is_some() {
         lock_body(s, e);
     } else if e.commit {
-        commit_body(s, e);
+        commit_body(s, d, e);
     } else {
-        call_body(s, e);
+        call_body(s, d, e);
     }
     s.push_str("}\n\n");
 }
@@ -763,7 +824,7 @@ fn touches_device(e: &ApiEntry) -> bool {
 }
 
 /// The arguments of the real call (lvalue arguments are not passed: 0).
-fn call_args(e: &ApiEntry) -> String {
+pub(super) fn call_args(e: &ApiEntry) -> String {
     let args: Vec<String> = e
         .params
         .iter()
@@ -922,12 +983,17 @@ fn lock_body(s: &mut String, e: &ApiEntry) {
 
 /// A call deferred to commit (fgft_commit_push(), runtime.h); made at once
 /// outside a transaction.
-fn commit_body(s: &mut String, e: &ApiEntry) {
+fn commit_body(s: &mut String, d: &str, e: &ApiEntry) {
     let a: Vec<String> = wparams(e)
         .iter()
         .map(|p| format!("(unsigned long){}", p.name))
         .collect();
     let direct = format!("{}({})", e.name, call_args(e));
+    if let Some(i) = heap_param(e) {
+        let p = &wparams(e)[i].name;
+        s.push_str("\tif (!txn)\n");
+        let _ = writeln!(s, "\t\tfgft_heap_del(&fgft_{d}_heap, {p});");
+    }
     if e.is_void() {
         s.push_str("\tif (!txn) {\n");
         let _ = writeln!(s, "{}", fgft_stubs::wrap_call(2, &direct, ";"));
@@ -956,7 +1022,7 @@ fn commit_body(s: &mut String, e: &ApiEntry) {
 }
 
 /// The real call, the grants of what it returns, the compensation pushed.
-fn call_body(s: &mut String, e: &ApiEntry) {
+fn call_body(s: &mut String, d: &str, e: &ApiEntry) {
     if let Some(sv) = &e.save {
         let _ = writeln!(s, "\tsaved = (long)({sv});");
     }
@@ -989,6 +1055,18 @@ fn call_body(s: &mut String, e: &ApiEntry) {
             s,
             "{}",
             fgft_stubs::wrap_call(2, &format!("fgft_map(txn, {addr}, {len}, {r})"), ";")
+        );
+    }
+    // Into the driver's heap when the transaction commits.
+    if let (Some(_), Some((len, _))) = (&e.heap, &e.grant) {
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(
+                1,
+                &format!("fgft_heap_add(&fgft_{d}_heap, txn, ret, {len})"),
+                ";"
+            )
         );
     }
     if let Some(u) = &e.undo {
@@ -1110,6 +1188,7 @@ mod tests {
             locks_result: None,
             sleeps: false,
             undo_unlocked: false,
+            heap: None,
             callbacks: Vec::new(),
             raw: false,
             memory: crate::plan::table::Memory::Plain,

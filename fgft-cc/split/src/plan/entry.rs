@@ -110,6 +110,7 @@ pub(super) fn plan_entry(
         in_place,
         always_restore,
         retry,
+        heap: None,
     };
     EntryPlan {
         spec,
@@ -553,6 +554,7 @@ fn embedded_in(
     types: &mut [fgft_stubs::TypeSpec],
 ) {
     let mut by: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
+    let mut written: BTreeSet<String> = BTreeSet::new();
     for f in &closure.fns {
         let Some(ff) = inp.facts.per_fn.get(f) else {
             continue;
@@ -575,6 +577,9 @@ fn embedded_in(
                     by.entry(i.to_string())
                         .or_default()
                         .insert((o.to_string(), member.clone()));
+                    if uses.writes_into(&outer) {
+                        written.insert(o.to_string());
+                    }
                 }
             }
         }
@@ -582,6 +587,7 @@ fn embedded_in(
     for t in types.iter_mut() {
         if let Some(set) = by.get(&t.c_type).filter(|s| s.len() == 1) {
             t.container = set.iter().next().cloned();
+            t.container_rw = set.iter().any(|(o, _)| written.contains(o));
         }
     }
 }

@@ -176,6 +176,15 @@ pub struct Plan {
     /// Kernel objects the driver embeds in its own (`container_of`) that
     /// a wrapped allocation returns: its wrapper grants the container too.
     pub containers: Vec<ContainerGrant>,
+    /// Some entry point works in place and the driver allocates through
+    /// the table's `heap` allocators: the SFI module defines the driver's
+    /// heap (runtime.h `struct fgft_heap`) and its in-place entries point
+    /// at it.
+    pub heap: bool,
+    /// The table's allocators and frees with `heap` that the driver's code
+    /// calls (when `heap`): the main module's calls go through the heap,
+    /// and so do the SFI wrappers'.
+    pub heap_apis: BTreeSet<String>,
     pub diags: Vec<Located>,
 }
 
@@ -812,6 +821,7 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
         }
     }
     plan.callbacks = callbacks(inp, &plan.wrapped);
+    heap_apis(inp, plan);
     if let Some(k) = inp.kernel {
         plan.exported_fns = plan
             .sfi_fns
@@ -830,6 +840,31 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
         }
         plan.kernel_globals
             .extend(e.spec.kernel_globals.iter().cloned());
+    }
+}
+
+/// The driver's heap: whether there is one (an entry point works in
+/// place) and which of the table's `heap` allocators and frees any driver
+/// function calls (the macro a call is written as counts as the function
+/// it stands for: `kzalloc` is `kzalloc_noprof`'s).
+fn heap_apis(inp: &Inputs<'_>, plan: &mut Plan) {
+    if !plan.entries.iter().any(|e| e.spec.in_place) {
+        return;
+    }
+    for ff in inp.facts.per_fn.values() {
+        for c in &ff.calls {
+            let CallTarget::Kernel(k) = &c.target else {
+                continue;
+            };
+            if inp.table.apis.get(k).is_some_and(|a| a.heap.is_some()) {
+                plan.heap_apis.insert(k.clone());
+            }
+        }
+    }
+    plan.heap = !plan.heap_apis.is_empty();
+    let var = format!("fgft_{}_heap", plan.driver);
+    for e in plan.entries.iter_mut().filter(|e| e.spec.in_place) {
+        e.spec.heap = plan.heap.then(|| var.clone());
     }
 }
 

@@ -93,6 +93,7 @@ struct EntryRaw {
     sleeps: bool,
     #[serde(default)]
     undo_unlocked: bool,
+    heap: Option<String>,
     #[serde(default)]
     callbacks: Vec<String>,
     #[serde(default)]
@@ -295,6 +296,11 @@ pub struct ApiEntry {
     /// The undo runs after the transaction's locks are released (it calls
     /// back into the driver: `iput()` of a new inode evicts it).
     pub undo_unlocked: bool,
+    /// `heap = "ret"` on an allocator, `heap = "p"` (a parameter) on a
+    /// free: the object enters or leaves the driver's heap (runtime.h
+    /// `struct fgft_heap`), which the in-place transactions of a driver
+    /// may touch.
+    pub heap: Option<String>,
     /// `lock = "call"` returning a value: `!ret` (0 is success, as for
     /// `down_interruptible`) or `ret` (non-zero is, as for trylocks).
     pub lock_ok: Option<String>,
@@ -538,6 +544,20 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
             ))
         }
     };
+    if let Some(h) = &raw.heap {
+        let ok = match raw.effect.as_str() {
+            "alloc" => h == "ret" && grant.is_some(),
+            "free" => params.iter().any(|p| &p.name == h),
+            _ => false,
+        };
+        if !ok {
+            return Err(located(
+                src,
+                &format!("[api.{name}]"),
+                format!("api `{name}`: `heap = \"{h}\"`: an allocator with `grant` takes `heap = \"ret\"`, a free names the parameter it frees"),
+            ));
+        }
+    }
     if let Some(b) = &raw.block_of {
         if !params.iter().any(|p| &p.name == b) {
             return Err(located(
@@ -572,6 +592,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         locks_result: raw.locks_result.clone(),
         sleeps: raw.sleeps,
         undo_unlocked: raw.undo_unlocked,
+        heap: raw.heap.clone(),
         callbacks: raw.callbacks,
         raw: raw.raw,
         memory,
@@ -1025,6 +1046,34 @@ mod tests {
                 assert!(d[0].message.contains("\"io\", on one without `grant`"))
             }
             other => panic!("expected a located error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn heap_names_the_result_of_an_allocator_and_the_parameter_of_a_free() {
+        let src = |text: &str| TableSource {
+            path: Some("x/compensations.toml".into()),
+            text: text.into(),
+        };
+        let alloc = "[api.getit]\neffect = \"alloc\"\nproto = \"void *getit(unsigned long size)\"\ngrant = \"size\"\n";
+        let free =
+            "[api.putit]\neffect = \"free\"\nproto = \"void putit(void *obj)\"\ncommit = true\n";
+        let t = Table::from_sources(&[src(&format!(
+            "{alloc}heap = \"ret\"\n{free}heap = \"obj\"\n"
+        ))])
+        .unwrap();
+        assert_eq!(t.apis["getit"].heap.as_deref(), Some("ret"));
+        assert_eq!(t.apis["putit"].heap.as_deref(), Some("obj"));
+        for bad in [
+            format!("{alloc}heap = \"size\"\n"),
+            format!("{free}heap = \"ptr\"\n"),
+            "[api.getit]\neffect = \"alloc\"\nproto = \"void *getit(void)\"\nheap = \"ret\"\n"
+                .to_string(),
+        ] {
+            match Table::from_sources(&[src(&bad)]) {
+                Err(Error::Located(d)) => assert!(d[0].message.contains("`heap = ")),
+                other => panic!("expected a located error, got {other:?}"),
+            }
         }
     }
 

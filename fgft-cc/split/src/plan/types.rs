@@ -306,6 +306,7 @@ impl TypeBuilder<'_, '_> {
             rights: if writes { Rights::RW } else { Rights::R },
             priv_only: false,
             container: None,
+            container_rw: false,
             why: "a value behind a pointer parameter".into(),
         });
         // Whole-value copy: a pseudo member covering the object.
@@ -334,6 +335,7 @@ impl TypeBuilder<'_, '_> {
             rights: Rights::R,
             priv_only: false,
             container: None,
+            container_rw: false,
             why,
         });
         let mut fields = Vec::new();

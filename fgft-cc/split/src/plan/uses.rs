@@ -102,6 +102,15 @@ impl Uses {
     }
 }
 
+impl Uses {
+    /// Whether a member of `ty`, or of a record embedded in it, is written.
+    pub(super) fn writes_into(&self, ty: &CType) -> bool {
+        self.fields
+            .iter()
+            .any(|((b, _), u)| u.write && (b == ty || is_field_of(b, ty)))
+    }
+}
+
 pub(super) fn is_field_of(b: &CType, ty: &CType) -> bool {
     match b {
         CType::FieldOf(inner, _) => &**inner == ty || is_field_of(inner, ty),

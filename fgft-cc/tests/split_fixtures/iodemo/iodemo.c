@@ -4,7 +4,8 @@
  * copies the frame into a bounce buffer the device reads, an interrupt
  * handler that masks the device and schedules NAPI, and a poll that hands
  * frames to the stack and unmasks.  Its PM callbacks give the device
- * checkpoint.
+ * checkpoint.  Open allocates a record the transmit updates: the driver's
+ * heap, which its in-place entry points may touch.
  */
 #include <linux/module.h>
 #include <linux/pci.h>
@@ -12,12 +13,18 @@
 #include <linux/etherdevice.h>
 #include <linux/interrupt.h>
 #include <linux/io.h>
+#include <linux/slab.h>
 
 #define IODEMO_TX_BUF	2048
 #define IODEMO_ISR	0x00
 #define IODEMO_IMR	0x04
 #define IODEMO_TXLEN	0x08
 #define IODEMO_RXLEN	0x0c
+
+struct iodemo_log {
+	unsigned int last_len;
+	unsigned int frames;
+};
 
 struct iodemo {
 	struct net_device *dev;
@@ -28,6 +35,7 @@ struct iodemo {
 	dma_addr_t tx_dma;
 	unsigned int tx_packets;
 	unsigned int rx_packets;
+	struct iodemo_log *log;
 };
 
 static netdev_tx_t iodemo_start_xmit(struct sk_buff *skb, struct net_device *dev)
@@ -43,6 +51,10 @@ static netdev_tx_t iodemo_start_xmit(struct sk_buff *skb, struct net_device *dev
 	skb_copy_and_csum_dev(skb, p->tx_buf);
 	iowrite32(len, p->mmio + IODEMO_TXLEN);
 	p->tx_packets++;
+	if (p->log) {
+		p->log->last_len = len;
+		p->log->frames++;
+	}
 	dev_kfree_skb_any(skb);
 	return NETDEV_TX_OK;
 }
@@ -93,10 +105,16 @@ static int iodemo_open(struct net_device *dev)
 	struct iodemo *p = netdev_priv(dev);
 	int err;
 
+	p->log = kzalloc(sizeof(*p->log), GFP_KERNEL);
+	if (!p->log)
+		return -ENOMEM;
 	err = request_irq(p->pdev->irq, iodemo_interrupt, IRQF_SHARED,
 			  dev->name, dev);
-	if (err)
+	if (err) {
+		kfree(p->log);
+		p->log = NULL;
 		return err;
+	}
 	napi_enable(&p->napi);
 	iowrite32(1, p->mmio + IODEMO_IMR);
 	netif_start_queue(dev);
@@ -111,6 +129,8 @@ static int iodemo_stop(struct net_device *dev)
 	iowrite32(0, p->mmio + IODEMO_IMR);
 	napi_disable(&p->napi);
 	free_irq(p->pdev->irq, dev);
+	kfree(p->log);
+	p->log = NULL;
 	return 0;
 }
 
