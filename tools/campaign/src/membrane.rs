@@ -708,15 +708,14 @@ pub fn overhead(
 /// workload: `txns`, the cycles of each stage, the events, `plain` calls.
 pub type Stages = BTreeMap<String, u64>;
 
+/// A profile: per entry point (isolated sums, plain sums), and the
+/// workload's wall times (isolated, isolation off) in seconds.
+pub type Profile = (BTreeMap<String, (Stages, Stages)>, (f64, f64));
+
 /// Where the time of `ops` operations of fgft-fsw goes: `fs` split with
 /// stage times, the workload run isolated, then again with every entry's
-/// isolation off (each call's plain cycles).  Per entry: (isolated sums,
-/// plain sums), and the workload's wall times (isolated, off) in seconds.
-pub fn profile(
-    env: &Env,
-    fs: &Fs,
-    ops: usize,
-) -> Result<(BTreeMap<String, (Stages, Stages)>, (f64, f64)), CampaignError> {
+/// isolation off (each call's plain cycles).
+pub fn profile(env: &Env, fs: &Fs, ops: usize) -> Result<Profile, CampaignError> {
     let m = fs.name;
     let (rt, built) = split_fs_with(
         env,
