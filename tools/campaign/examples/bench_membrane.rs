@@ -12,7 +12,8 @@
 //! of the overhead benchmark change the run.  `--overhead` runs the
 //! overhead benchmark alone and prints its rounds (no report);
 //! `--profile` prints where an isolated operation's time goes, per entry
-//! point (the runtime's stage sums, `membrane::profile`).
+//! point (the runtime's stage sums, `membrane::profile`);
+//! `FGFT_FS_READS=0` profiles an SFI module built without load checks.
 
 use fgft_campaign::membrane::{self, Campaign, Fs, Native, Results, Round};
 use fgft_campaign::CampaignError;
@@ -71,7 +72,7 @@ fn overhead_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignE
 /// Per entry point: calls, µs per call of each stage and of a plain call,
 /// events per call.
 fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignError> {
-    let (per, (iso, off)) = membrane::profile(env, fs, ops)?;
+    let (per, (iso, off)) = membrane::profile(env, fs, ops, var("FGFT_FS_READS", 1) == 0)?;
     let m = fs.name;
     println!("{m}: {ops} operations: {iso:.3} s isolated, {off:.3} s with isolation off");
     let stages = ["begin", "grant", "copy_in", "body", "copy_out", "commit"];
@@ -83,10 +84,17 @@ fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignEr
         "ev_logged",
         "ev_grants",
     ];
+    let aborts = |s: &membrane::Stages| -> u64 {
+        s.iter()
+            .filter(|(k, _)| k.starts_with("aborts_"))
+            .map(|(_, v)| v)
+            .sum()
+    };
     println!(
-        "{:<16} {:>6} {} {:>8} {:>6} | {}",
+        "{:<16} {:>6} {:>6} {} {:>8} {:>6} | {}",
         "entry",
         "calls",
+        "aborts",
         stages.map(|s| format!("{s:>8}")).join(" "),
         "total",
         "plain",
@@ -119,7 +127,8 @@ fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignEr
             })
             .collect();
         println!(
-            "{e:<16} {n:>6} {} {:>8.1} {plain:>6.1} | {}",
+            "{e:<16} {n:>6} {:>6} {} {:>8.1} {plain:>6.1} | {}",
+            aborts(i),
             st.join(" "),
             us(total, n),
             ev.join(" ")

@@ -714,8 +714,14 @@ pub type Profile = (BTreeMap<String, (Stages, Stages)>, (f64, f64));
 
 /// Where the time of `ops` operations of fgft-fsw goes: `fs` split with
 /// stage times, the workload run isolated, then again with every entry's
-/// isolation off (each call's plain cycles).
-pub fn profile(env: &Env, fs: &Fs, ops: usize) -> Result<Profile, CampaignError> {
+/// isolation off (each call's plain cycles).  `no_read_checks` builds the
+/// SFI module without its load checks.
+pub fn profile(
+    env: &Env,
+    fs: &Fs,
+    ops: usize,
+    no_read_checks: bool,
+) -> Result<Profile, CampaignError> {
     let m = fs.name;
     let (rt, built) = split_fs_with(
         env,
@@ -725,17 +731,29 @@ pub fn profile(env: &Env, fs: &Fs, ops: usize) -> Result<Profile, CampaignError>
         &format!("prof-{m}"),
         |o| {
             o.stage_times = true;
+            o.no_read_checks = no_read_checks;
         },
     )?;
     let (mut spec, _img) = fs_vm(env, fs, &format!("fs-{m}-profile"), (&rt, &built), 128)?;
     let e = "/sys/kernel/debug/fgft/entries";
     let dump = |mode: &str| {
         format!(
-            "for d in {e}/*; do l=\"FGFT-MARK prof mode={mode} entry=${{d##*/}}\";              while read k v; do l=\"$l $k=$v\"; done < $d/stages; echo \"$l\"; done\n"
+            "for d in {e}/*; do l=\"FGFT-MARK prof build={mode} entry=${{d##*/}}\"; \
+             while read k v; do l=\"$l $k=$v\"; done < $d/stages; \
+             while read k v; do case $k in aborts_*|commits) l=\"$l $k=$v\";; esac; done < $d/stats; \
+             echo \"$l\"; done\n"
         )
     };
     spec.script.push_str(&format!(
-        "mkdir -p /mnt/{m} && mount -t {m} /dev/vda /mnt/{m} || exit 11\n         mkdir /mnt/{m}/iso /mnt/{m}/off\n         fgft-fsw -n {ops} -s 1 /mnt/{m}/iso | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw mode=iso /'\n         {}         for d in {e}/*; do echo N > $d/isolate; done\n         echo 1 > /sys/kernel/debug/fgft/reset\n         fgft-fsw -n {ops} -s 1 /mnt/{m}/off | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw mode=off /'\n         {}         umount /mnt/{m} || exit 15\n",
+        "mkdir -p /mnt/{m} && mount -t {m} /dev/vda /mnt/{m} || exit 11\n\
+         mkdir /mnt/{m}/iso /mnt/{m}/off\n\
+         fgft-fsw -n {ops} -s 1 /mnt/{m}/iso | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=iso /'\n\
+         {}\
+         for d in {e}/*; do echo N > $d/isolate; done\n\
+         echo 1 > /sys/kernel/debug/fgft/reset\n\
+         fgft-fsw -n {ops} -s 1 /mnt/{m}/off | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=off /'\n\
+         {}\
+         umount /mnt/{m} || exit 15\n",
         dump("iso"),
         dump("off")
     ));
@@ -750,7 +768,7 @@ pub fn profile(env: &Env, fs: &Fs, ops: usize) -> Result<Profile, CampaignError>
     }
     let mut per: BTreeMap<String, (Stages, Stages)> = BTreeMap::new();
     for p in out.markers_named("prof") {
-        let (Some(mode), Some(entry)) = (p.get("mode"), p.get("entry")) else {
+        let (Some(mode), Some(entry)) = (p.get("build"), p.get("entry")) else {
             continue;
         };
         let sums: Stages = p
@@ -769,7 +787,7 @@ pub fn profile(env: &Env, fs: &Fs, ops: usize) -> Result<Profile, CampaignError>
         let w = out
             .markers_named("pfsw")
             .into_iter()
-            .find(|w| w.get("mode") == Some(mode))
+            .find(|w| w.get("build") == Some(mode))
             .ok_or_else(|| msg(format!("profile run: no {mode} workload")))?;
         if w.get("failed") != Some("0") || w.get("bad") != Some("0") {
             return Err(msg(format!("profile run: a workload failed: {w}")));

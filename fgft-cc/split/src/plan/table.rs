@@ -831,10 +831,16 @@ fn params_ret_void(raw: &EntryRaw) -> bool {
 type Grants = (Option<(String, String)>, Vec<(String, String, String)>);
 
 fn grants_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Grants, Error> {
+    // Fresh memory an abort frees (its undo) needs no write log: nothing
+    // of it outlives the abort.
+    let fresh = raw.returns.as_deref() == Some("fresh") && raw.undo.is_some();
+    let default = if fresh { "new" } else { "rw" };
     let grant = raw.grant.clone().map(|g| {
         (
             g,
-            raw.grant_rights.clone().unwrap_or_else(|| "rw".to_string()),
+            raw.grant_rights
+                .clone()
+                .unwrap_or_else(|| default.to_string()),
         )
     });
     let grant_more: Vec<(String, String, String)> = raw
