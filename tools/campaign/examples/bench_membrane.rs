@@ -38,6 +38,8 @@ struct Run {
     native: Vec<(u32, Native)>,
     rounds: Vec<Round>,
     overhead_error: Option<String>,
+    rounds_nr: Vec<Round>,
+    overhead_nr_error: Option<String>,
     sidecar: String,
     fsck: (Option<i32>, String),
 }
@@ -169,25 +171,9 @@ fn run(env: &Env, fs: &'static Fs, ops: usize) -> Result<Run, CampaignError> {
         );
         native.push((*id, o));
     }
-    let rounds = var("FGFT_FS_ROUNDS", 5);
-    let (rt, built) = membrane::split_fs(
-        env,
-        fs,
-        &env.src612,
-        Vec::new(),
-        &format!("bench-{m}-clean"),
-    )?;
-    eprintln!("bench_membrane: {m}: overhead, {rounds} rounds of {ops} operations");
-    let (rounds, overhead_error) = match membrane::overhead(env, fs, (&rt, &built), rounds, ops) {
-        Ok(r) => (r, None),
-        Err(e) => {
-            eprintln!("bench_membrane: {m}: overhead: {e}");
-            (
-                Vec::new(),
-                Some(e.to_string().lines().next().unwrap_or("").to_string()),
-            )
-        }
-    };
+    let n = var("FGFT_FS_ROUNDS", 5);
+    let (rounds, overhead_error) = overhead_of(env, fs, ops, n, false)?;
+    let (rounds_nr, overhead_nr_error) = overhead_of(env, fs, ops, n, true)?;
     let sidecar_path = env.repo_root.join(fs.sidecar);
     let sidecar = std::fs::read_to_string(&sidecar_path).map_err(|source| CampaignError::Io {
         path: sidecar_path,
@@ -203,8 +189,41 @@ fn run(env: &Env, fs: &'static Fs, ops: usize) -> Result<Run, CampaignError> {
         native,
         rounds,
         overhead_error,
+        rounds_nr,
+        overhead_nr_error,
         sidecar,
         fsck,
+    })
+}
+
+/// The overhead rounds of `fs` split as it is or without load checks
+/// (`no_reads`), or why there are none (a failed workload is reported, not
+/// fatal).
+fn overhead_of(
+    env: &Env,
+    fs: &'static Fs,
+    ops: usize,
+    n: usize,
+    no_reads: bool,
+) -> Result<(Vec<Round>, Option<String>), CampaignError> {
+    let m = fs.name;
+    let tag = if no_reads { "clean-nr" } else { "clean" };
+    let (rt, built) = membrane::split_fs_with(
+        env,
+        fs,
+        &env.src612,
+        Vec::new(),
+        &format!("bench-{m}-{tag}"),
+        |o| o.no_read_checks = no_reads,
+    )?;
+    eprintln!("bench_membrane: {m}: overhead ({tag}), {n} rounds of {ops} operations");
+    Ok(match membrane::overhead(env, fs, (&rt, &built), n, ops) {
+        Ok(r) => (r, None),
+        Err(e) => {
+            eprintln!("bench_membrane: {m}: overhead ({tag}): {e}");
+            let first = e.to_string().lines().next().unwrap_or("").to_string();
+            (Vec::new(), Some(first))
+        }
     })
 }
 
@@ -252,6 +271,8 @@ fn bench(out: &PathBuf, which: &[&'static Fs], part: Part) -> Result<(), Campaig
             native: r.native.clone(),
             rounds: r.rounds.clone(),
             overhead_error: r.overhead_error.clone(),
+            rounds_nr: r.rounds_nr.clone(),
+            overhead_nr_error: r.overhead_nr_error.clone(),
             ops,
             sidecar: r.sidecar.clone(),
             fsck: r.fsck.clone(),
