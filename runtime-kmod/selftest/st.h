@@ -57,6 +57,7 @@ struct st_args {
 	unsigned int busy_cpu;	/* ctx test: wait for this flag */
 	int *wait_flag;
 	void (*in_body)(struct st_args *a);	/* hook run inside the body */
+	u8 *place;		/* granted in place, stores logged (64 bytes) */
 };
 
 /* Provided by st_main.c: allocation with its compensation (a wrapper). */
@@ -79,6 +80,7 @@ void st_wait_prepare(struct fgft_txn *txn, struct wait_queue_entry *e);
 	long p##_fault_only(void *arg);				\
 	long p##_wild_list(void *arg);					\
 	long p##_wild_read(void *arg);					\
+	long p##_place_store(void *arg);				\
 	long p##_sum(void *arg);					\
 	long p##_store_loop(void *arg);				\
 	long p##_store_alt(void *arg);					\

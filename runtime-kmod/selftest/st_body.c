@@ -174,6 +174,23 @@ long ST_FN(wild_read)(void *arg)
 	return READ_ONCE(a->victim[5]);
 }
 
+/*
+ * Stores into an object used in place, through the memory intrinsics and
+ * plainly, then a fault: the abort puts every byte back.
+ */
+long ST_FN(place_store)(void *arg)
+{
+	struct st_args *a = arg;
+	u8 src[32];
+
+	memset(src, 0x5a, sizeof(src));
+	memcpy(a->place, src, sizeof(src));
+	memset(a->place + 32, 0x77, 16);
+	memmove(a->place + 48, a->place, 8);
+	a->place[60] = 9;
+	return ST_FN(fault)(a);
+}
+
 long ST_FN(sum)(void *arg)
 {
 	struct st_args *a = arg;

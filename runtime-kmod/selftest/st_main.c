@@ -391,6 +391,61 @@ static int st_wild_list(void)
 	return 0;
 }
 
+/*
+ * An object used in place (a file system's buffer): a body stores into it
+ * with memcpy, memset, memmove and a plain store, then faults; the abort
+ * replays the write log, so every byte is as it was, in both instrumented
+ * builds.
+ */
+static u8 st_place[64];
+
+static int st_place_one(long (*body)(void *), struct st_res *r)
+{
+	struct fgft_txn *txn = fgft_txn_begin(&st_entry, NULL);
+	struct st_args a;
+	int i;
+
+	memset(r, 0, sizeof(*r));
+	for (i = 0; i < sizeof(st_place); i++)
+		st_place[i] = i;
+	if (IS_ERR_OR_NULL(txn))
+		return -EINVAL;
+	r->isolated = true;
+	st_args_init(&a, ST_EXPLICIT);
+	a.txn = txn;
+	a.place = st_place;
+	fgft_txn_log_stores(txn);
+	if (fgft_place_obj(txn, st_place, sizeof(st_place), FGFT_RW) < 0) {
+		fgft_txn_abort(txn);
+		return -ENOMEM;
+	}
+	r->ret = fgft_txn_call(txn, body, &a);
+	if (fgft_txn_failed(txn)) {
+		r->failed = true;
+		r->cause = fgft_txn_cause(txn);
+		r->ret = fgft_txn_abort(txn);
+	} else {
+		fgft_txn_commit(txn);
+	}
+	for (i = 0; i < sizeof(st_place); i++)
+		if (st_place[i] != i)
+			return 0;
+	return 1;
+}
+
+static int st_place_test(void)
+{
+	struct st_res r1, r2;
+	int intact = st_place_one(st_sfi_place_store, &r1);
+	int intact_nr = st_place_one(st_noreads_place_store, &r2);
+
+	st_mark("place",
+		"ok=%d failed=%d cause=%s intact=%d noreads_failed=%d noreads_intact=%d",
+		r1.failed && r2.failed && intact == 1 && intact_nr == 1,
+		r1.failed, cause_name(r1.cause), intact, r2.failed, intact_nr);
+	return 0;
+}
+
 /* A wild read: refused when reads are checked, passes in a reads-off build. */
 static int st_wild_read(void)
 {
@@ -1159,6 +1214,8 @@ static int st_dispatch(const char *name)
 		return st_wild_list();
 	if (!strcmp(name, "wild_read"))
 		return st_wild_read();
+	if (!strcmp(name, "place"))
+		return st_place_test();
 	if (!strcmp(name, "module"))
 		return st_module();
 	if (!strcmp(name, "soak"))

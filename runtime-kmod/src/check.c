@@ -354,11 +354,12 @@ static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
  * them there, so they are notrace, and everything that is not inline runs
  * with user access switched off.  A refused access never comes back.
  */
-static __always_inline void fgft_asan(unsigned long addr, size_t size,
-				      unsigned int rights, unsigned long ip)
+static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
+					 unsigned int rights, unsigned long ip,
+					 bool uaccess)
 {
 	struct fgft_txn *t;
-	unsigned long ua;
+	unsigned long ua = 0;
 
 	t = this_cpu_read(fgft_hit);
 	if (likely(t && READ_ONCE(t->task) == current &&
@@ -368,9 +369,11 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 			   fgft_rtab_hit_victim(&t->rtab, addr, size, rights))) {
 			if (unlikely(t->logging) && (rights & FGFT_W) &&
 			    !(t->rtab.hit.rights & FGFT_NOLOG)) {
-				ua = user_access_save();
+				if (uaccess)
+					ua = user_access_save();
 				fgft_log_store(t, addr, size);
-				user_access_restore(ua);
+				if (uaccess)
+					user_access_restore(ua);
 			}
 			/* The next accesses there are checked inline. */
 			fgft_win_load(t);
@@ -381,7 +384,8 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 	} else if (likely(fgft_none_open())) {
 		return;
 	}
-	ua = user_access_save();
+	if (uaccess)
+		ua = user_access_save();
 	t = fgft_active();
 	if (t) {
 		if (t != this_cpu_read(fgft_hit))
@@ -395,7 +399,15 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 		if (t == this_cpu_read(fgft_hit))
 			fgft_win_load(t);
 	}
-	user_access_restore(ua);
+	if (uaccess)
+		user_access_restore(ua);
+}
+
+/* A sanitizer call-back: possibly with user access on. */
+static __always_inline void fgft_asan(unsigned long addr, size_t size,
+				      unsigned int rights, unsigned long ip)
+{
+	fgft_asan_ua(addr, size, rights, ip, true);
 }
 
 #ifdef FGFT_NO_READ_CHECKS
@@ -467,19 +479,18 @@ EXPORT_SYMBOL(__asan_unregister_globals);
  * Memory intrinsics.  gcc 12 calls __asan_mem*() for the builtins; the 6.12
  * fortify headers rename memcpy/memset/memmove to __hwasan_mem*() in
  * instrumented units of a kernel built without KASAN.  Both check the whole
- * ranges first.
+ * ranges first, as one access each: the windows, the body's stack, the
+ * range table; and a store into memory used in place is logged like any
+ * other (a directory entry memcpy'd into a buffer an abort puts back).
  */
 static __always_inline void fgft_asan_range(const void *p, size_t len,
 					    unsigned int rights,
 					    unsigned long ip)
 {
-	struct fgft_txn *t;
-
 	if (!len || (rights == FGFT_R && !fgft_reads_on()))
 		return;
-	t = fgft_active();
-	if (t)
-		fgft_asan_slow(t, (unsigned long)p, len, rights, ip);
+	/* An ordinary call: user access is off. */
+	fgft_asan_ua((unsigned long)p, len, rights, ip, false);
 }
 
 void *__asan_memcpy(void *dst, const void *src, size_t len)

@@ -80,7 +80,7 @@ slab() {
 	set -- $(grep '^Slab:' /proc/meminfo)
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
-for s in null null_sfi wild wild_list wild_read div bug gpf spinlock \
+for s in null null_sfi wild wild_list wild_read place div bug gpf spinlock \
 	 spinlock_irq mutex kmalloc explicit relock callback section call_lock \
 	 shadow commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
@@ -193,6 +193,15 @@ fn runtime_recovers_every_fault_kind() {
         ),
         ("range", "0", "94"),
         "a reads-off build lets the read through: {m}"
+    );
+
+    // Stores into memory used in place, memcpy, memset and memmove among
+    // them, are undone by the abort.
+    let m = mark(&out, "st-place");
+    assert_eq!(
+        (field(m, "intact"), field(m, "noreads_intact")),
+        ("1", "1"),
+        "an abort puts back what the intrinsics stored in place: {m}"
     );
 
     // The SFI module's own data is refused until fgft_map_module().
