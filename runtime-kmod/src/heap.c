@@ -25,6 +25,12 @@ struct fgft_heap_tab {
 	struct fgft_rtab rt;
 };
 
+static struct fgft_heap_tab *heap_tab(struct fgft_heap *h)
+{
+	/* Pairs with the release in fgft_heap_init(): seen whole or not. */
+	return smp_load_acquire(&h->tab);
+}
+
 int fgft_heap_init(struct fgft_heap *h)
 {
 	struct fgft_heap_tab *tab = kzalloc(sizeof(*tab), GFP_KERNEL);
@@ -33,6 +39,7 @@ int fgft_heap_init(struct fgft_heap *h)
 		return -ENOMEM;
 	rwlock_init(&tab->lock);
 	fgft_rtab_init(&tab->rt);
+	/* Published initialized: pairs with heap_tab(). */
 	smp_store_release(&h->tab, tab);
 	return 0;
 }
@@ -51,7 +58,7 @@ EXPORT_SYMBOL_GPL(fgft_heap_destroy);
 
 static void heap_add_now(struct fgft_heap *h, unsigned long obj, size_t len)
 {
-	struct fgft_heap_tab *tab = smp_load_acquire(&h->tab);
+	struct fgft_heap_tab *tab = heap_tab(h);
 	unsigned long flags;
 
 	if (!tab || !len)
@@ -88,7 +95,7 @@ void fgft_heap_del(struct fgft_heap *h, const void *obj)
 
 	if (!h || IS_ERR_OR_NULL(obj))
 		return;
-	tab = smp_load_acquire(&h->tab);
+	tab = heap_tab(h);
 	if (!tab)
 		return;
 	write_lock_irqsave(&tab->lock, flags);
@@ -106,7 +113,7 @@ EXPORT_SYMBOL_GPL(fgft_heap_del);
 bool fgft_heap_allows(struct fgft_txn *t, struct fgft_heap *h,
 		      unsigned long addr, size_t len, unsigned int rights)
 {
-	struct fgft_heap_tab *tab = smp_load_acquire(&h->tab);
+	struct fgft_heap_tab *tab = heap_tab(h);
 	uintptr_t start = 0, end = 0;
 	unsigned long flags;
 	int id;
