@@ -81,6 +81,7 @@ void st_wait_prepare(struct fgft_txn *txn, struct wait_queue_entry *e);
 	long p##_wild_list(void *arg);					\
 	long p##_wild_read(void *arg);					\
 	long p##_place_store(void *arg);				\
+	long p##_wild_bitop(void *arg);				\
 	long p##_sum(void *arg);					\
 	long p##_store_loop(void *arg);				\
 	long p##_store_alt(void *arg);					\

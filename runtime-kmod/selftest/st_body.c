@@ -166,6 +166,16 @@ long ST_FN(wild_list)(void *arg)
 	return 0;
 }
 
+/* A bitop on a kernel object that was not granted: inline assembly. */
+long ST_FN(wild_bitop)(void *arg)
+{
+	struct st_args *a = arg;
+
+	a->copy[1] = 1;
+	__set_bit(0, (unsigned long *)a->victim);
+	return 0;
+}
+
 /* A read of a kernel object that was not granted. */
 long ST_FN(wild_read)(void *arg)
 {

@@ -446,6 +446,31 @@ static int st_place_test(void)
 	return 0;
 }
 
+/*
+ * A wild bitop (inline assembly): refused in both instrumented builds, the
+ * object untouched, through the hook sfi-bitops.h gives instrumented.h.
+ */
+static int st_wild_bitop(void)
+{
+	struct st_args a;
+	struct st_res r1, r2;
+	u8 before = st_victim[0];
+	bool intact;
+
+	st_args_init(&a, ST_OK);
+	st_txn(&st_entry, st_sfi_wild_bitop, &a, &st_kobj, NULL, &r1);
+	st_args_init(&a, ST_OK);
+	st_txn(&st_entry, st_noreads_wild_bitop, &a, &st_kobj, NULL, &r2);
+	intact = st_victim[0] == before;
+	st_mark("wild_bitop",
+		"ok=%d failed=%d cause=%s noreads_failed=%d noreads_cause=%s intact=%d",
+		r1.failed && r1.cause == FGFT_CAUSE_RANGE && r2.failed &&
+		r2.cause == FGFT_CAUSE_RANGE && intact,
+		r1.failed, cause_name(r1.cause), r2.failed,
+		cause_name(r2.cause), intact);
+	return 0;
+}
+
 /* A wild read: refused when reads are checked, passes in a reads-off build. */
 static int st_wild_read(void)
 {
@@ -1216,6 +1241,8 @@ static int st_dispatch(const char *name)
 		return st_wild_read();
 	if (!strcmp(name, "place"))
 		return st_place_test();
+	if (!strcmp(name, "wild_bitop"))
+		return st_wild_bitop();
 	if (!strcmp(name, "module"))
 		return st_module();
 	if (!strcmp(name, "soak"))

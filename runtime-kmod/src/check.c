@@ -356,7 +356,7 @@ static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
  */
 static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 					 unsigned int rights, unsigned long ip,
-					 bool uaccess)
+					 bool uaccess, bool log)
 {
 	struct fgft_txn *t;
 	unsigned long ua = 0;
@@ -367,7 +367,7 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 		t->ev[FGFT_EV_CHECK]++;
 		if (likely(fgft_rtab_hit(&t->rtab, addr, size, rights) ||
 			   fgft_rtab_hit_victim(&t->rtab, addr, size, rights))) {
-			if (unlikely(t->logging) && (rights & FGFT_W) &&
+			if (unlikely(t->logging) && log && (rights & FGFT_W) &&
 			    !(t->rtab.hit.rights & FGFT_NOLOG)) {
 				if (uaccess)
 					ua = user_access_save();
@@ -392,7 +392,7 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 			t->ev[FGFT_EV_CHECK]++;
 		fgft_asan_slow(t, addr, size, rights, ip);
 		/* The check left the grant that allows it in the window. */
-		if (t->logging && (rights & FGFT_W) &&
+		if (t->logging && log && (rights & FGFT_W) &&
 		    !(fgft_rtab_hit(&t->rtab, addr, size, rights) &&
 		      (t->rtab.hit.rights & FGFT_NOLOG)))
 			fgft_log_store(t, addr, size);
@@ -407,7 +407,7 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 static __always_inline void fgft_asan(unsigned long addr, size_t size,
 				      unsigned int rights, unsigned long ip)
 {
-	fgft_asan_ua(addr, size, rights, ip, true);
+	fgft_asan_ua(addr, size, rights, ip, true, true);
 }
 
 #ifdef FGFT_NO_READ_CHECKS
@@ -447,6 +447,30 @@ notrace void __asan_storeN_noabort(unsigned long addr, size_t size)
 	fgft_asan(addr, size, FGFT_W, _RET_IP_);
 }
 EXPORT_SYMBOL(__asan_storeN_noabort);
+
+/*
+ * The accesses of the kernel's inline bitops and atomics in SFI code, as
+ * linux/instrumented.h announces them (include/fgft/sfi-bitops.h routes
+ * its kcsan_check_access() here): range-checked, never logged.  The
+ * bitops whose effect an abort must undo (an allocation bitmap's
+ * __test_and_set_bit_le()) are wrapped kernel calls with their own undo in
+ * compensations.toml; an atomic word may be changed concurrently by code
+ * that is not the body's (a buffer's b_state by I/O completion), so
+ * putting its old value back could lose that change.  An ordinary call
+ * (objtool names a caller that makes it with user access enabled).
+ */
+notrace void fgft_kcsan_check(const volatile void *ptr, size_t size, int type)
+{
+	unsigned long addr = (unsigned long)ptr;
+
+	if (!(type & KCSAN_ACCESS_WRITE)) {
+		if (fgft_reads_on())
+			fgft_asan_ua(addr, size, FGFT_R, _RET_IP_, false, false);
+		return;
+	}
+	fgft_asan_ua(addr, size, FGFT_W, _RET_IP_, false, false);
+}
+EXPORT_SYMBOL_GPL(fgft_kcsan_check);
 
 /* Called before noreturn calls; nothing to unpoison without shadow memory. */
 void __asan_handle_no_return(void)
@@ -490,7 +514,7 @@ static __always_inline void fgft_asan_range(const void *p, size_t len,
 	if (!len || (rights == FGFT_R && !fgft_reads_on()))
 		return;
 	/* An ordinary call: user access is off. */
-	fgft_asan_ua((unsigned long)p, len, rights, ip, false);
+	fgft_asan_ua((unsigned long)p, len, rights, ip, false, true);
 }
 
 void *__asan_memcpy(void *dst, const void *src, size_t len)

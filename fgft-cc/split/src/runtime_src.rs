@@ -15,6 +15,7 @@ pub(crate) const FILES: &[(&str, &str)] = runtime_files!(
     "Kbuild",
     "include/fgft/runtime.h",
     "include/fgft/sfi-as.sh",
+    "include/fgft/sfi-bitops.h",
     "include/fgft/va.h",
     "src/check.c",
     "src/checkpoint.c",

@@ -80,7 +80,7 @@ slab() {
 	set -- $(grep '^Slab:' /proc/meminfo)
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
-for s in null null_sfi wild wild_list wild_read place div bug gpf spinlock \
+for s in null null_sfi wild wild_list wild_read place wild_bitop div bug gpf spinlock \
 	 spinlock_irq mutex kmalloc explicit relock callback section call_lock \
 	 shadow commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
@@ -202,6 +202,18 @@ fn runtime_recovers_every_fault_kind() {
         (field(m, "intact"), field(m, "noreads_intact")),
         ("1", "1"),
         "an abort puts back what the intrinsics stored in place: {m}"
+    );
+
+    // A bitop is inline assembly: refused through instrumented.h's hook.
+    let m = mark(&out, "st-wild_bitop");
+    assert_eq!(
+        (
+            field(m, "cause"),
+            field(m, "noreads_cause"),
+            field(m, "intact")
+        ),
+        ("range", "range", "1"),
+        "{m}"
     );
 
     // The SFI module's own data is refused until fgft_map_module().

@@ -12,6 +12,9 @@ use std::path::{Path, PathBuf};
 const RUNTIME_VA_H: &str = include_str!("../../../../runtime-kmod/include/fgft/va.h");
 /// The gcc wrapper that inlines the range checks of SFI units.
 const SFI_AS_SH: &str = include_str!("../../../../runtime-kmod/include/fgft/sfi-as.sh");
+/// Force-included first in SFI units: the kernel's bitops and atomics
+/// report their accesses to the runtime.
+const SFI_BITOPS_H: &str = include_str!("../../../../runtime-kmod/include/fgft/sfi-bitops.h");
 
 /// Where Kbuild finds the runtime's symbol versions by default.
 const SYMVERS: &str = "fgft_rt.symvers";
@@ -27,6 +30,10 @@ pub(crate) fn emit_build(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
     out.insert(
         PathBuf::from("include/fgft/sfi-as.sh"),
         SFI_AS_SH.to_string(),
+    );
+    out.insert(
+        PathBuf::from("include/fgft/sfi-bitops.h"),
+        SFI_BITOPS_H.to_string(),
     );
     out.insert(PathBuf::from("include/fgft.h"), opts.fgft_header.clone());
     if let Some(t) = &opts.runtime_symvers {
@@ -157,7 +164,8 @@ fn kbuild(src: &Sources<'_>, plan: &Plan, sfi: &[Unit], opts: &super::EmitOpts) 
         &mut s,
         "Every load and store of SFI code is checked: inline against this cpu's last-hit \
          windows (include/fgft/sfi-as.sh rewrites the sanitizer's calls), and by a call of \
-         the runtime's checks when they miss.",
+         the runtime's checks when they miss; the kernel's bitops and atomics report theirs \
+         (include/fgft/sfi-bitops.h).",
     );
     let mut flags: Vec<String> = SANITIZE
         .split(" --")
@@ -168,6 +176,7 @@ fn kbuild(src: &Sources<'_>, plan: &Plan, sfi: &[Unit], opts: &super::EmitOpts) 
         flags.push("--param asan-instrument-reads=0".into());
     }
     flags.push("-wrapper sh,$(src)/include/fgft/sfi-as.sh".into());
+    flags.push("-include $(src)/include/fgft/sfi-bitops.h".into());
     let _ = writeln!(s, "FGFT_SANITIZE := {} \\", flags[0]);
     for (i, f) in flags.iter().enumerate().skip(1) {
         let cont = if i + 1 < flags.len() { " \\" } else { "" };
