@@ -459,10 +459,8 @@ EXPORT_SYMBOL(__asan_storeN_noabort);
  * putting its old value back could lose that change.  An ordinary call
  * (objtool names a caller that makes it with user access enabled).
  */
-notrace void fgft_kcsan_check(const volatile void *ptr, size_t size, int type)
+notrace void fgft_kcsan_check(unsigned long addr, size_t size, int type)
 {
-	unsigned long addr = (unsigned long)ptr;
-
 	if (!(type & KCSAN_ACCESS_WRITE)) {
 		if (fgft_reads_on())
 			fgft_asan_ua(addr, size, FGFT_R, _RET_IP_, false, false);

@@ -33,6 +33,6 @@ void *__hwasan_memcpy(void *dst, const void *src, size_t len);
 void *__hwasan_memmove(void *dst, const void *src, size_t len);
 void *__hwasan_memset(void *dst, int c, size_t len);
 /* The instrumented bitops' and atomics' hook (include/fgft/sfi-bitops.h). */
-void fgft_kcsan_check(const volatile void *ptr, size_t size, int type);
+void fgft_kcsan_check(unsigned long addr, size_t size, int type);
 
 #endif /* _FGFT_ASAN_H */

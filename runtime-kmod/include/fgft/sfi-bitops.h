@@ -16,9 +16,10 @@
 
 #include <linux/kcsan-checks.h>
 
-void fgft_kcsan_check(const volatile void *ptr, size_t size, int type);
+void fgft_kcsan_check(unsigned long addr, size_t size, int type);
 
 /* After the kernel's own (empty) definition: its uses call the runtime. */
-#define kcsan_check_access(ptr, size, type) fgft_kcsan_check(ptr, size, type)
+#define kcsan_check_access(ptr, size, type) \
+	fgft_kcsan_check((unsigned long)(ptr), size, type)
 
 #endif /* _FGFT_SFI_BITOPS_H */
