@@ -555,32 +555,14 @@ fn embedded_in(
 ) {
     let mut by: BTreeMap<String, BTreeSet<(String, String)>> = BTreeMap::new();
     let mut written: BTreeSet<String> = BTreeSet::new();
-    for f in &closure.fns {
-        let Some(ff) = inp.facts.per_fn.get(f) else {
-            continue;
-        };
-        for r in &ff.relations {
-            let fgft_facts::model::Relation::Container {
-                inner,
-                outer,
-                member,
-            } = r
-            else {
-                continue;
-            };
-            let outer = inp.prog.resolve(outer);
-            if let (Some(i), Some(o)) = (inner.record(), outer.record()) {
-                if inp.prog.records.contains_key(o)
-                    && fgft_base::ident::is_ident(member)
-                    && uses.touches(inp.prog, &outer, 0)
-                {
-                    by.entry(i.to_string())
-                        .or_default()
-                        .insert((o.to_string(), member.clone()));
-                    if uses.writes_into(&outer) {
-                        written.insert(o.to_string());
-                    }
-                }
+    for c in super::containers_of(inp, &closure.fns) {
+        let o = c.outer_tag.as_str();
+        if inp.prog.records.contains_key(o) && uses.touches(inp.prog, &c.outer, 0) {
+            by.entry(c.inner.to_string())
+                .or_default()
+                .insert((o.to_string(), c.member.to_string()));
+            if uses.writes_into(&c.outer) {
+                written.insert(o.to_string());
             }
         }
     }

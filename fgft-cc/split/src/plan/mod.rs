@@ -418,13 +418,25 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
 /// The containers of kernel objects that wrapped calls return granted
 /// (see [`ContainerGrant`]); an inner type the driver puts in two
 /// different containers gets none.
-fn container_grants(inp: &Inputs<'_>, plan: &Plan) -> Vec<ContainerGrant> {
-    let mut by: BTreeMap<String, Vec<ContainerGrant>> = BTreeMap::new();
-    for f in &plan.sfi_fns {
+/// One `container_of(p, outer, member)` of a driver function, `p` a
+/// pointer to record `inner` and `outer` a record (typedefs resolved).
+pub(super) struct ContainerOf<'a> {
+    pub func: &'a str,
+    pub inner: &'a str,
+    pub outer: CType,
+    pub outer_tag: String,
+    pub member: &'a str,
+}
+
+/// The `container_of` relations the functions `fns` make between records,
+/// through a plain member.
+pub(super) fn containers_of<'a>(
+    inp: &'a Inputs<'_>,
+    fns: impl IntoIterator<Item = &'a String>,
+) -> Vec<ContainerOf<'a>> {
+    let mut out = Vec::new();
+    for f in fns {
         let Some(ff) = inp.facts.per_fn.get(f) else {
-            continue;
-        };
-        let Some(file) = inp.prog.def(f).map(|d| d.file) else {
             continue;
         };
         for r in &ff.relations {
@@ -443,28 +455,45 @@ fn container_grants(inp: &Inputs<'_>, plan: &Plan) -> Vec<ContainerGrant> {
             if !fgft_base::ident::is_ident(member) {
                 continue;
             }
-            let apis: BTreeSet<String> = plan
-                .wrapped
-                .iter()
-                .filter(|w| {
-                    inp.table.apis.get(*w).is_some_and(|e| {
-                        e.grant.is_some()
-                            && e.ret.replace(' ', "") == format!("{i}*").replace(' ', "")
-                    })
-                })
-                .cloned()
-                .collect();
-            if apis.is_empty() {
-                continue;
-            }
-            by.entry(i.to_string()).or_default().push(ContainerGrant {
-                inner: i.to_string(),
-                outer: o.to_string(),
-                member: member.clone(),
-                file,
-                apis,
+            out.push(ContainerOf {
+                func: f,
+                inner: i,
+                outer_tag: o.to_string(),
+                outer,
+                member,
             });
         }
+    }
+    out
+}
+
+fn container_grants(inp: &Inputs<'_>, plan: &Plan) -> Vec<ContainerGrant> {
+    let mut by: BTreeMap<String, Vec<ContainerGrant>> = BTreeMap::new();
+    for c in containers_of(inp, &plan.sfi_fns) {
+        let (i, o, member) = (c.inner, c.outer_tag, c.member);
+        let Some(file) = inp.prog.def(c.func).map(|d| d.file) else {
+            continue;
+        };
+        let apis: BTreeSet<String> = plan
+            .wrapped
+            .iter()
+            .filter(|w| {
+                inp.table.apis.get(*w).is_some_and(|e| {
+                    e.grant.is_some() && e.ret.replace(' ', "") == format!("{i}*").replace(' ', "")
+                })
+            })
+            .cloned()
+            .collect();
+        if apis.is_empty() {
+            continue;
+        }
+        by.entry(i.to_string()).or_default().push(ContainerGrant {
+            inner: i.to_string(),
+            outer: o,
+            member: member.to_string(),
+            file,
+            apis,
+        });
     }
     by.into_values()
         .filter_map(|mut v| {
