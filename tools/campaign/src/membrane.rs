@@ -407,7 +407,9 @@ impl Campaign {
 /// The guest part of a campaign: every variant of `ids` fired once under a
 /// 60-operation workload of its own, the first `persistent` that fired
 /// again on every pass (each followed by a clean workload), a remount and
-/// a check of every workload's tree.
+/// a check of every workload's tree.  The trees are made in a directory of
+/// their own: a FAT16 root directory holds 512 entries, fewer than a
+/// campaign's trees take with their long names.
 fn campaign_script(fs: &Fs, ids: &[String], persistent: usize) -> String {
     let m = fs.name;
     format!(
@@ -416,13 +418,14 @@ fn campaign_script(fs: &Fs, ids: &[String], persistent: usize) -> String {
          v() {{ grep \"^$1 \" $S | cut -d' ' -f2; }}\n\
          mkdir -p /mnt/{m}\n\
          mount -t {m} /dev/vda /mnt/{m} || exit 11\n\
+         mkdir /mnt/{m}/w || exit 12\n\
          echo 1 > $P/fgft_inject_once; echo 1 > $P/fgft_inject_txn\n\
          fired=\n\
          for id in {ids}; do\n\
            a0=$(v aborts); r0=$(v recovery_ns_sum); t0=$(v retried); q0=$(v retry_ns_sum)\n\
-           mkdir /mnt/{m}/t$id\n\
+           mkdir /mnt/{m}/w/t$id\n\
            echo $id > $P/fgft_inject_id\n\
-           fgft-fsw -n 60 -s $id -m /tmp/t$id.model /mnt/{m}/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK fsw id=$id /\"\n\
+           fgft-fsw -n 60 -s $id -m /tmp/t$id.model /mnt/{m}/w/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK fsw id=$id /\"\n\
            f=1; [ \"$(cat $P/fgft_inject_id)\" = 0 ] || f=0\n\
            echo 0 > $P/fgft_inject_id\n\
            [ $f = 1 ] && fired=\"$fired $id\"\n\
@@ -431,18 +434,18 @@ fn campaign_script(fs: &Fs, ids: &[String], persistent: usize) -> String {
          echo 0 > $P/fgft_inject_once\n\
          for id in $(echo $fired | tr ' ' '\\n' | head -n {persistent}); do\n\
            echo $id > $P/fgft_inject_id\n\
-           mkdir /mnt/{m}/p$id 2>/dev/null\n\
-           fgft-fsw -n 30 -s $id /mnt/{m}/p$id > /tmp/p.out 2>&1; rc=$?\n\
+           mkdir /mnt/{m}/w/p$id 2>/dev/null\n\
+           fgft-fsw -n 30 -s $id /mnt/{m}/w/p$id > /tmp/p.out 2>&1; rc=$?\n\
            sed \"s/^FGFT-MARK fsw /FGFT-MARK pfsw id=$id /\" /tmp/p.out\n\
            echo \"FGFT-MARK pexit id=$id rc=$rc\"\n\
            echo 0 > $P/fgft_inject_id\n\
-           mkdir /mnt/{m}/q$id\n\
-           fgft-fsw -n 30 -s $id /mnt/{m}/q$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK after id=$id /\"\n\
+           mkdir /mnt/{m}/w/q$id\n\
+           fgft-fsw -n 30 -s $id /mnt/{m}/w/q$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK after id=$id /\"\n\
          done\n\
          umount /mnt/{m} || exit 15\n\
          mount -t {m} /dev/vda /mnt/{m} || exit 16\n\
          for id in {ids}; do\n\
-           fgft-fsw -c -m /tmp/t$id.model /mnt/{m}/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK check id=$id /\"\n\
+           fgft-fsw -c -m /tmp/t$id.model /mnt/{m}/w/t$id | sed \"s/^FGFT-MARK fsw /FGFT-MARK check id=$id /\"\n\
          done\n\
          umount /mnt/{m} && echo \"FGFT-MARK fs-umounted fs={m}\"\n",
         ids = ids.join(" "),
