@@ -100,7 +100,8 @@ fn with_args(text: &str, caps: &[Capture]) -> String {
     })
 }
 
-fn sep(ty: &str) -> &'static str {
+/// What goes between a type and a name (`int x`, `void *x`).
+pub(super) fn sep(ty: &str) -> &'static str {
     if ty.ends_with('*') {
         ""
     } else {

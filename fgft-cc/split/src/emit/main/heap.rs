@@ -9,7 +9,7 @@
 
 use super::{Ctx, MainFiles};
 use crate::emit::sfi::first_code;
-use crate::emit::wrappers::{call_args, heap_param, proto_named};
+use crate::emit::wrappers::{call_args, heap_param, proto_named, sep};
 use crate::plan::FileRole;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -115,12 +115,4 @@ fn header(cx: &Ctx<'_, '_>) -> String {
     }
     let _ = writeln!(s, "#endif /* _FGFT_{}_HEAP_H */", d.to_uppercase());
     s
-}
-
-fn sep(ty: &str) -> &'static str {
-    if ty.ends_with('*') {
-        ""
-    } else {
-        " "
-    }
 }
