@@ -629,6 +629,25 @@ pub fn native_outcome(
     Ok(Native::Nothing)
 }
 
+/// Boots `spec`; an error, with the console's tail, unless the boot ended
+/// cleanly (`what` names the run).
+fn run_clean(env: &Env, spec: &VmSpec, what: &str) -> Result<fgft_vm::Outcome, CampaignError> {
+    let out = fgft_vm::run(env, spec)?;
+    if !out.is_clean() {
+        return Err(msg(format!("{what}: {}\n{}", out.summary(), out.tail(30))));
+    }
+    Ok(out)
+}
+
+/// An error unless fgft-fsw's marker `w` reports no failed operation and no
+/// bad tree.
+fn workload_ok(w: &fgft_vm::Marker, what: &str) -> Result<(), CampaignError> {
+    if w.get("failed") != Some("0") || w.get("bad") != Some("0") {
+        return Err(msg(format!("{what}: a workload failed: {w}")));
+    }
+    Ok(())
+}
+
 /// One round of the overhead benchmark: the workload's wall time on each
 /// build, in seconds.
 #[derive(Debug, Clone, Copy)]
@@ -679,18 +698,9 @@ pub fn overhead(
         load_deps(fs)
     );
     spec.timeout = Duration::from_secs(120 + 60 * rounds as u64);
-    let out = fgft_vm::run(env, &spec)?;
-    if !out.is_clean() {
-        return Err(msg(format!(
-            "overhead run: {}\n{}",
-            out.summary(),
-            out.tail(30)
-        )));
-    }
+    let out = run_clean(env, &spec, "overhead run")?;
     for w in out.markers_named("ofsw") {
-        if w.get("failed") != Some("0") || w.get("bad") != Some("0") {
-            return Err(msg(format!("overhead run: a workload failed: {w}")));
-        }
+        workload_ok(w, "overhead run")?;
     }
     let time = |b: &str, r: usize| -> Option<f64> {
         let m = out
@@ -761,14 +771,7 @@ pub fn profile(
         dump("off")
     ));
     spec.timeout = Duration::from_secs(300);
-    let out = fgft_vm::run(env, &spec)?;
-    if !out.is_clean() {
-        return Err(msg(format!(
-            "profile run: {}\n{}",
-            out.summary(),
-            out.tail(30)
-        )));
-    }
+    let out = run_clean(env, &spec, "profile run")?;
     let mut per: BTreeMap<String, (Stages, Stages)> = BTreeMap::new();
     for p in out.markers_named("prof") {
         let (Some(mode), Some(entry)) = (p.get("build"), p.get("entry")) else {
@@ -792,9 +795,7 @@ pub fn profile(
             .into_iter()
             .find(|w| w.get("build") == Some(mode))
             .ok_or_else(|| msg(format!("profile run: no {mode} workload")))?;
-        if w.get("failed") != Some("0") || w.get("bad") != Some("0") {
-            return Err(msg(format!("profile run: a workload failed: {w}")));
-        }
+        workload_ok(w, "profile run")?;
         Ok(w.parse::<f64>("ns").unwrap_or(0.0) / 1e9)
     };
     Ok((per, (wall("iso")?, wall("off")?)))
