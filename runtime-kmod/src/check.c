@@ -66,6 +66,8 @@ int fgft_global_map(const void *addr, size_t len, unsigned int rights)
 
 	write_lock_irqsave(&fgft_global_lock, flags);
 	id = fgft_rtab_map(&fgft_global, (uintptr_t)addr, len, rights);
+	/* Readers under the read lock find it settled. */
+	fgft_rtab_settle(&fgft_global);
 	if (id >= 0)
 		atomic_inc(&fgft_global_n);
 	write_unlock_irqrestore(&fgft_global_lock, flags);

@@ -7,6 +7,12 @@
  * point, so disjoint intervals cost O(log n) and overlapping ones only what
  * actually overlaps.  Deleted entries become tombstones until the next
  * compaction, so a deletion costs O(log n) and compaction is amortised.
+ *
+ * Insertions append: an entry in order extends the sorted part, others
+ * wait behind it until fgft_ivx_settle() sorts them and merges them in
+ * (one sort for a batch of grants instead of one memmove each: an I/O
+ * path's copy-in grants hundreds of objects at addresses in no order).
+ * Lookups need a settled index; so does fgft_ivx_kill().
  */
 #ifndef _FGFT_IVX_H
 #define _FGFT_IVX_H
@@ -26,14 +32,28 @@ struct fgft_ivx {
 	u32 n;
 	u32 cap;
 	u32 ndead;
+	u32 nsorted;	/* e[0, nsorted) sorted, reach valid; then appended */
+	struct fgft_ive *tmp;	/* merge scratch */
+	u32 tcap;
 };
+
+/* Sorts the appended entries into the index. */
+void fgft_ivx_settle(struct fgft_ivx *x);
+
+static inline bool fgft_ivx_settled(const struct fgft_ivx *x)
+{
+	return x->nsorted == x->n;
+}
 
 int fgft_ivx_insert(struct fgft_ivx *x, uintptr_t start, uintptr_t end,
 		    u32 id);
-/* Number of entries whose start is <= @p. */
-u32 fgft_ivx_upper(const struct fgft_ivx *x, uintptr_t p);
-/* Number of entries whose start is < @p. */
-u32 fgft_ivx_lower(const struct fgft_ivx *x, uintptr_t p);
+/* Number of entries whose start is <= @p (settles the index first). */
+u32 fgft_ivx_upper(struct fgft_ivx *x, uintptr_t p);
+/* Number of entries whose start is < @p (settles the index first). */
+u32 fgft_ivx_lower(struct fgft_ivx *x, uintptr_t p);
+/* The same over the sorted part only (an owner that settles at insert). */
+u32 fgft_ivx_upper_sorted(const struct fgft_ivx *x, uintptr_t p);
+u32 fgft_ivx_lower_sorted(const struct fgft_ivx *x, uintptr_t p);
 /* Marks the live entry (@start, @id) dead.  Returns 0 or -ENOENT. */
 int fgft_ivx_kill(struct fgft_ivx *x, uintptr_t start, u32 id);
 void fgft_ivx_compact(struct fgft_ivx *x);

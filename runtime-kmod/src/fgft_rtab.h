@@ -50,6 +50,12 @@ struct fgft_rtab_win {
  */
 #define FGFT_RTAB_VICTIMS	3
 
+struct fgft_rtab_hs {
+	uintptr_t start;
+	int id;
+	u32 gen;	/* the slot is used when it is the table's hgen */
+};
+
 struct fgft_rtab {
 	/* Last-hit window: an access inside it with these rights is allowed. */
 	struct fgft_rtab_win hit;
@@ -64,6 +70,17 @@ struct fgft_rtab {
 	u32 ndead;	/* revoked, not yet compacted */
 	u32 seq;
 	struct fgft_ivx ix;
+	/*
+	 * Start address -> the newest grant starting there (open addressing,
+	 * 1 << hbits slots; a reset moves to the next generation instead of
+	 * clearing them): fgft_rtab_find_start() without settling the index,
+	 * for the in-place walk's visited test.
+	 */
+	struct fgft_rtab_hs *hs;
+	u32 hbits;
+	u32 hgen;
+	u32 hn;
+	u8 hoff;	/* could not grow: full lookups until the next reset */
 
 	/* Statistics, read by debugfs and the tests. */
 	u64 nr_slow;
@@ -95,9 +112,9 @@ int fgft_rtab_map(struct fgft_rtab *t, uintptr_t start, size_t len,
 int fgft_rtab_map_derived(struct fgft_rtab *t, uintptr_t parent_addr,
 			  uintptr_t start, size_t len, u32 rights);
 /* The most recent live grant starting at @addr, or -ENOENT. */
-int fgft_rtab_find_start(const struct fgft_rtab *t, uintptr_t addr);
+int fgft_rtab_find_start(struct fgft_rtab *t, uintptr_t addr);
 /* The most recent live grant containing @addr, or -ENOENT. */
-int fgft_rtab_find_containing(const struct fgft_rtab *t, uintptr_t addr);
+int fgft_rtab_find_containing(struct fgft_rtab *t, uintptr_t addr);
 
 void fgft_rtab_revoke_begin(struct fgft_rtab *t, struct fgft_revoke *rv,
 			    int id);
@@ -110,6 +127,16 @@ bool fgft_rtab_revoke_step(struct fgft_rtab *t, struct fgft_revoke *rv,
  * Returns the number of grants removed or -ENOENT.
  */
 int fgft_rtab_unmap(struct fgft_rtab *t, uintptr_t addr, u32 batch);
+/*
+ * Sorts the grants made since the last lookup into the index.  Lookups do
+ * it themselves; a table shared under a reader-writer lock is settled by
+ * its writers, so that its readers never write.
+ */
+static inline void fgft_rtab_settle(struct fgft_rtab *t)
+{
+	fgft_ivx_settle(&t->ix);
+}
+
 /* Revokes everything (end of transaction). */
 void fgft_rtab_reset(struct fgft_rtab *t);
 /* Like reset, and frees the arrays once they grew beyond @keep grants. */
@@ -165,6 +192,6 @@ static inline bool fgft_rtab_hit_victim(struct fgft_rtab *t, uintptr_t addr,
 /* Checks every invariant; returns 0 or a negative code naming the first
  * broken one (used by the tests).
  */
-int fgft_rtab_validate(const struct fgft_rtab *t);
+int fgft_rtab_validate(struct fgft_rtab *t);
 
 #endif /* _FGFT_RTAB_H */

@@ -67,6 +67,8 @@ static void heap_add_now(struct fgft_heap *h, unsigned long obj, size_t len)
 	/* Without memory for the slot the object stays unknown: refused. */
 	if (fgft_rtab_map(&tab->rt, obj, len, FGFT_RW) >= 0)
 		h->nr_live++;
+	/* Readers under the read lock find it settled. */
+	fgft_rtab_settle(&tab->rt);
 	write_unlock_irqrestore(&tab->lock, flags);
 }
 
@@ -99,11 +101,34 @@ void fgft_heap_del(struct fgft_heap *h, const void *obj)
 	if (!tab)
 		return;
 	write_lock_irqsave(&tab->lock, flags);
+	if (fgft_rtab_find_start(&tab->rt, (uintptr_t)obj) < 0) {
+		int id = fgft_rtab_find_containing(&tab->rt, (uintptr_t)obj);
+
+		if (id >= 0)
+			obj = (const void *)tab->rt.g[id].start;
+	}
 	while (fgft_rtab_unmap(&tab->rt, (uintptr_t)obj, UINT_MAX) > 0)
 		h->nr_live--;
 	write_unlock_irqrestore(&tab->lock, flags);
 }
 EXPORT_SYMBOL_GPL(fgft_heap_del);
+
+static void heap_del_at_commit(unsigned long *a)
+{
+	fgft_heap_del((struct fgft_heap *)a[0], (const void *)a[1]);
+}
+
+void fgft_heap_out(struct fgft_heap *h, struct fgft_txn *txn, const void *obj)
+{
+	if (!h || IS_ERR_OR_NULL(obj))
+		return;
+	if (txn)
+		fgft_commit_push(txn, heap_del_at_commit, (unsigned long)h,
+				 (unsigned long)obj, 0, 0);
+	else
+		fgft_heap_del(h, obj);
+}
+EXPORT_SYMBOL_GPL(fgft_heap_out);
 
 /*
  * Whether @addr..+@len lies in one object of @h with @rights; if so, the

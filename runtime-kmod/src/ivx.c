@@ -20,14 +20,77 @@ static int ivx_grow(struct fgft_ivx *x)
 	return 0;
 }
 
-u32 fgft_ivx_upper(const struct fgft_ivx *x, uintptr_t p)
+int fgft_ivx_insert(struct fgft_ivx *x, uintptr_t start, uintptr_t end,
+		    u32 id)
 {
-	u32 lo = 0, hi = x->n;
+	struct fgft_ive *e;
+
+	if (x->n == x->cap) {
+		/* Reuse tombstones before growing. */
+		if (x->ndead)
+			fgft_ivx_compact(x);
+		if (x->n == x->cap && ivx_grow(x))
+			return -ENOMEM;
+	}
+	e = &x->e[x->n];
+	e->start = start;
+	e->end = end;
+	e->id = id;
+	e->dead = 0;
+	if (fgft_ivx_settled(x) && (!x->n || x->e[x->n - 1].start <= start)) {
+		/* In order: the sorted part grows, the reach with it. */
+		uintptr_t before = x->n ? x->e[x->n - 1].reach : 0;
+
+		e->reach = before > end ? before : end;
+		x->nsorted++;
+	}
+	x->n++;
+	return 0;
+}
+
+static void ive_swap(struct fgft_ive *a, struct fgft_ive *b)
+{
+	struct fgft_ive t = *a;
+
+	*a = *b;
+	*b = t;
+}
+
+/* Heapsort by start: no recursion, no allocation, no indirect call. */
+static void ive_sort(struct fgft_ive *a, u32 n)
+{
+	u32 i, end, root, child;
+
+	for (i = n / 2; i-- > 0;) {
+		for (root = i; (child = 2 * root + 1) < n; root = child) {
+			if (child + 1 < n && a[child].start < a[child + 1].start)
+				child++;
+			if (a[root].start >= a[child].start)
+				break;
+			ive_swap(&a[root], &a[child]);
+		}
+	}
+	for (end = n; end-- > 1;) {
+		ive_swap(&a[0], &a[end]);
+		for (root = 0; (child = 2 * root + 1) < end; root = child) {
+			if (child + 1 < end && a[child].start < a[child + 1].start)
+				child++;
+			if (a[root].start >= a[child].start)
+				break;
+			ive_swap(&a[root], &a[child]);
+		}
+	}
+}
+
+/* Number of entries among e[0, n) whose start is <= @p. */
+static u32 ive_upper(const struct fgft_ive *e, u32 n, uintptr_t p)
+{
+	u32 lo = 0, hi = n;
 
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
 
-		if (x->e[mid].start <= p)
+		if (e[mid].start <= p)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -35,9 +98,85 @@ u32 fgft_ivx_upper(const struct fgft_ivx *x, uintptr_t p)
 	return lo;
 }
 
-u32 fgft_ivx_lower(const struct fgft_ivx *x, uintptr_t p)
+/*
+ * A few appended entries move into place one at a time; a batch is sorted
+ * and merged from the end through the scratch copy (without memory for
+ * it, one at a time too).  An appended entry lands after the entries
+ * already there with the same start, as an insertion in place would.
+ */
+void fgft_ivx_settle(struct fgft_ivx *x)
 {
-	u32 lo = 0, hi = x->n;
+	u32 s = x->nsorted, m = x->n - s, low = s, i, j, k;
+	uintptr_t reach;
+
+	if (!m)
+		return;
+	if (m > 1)
+		ive_sort(&x->e[s], m);
+	if (s && x->e[s - 1].start > x->e[s].start) {
+		if (m > 4 && x->tcap < m) {
+			struct fgft_ive *nt;
+
+			nt = fgft_mem_realloc(x->tmp, (size_t)m * sizeof(*nt));
+			if (nt) {
+				x->tmp = nt;
+				x->tcap = m;
+			}
+		}
+		if (m > 4 && x->tcap >= m) {
+			memcpy(x->tmp, &x->e[s], (size_t)m * sizeof(x->e[0]));
+			i = s;
+			j = m;
+			k = x->n;
+			while (j) {
+				if (i && x->e[i - 1].start > x->tmp[j - 1].start)
+					x->e[--k] = x->e[--i];
+				else
+					x->e[--k] = x->tmp[--j];
+			}
+			low = i;
+		} else {
+			for (j = s; j < x->n; j++) {
+				struct fgft_ive v = x->e[j];
+
+				k = ive_upper(x->e, j, v.start);
+				memmove(&x->e[k + 1], &x->e[k],
+					(size_t)(j - k) * sizeof(x->e[0]));
+				x->e[k] = v;
+				if (k < low)
+					low = k;
+			}
+		}
+	}
+	reach = low ? x->e[low - 1].reach : 0;
+	for (i = low; i < x->n; i++) {
+		if (x->e[i].end > reach)
+			reach = x->e[i].end;
+		x->e[i].reach = reach;
+	}
+	x->nsorted = x->n;
+}
+
+u32 fgft_ivx_upper(struct fgft_ivx *x, uintptr_t p)
+{
+	fgft_ivx_settle(x);
+	return ive_upper(x->e, x->n, p);
+}
+
+u32 fgft_ivx_lower(struct fgft_ivx *x, uintptr_t p)
+{
+	fgft_ivx_settle(x);
+	return fgft_ivx_lower_sorted(x, p);
+}
+
+u32 fgft_ivx_upper_sorted(const struct fgft_ivx *x, uintptr_t p)
+{
+	return ive_upper(x->e, x->nsorted, p);
+}
+
+u32 fgft_ivx_lower_sorted(const struct fgft_ivx *x, uintptr_t p)
+{
+	u32 lo = 0, hi = x->nsorted;
 
 	while (lo < hi) {
 		u32 mid = lo + (hi - lo) / 2;
@@ -48,35 +187,6 @@ u32 fgft_ivx_lower(const struct fgft_ivx *x, uintptr_t p)
 			hi = mid;
 	}
 	return lo;
-}
-
-int fgft_ivx_insert(struct fgft_ivx *x, uintptr_t start, uintptr_t end,
-		    u32 id)
-{
-	uintptr_t before;
-	u32 pos, k;
-
-	if (x->n == x->cap) {
-		/* Reuse tombstones before growing. */
-		if (x->ndead)
-			fgft_ivx_compact(x);
-		if (x->n == x->cap && ivx_grow(x))
-			return -ENOMEM;
-	}
-	pos = fgft_ivx_upper(x, start);
-	memmove(&x->e[pos + 1], &x->e[pos],
-		(size_t)(x->n - pos) * sizeof(x->e[0]));
-	x->n++;
-	before = pos ? x->e[pos - 1].reach : 0;
-	x->e[pos].start = start;
-	x->e[pos].end = end;
-	x->e[pos].reach = before > end ? before : end;
-	x->e[pos].id = id;
-	x->e[pos].dead = 0;
-	/* The reach is a running maximum: stop once it already covers end. */
-	for (k = pos + 1; k < x->n && x->e[k].reach < end; k++)
-		x->e[k].reach = end;
-	return 0;
 }
 
 int fgft_ivx_kill(struct fgft_ivx *x, uintptr_t start, u32 id)
@@ -99,6 +209,7 @@ void fgft_ivx_compact(struct fgft_ivx *x)
 	uintptr_t reach = 0;
 	u32 i, j = 0;
 
+	fgft_ivx_settle(x);
 	for (i = 0; i < x->n; i++) {
 		if (x->e[i].dead)
 			continue;
@@ -109,19 +220,25 @@ void fgft_ivx_compact(struct fgft_ivx *x)
 		j++;
 	}
 	x->n = j;
+	x->nsorted = j;
 	x->ndead = 0;
 }
 
 void fgft_ivx_reset(struct fgft_ivx *x)
 {
 	x->n = 0;
+	x->nsorted = 0;
 	x->ndead = 0;
 }
 
 void fgft_ivx_destroy(struct fgft_ivx *x)
 {
 	fgft_mem_free(x->e);
+	fgft_mem_free(x->tmp);
 	x->e = NULL;
+	x->tmp = NULL;
+	x->tcap = 0;
+	x->nsorted = 0;
 	x->n = 0;
 	x->cap = 0;
 	x->ndead = 0;

@@ -18,7 +18,7 @@ static size_t span(size_t size)
 /* Index of the object whose exact start on side @x is @p, or -1. */
 static int exact(const struct fgft_ivx *x, uintptr_t p)
 {
-	u32 i = fgft_ivx_lower(x, p);
+	u32 i = fgft_ivx_lower_sorted(x, p);
 
 	if (i < x->n && x->e[i].start == p)
 		return (int)x->e[i].id;
@@ -32,7 +32,7 @@ static int containing(const struct fgft_ivx *x, uintptr_t p)
 	int best = -1;
 	u32 i;
 
-	for (i = fgft_ivx_upper(x, p); i > 0 && x->e[i - 1].reach > p; i--) {
+	for (i = fgft_ivx_upper_sorted(x, p); i > 0 && x->e[i - 1].reach > p; i--) {
 		const struct fgft_ive *e = &x->e[i - 1];
 
 		if (e->end <= p)
@@ -116,13 +116,16 @@ static int track(struct fgft_objtrack *ot, const void *kobj, size_t ksize,
 		ot->o = o;
 		ot->cap = ncap;
 	}
+	/* Settled at once: the lookups take a const tracker. */
 	if (fgft_ivx_insert(&ot->byk, k, k + span(ksize), ot->n))
 		return -ENOMEM;
+	fgft_ivx_settle(&ot->byk);
 	if (fgft_ivx_insert(&ot->byc, c, c + span(csize), ot->n)) {
 		fgft_ivx_kill(&ot->byk, k, ot->n);
 		fgft_ivx_compact(&ot->byk);
 		return -ENOMEM;
 	}
+	fgft_ivx_settle(&ot->byc);
 	o = &ot->o[ot->n++];
 	o->kaddr = k;
 	o->ksize = ksize;

@@ -100,6 +100,96 @@ static void slot_release(struct fgft_rtab *t, int id)
 	t->free_head = id;
 }
 
+static u32 hs_slot(uintptr_t start, u32 bits)
+{
+	return (u32)(((u64)start * 0x9e3779b97f4a7c15ull) >> (64 - bits));
+}
+
+/* The slot of @start, or the empty slot where it would go. */
+static struct fgft_rtab_hs *hs_find(struct fgft_rtab_hs *hs, u32 bits,
+				    u32 gen, uintptr_t start)
+{
+	u32 mask = (1u << bits) - 1, i = hs_slot(start, bits);
+
+	while (hs[i].gen == gen && hs[i].start != start)
+		i = (i + 1) & mask;
+	return &hs[i];
+}
+
+/* Twice the slots, the used ones moved over; false without memory. */
+static bool hs_grow(struct fgft_rtab *t)
+{
+	u32 nbits = t->hbits ? t->hbits + 1 : 6, i;
+	struct fgft_rtab_hs *nh, *sl;
+
+	nh = nbits < 28 ? fgft_mem_zalloc(sizeof(*nh) << nbits) : NULL;
+	if (!nh)
+		return false;
+	if (!t->hgen)
+		t->hgen = 1;
+	for (i = 0; t->hbits && i < 1u << t->hbits; i++) {
+		if (t->hs[i].gen != t->hgen)
+			continue;
+		sl = hs_find(nh, nbits, t->hgen, t->hs[i].start);
+		*sl = t->hs[i];
+	}
+	fgft_mem_free(t->hs);
+	t->hs = nh;
+	t->hbits = nbits;
+	return true;
+}
+
+/* Remembers @id as the newest grant starting at @start. */
+static void hs_put(struct fgft_rtab *t, uintptr_t start, int id)
+{
+	struct fgft_rtab_hs *sl;
+
+	if (t->hoff)
+		return;
+	if ((t->hn + 1) * 2 > (t->hbits ? 1u << t->hbits : 0) && !hs_grow(t)) {
+		t->hoff = 1;
+		return;
+	}
+	sl = hs_find(t->hs, t->hbits, t->hgen, start);
+	if (sl->gen != t->hgen) {
+		t->hn++;
+		sl->gen = t->hgen;
+		sl->start = start;
+	}
+	sl->id = id;
+}
+
+/*
+ * The newest grant starting at @start if it is live, -ENOENT if no grant
+ * started there since the reset, 1 when it cannot tell (that one revoked).
+ */
+static int hs_get(struct fgft_rtab *t, uintptr_t start)
+{
+	const struct fgft_rtab_hs *sl;
+	const struct fgft_grant *gr;
+
+	if (t->hoff)
+		return 1;
+	if (!t->hn)
+		return -ENOENT;
+	sl = hs_find(t->hs, t->hbits, t->hgen, start);
+	if (sl->gen != t->hgen)
+		return -ENOENT;
+	gr = &t->g[sl->id];
+	return gr->live && gr->start == start ? sl->id : 1;
+}
+
+static void hs_clear(struct fgft_rtab *t)
+{
+	if (t->hn && !++t->hgen) {
+		/* Wrapped: every slot would look used. */
+		memset(t->hs, 0, sizeof(*t->hs) << t->hbits);
+		t->hgen = 1;
+	}
+	t->hn = 0;
+	t->hoff = 0;
+}
+
 static int grant_new(struct fgft_rtab *t, uintptr_t start, size_t len,
 		     u32 rights, int parent)
 {
@@ -136,6 +226,7 @@ static int grant_new(struct fgft_rtab *t, uintptr_t start, size_t len,
 		p->child = id;
 	}
 	t->nlive++;
+	hs_put(t, start, id);
 	return id;
 }
 
@@ -145,13 +236,13 @@ int fgft_rtab_map(struct fgft_rtab *t, uintptr_t start, size_t len,
 	return grant_new(t, start, len, rights, -1);
 }
 
-int fgft_rtab_find_containing(const struct fgft_rtab *t, uintptr_t addr)
+int fgft_rtab_find_containing(struct fgft_rtab *t, uintptr_t addr)
 {
 	const struct fgft_ivx *x = &t->ix;
 	int best = -1;
 	u32 i;
 
-	for (i = fgft_ivx_upper(x, addr); i > 0 && x->e[i - 1].reach > addr;
+	for (i = fgft_ivx_upper(&t->ix, addr); i > 0 && x->e[i - 1].reach > addr;
 	     i--) {
 		const struct fgft_ive *e = &x->e[i - 1];
 
@@ -178,13 +269,17 @@ int fgft_rtab_map_derived(struct fgft_rtab *t, uintptr_t parent_addr,
 	return grant_new(t, start, len, rights, parent);
 }
 
-int fgft_rtab_find_start(const struct fgft_rtab *t, uintptr_t addr)
+int fgft_rtab_find_start(struct fgft_rtab *t, uintptr_t addr)
 {
 	const struct fgft_ivx *x = &t->ix;
-	int best = -1;
+	int best = hs_get(t, addr);
 	u32 i;
 
-	for (i = fgft_ivx_lower(x, addr); i < x->n && x->e[i].start == addr;
+	/* The visited set answers without settling the index. */
+	if (best != 1)
+		return best;
+	best = -1;
+	for (i = fgft_ivx_lower(&t->ix, addr); i < x->n && x->e[i].start == addr;
 	     i++) {
 		if (x->e[i].dead)
 			continue;
@@ -283,6 +378,7 @@ void fgft_rtab_reset(struct fgft_rtab *t)
 	t->nlive = 0;
 	t->ndead = 0;
 	fgft_ivx_reset(&t->ix);
+	hs_clear(t);
 	hit_clear(t);
 }
 
@@ -295,11 +391,18 @@ void fgft_rtab_trim(struct fgft_rtab *t, u32 keep)
 		t->gcap = 0;
 	}
 	fgft_ivx_trim(&t->ix, keep);
+	if (t->hbits && (1u << t->hbits) > 2 * keep) {
+		fgft_mem_free(t->hs);
+		t->hs = NULL;
+		t->hbits = 0;
+		t->hgen = 0;
+	}
 }
 
 void fgft_rtab_destroy(struct fgft_rtab *t)
 {
 	fgft_mem_free(t->g);
+	fgft_mem_free(t->hs);
 	fgft_ivx_destroy(&t->ix);
 	fgft_rtab_init(t);
 }
@@ -321,7 +424,7 @@ int fgft_rtab_check_slow(struct fgft_rtab *t, uintptr_t addr, size_t len,
 		int best = -1;
 		u32 i;
 
-		for (i = fgft_ivx_upper(x, a); i > 0 && x->e[i - 1].reach > a;
+		for (i = fgft_ivx_upper(&t->ix, a); i > 0 && x->e[i - 1].reach > a;
 		     i--) {
 			const struct fgft_ive *e = &x->e[i - 1];
 
@@ -359,11 +462,13 @@ bool fgft_rtab_check(struct fgft_rtab *t, uintptr_t addr, size_t len,
 	return true;
 }
 
-int fgft_rtab_validate(const struct fgft_rtab *t)
+int fgft_rtab_validate(struct fgft_rtab *t)
 {
 	const struct fgft_ivx *x = &t->ix;
 	uintptr_t reach = 0;
 	u32 i, live = 0, dead = 0, in_ix = 0, ix_dead = 0;
+
+	fgft_ivx_settle(&t->ix);
 
 	for (i = 0; i < x->n; i++) {
 		const struct fgft_ive *e = &x->e[i];

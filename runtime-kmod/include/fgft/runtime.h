@@ -96,8 +96,18 @@ void fgft_heap_destroy(struct fgft_heap *h);
  */
 void fgft_heap_add(struct fgft_heap *h, struct fgft_txn *txn, const void *obj,
 		   size_t len);
-/* @obj goes back to its allocator: called before it does. */
+/*
+ * The object starting at @obj, or else the one containing it (a receive
+ * buffer freed through its data pointer), goes back to its allocator:
+ * called before it does.
+ */
 void fgft_heap_del(struct fgft_heap *h, const void *obj);
+/*
+ * The object at @obj is handed over to the kernel (napi_build_skb() makes
+ * a receive buffer a frame's head): out of the heap now, or at @txn's
+ * commit when @txn is not NULL (an abort leaves it the driver's).
+ */
+void fgft_heap_out(struct fgft_heap *h, struct fgft_txn *txn, const void *obj);
 
 /*
  * One isolated entry point.  Generated code defines one static instance per

@@ -733,10 +733,11 @@ fn compensations(s: &mut String, d: &str, e: &ApiEntry) {
     }
 }
 
-/// The position among the wrapper's parameters of the one a `heap` free
-/// frees.
+/// The position among the wrapper's parameters of the one a `heap` entry
+/// takes out of the driver's heap (a free frees it, a handover gives it to
+/// the kernel).
 pub(super) fn heap_param(e: &ApiEntry) -> Option<usize> {
-    let h = e.heap.as_ref().filter(|_| e.effect == "free")?;
+    let h = e.heap.as_ref().filter(|h| h.as_str() != "ret")?;
     wparams(e).iter().position(|p| &p.name == h)
 }
 
@@ -766,7 +767,8 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
         || e.commit
         || e.undo.is_some()
         || e.grant.is_some()
-        || !e.grant_more.is_empty();
+        || !e.grant_more.is_empty()
+        || heap_param(e).is_some();
     s.push_str("{\n");
     if needs_txn {
         s.push_str("\tstruct fgft_txn *txn = fgft_current();\n");
@@ -1024,6 +1026,12 @@ fn commit_body(s: &mut String, d: &str, e: &ApiEntry) {
 
 /// The real call, the grants of what it returns, the compensation pushed.
 fn call_body(s: &mut String, d: &str, e: &ApiEntry) {
+    // Handed over to the kernel: out of the driver's heap, at commit (an
+    // abort gives it back to the driver).
+    if let Some(i) = heap_param(e) {
+        let p = &wparams(e)[i].name;
+        let _ = writeln!(s, "\tfgft_heap_out(&fgft_{d}_heap, txn, {p});");
+    }
     if let Some(sv) = &e.save {
         let _ = writeln!(s, "\tsaved = (long)({sv});");
     }

@@ -297,9 +297,10 @@ pub struct ApiEntry {
     /// back into the driver: `iput()` of a new inode evicts it).
     pub undo_unlocked: bool,
     /// `heap = "ret"` on an allocator, `heap = "p"` (a parameter) on a
-    /// free: the object enters or leaves the driver's heap (runtime.h
-    /// `struct fgft_heap`), which the in-place transactions of a driver
-    /// may touch.
+    /// free or a call the object is handed over to (`napi_build_skb` makes
+    /// a receive buffer a frame's head): the object enters or leaves the
+    /// driver's heap (runtime.h `struct fgft_heap`), which the in-place
+    /// transactions of a driver may touch.
     pub heap: Option<String>,
     /// `lock = "call"` returning a value: `!ret` (0 is success, as for
     /// `down_interruptible`) or `ret` (non-zero is, as for trylocks).
@@ -545,16 +546,16 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         }
     };
     if let Some(h) = &raw.heap {
-        let ok = match raw.effect.as_str() {
-            "alloc" => h == "ret" && grant.is_some(),
-            "free" => params.iter().any(|p| &p.name == h),
-            _ => false,
+        let ok = if h == "ret" {
+            raw.effect == "alloc" && grant.is_some()
+        } else {
+            params.iter().any(|p| &p.name == h && p.ty.contains('*'))
         };
         if !ok {
             return Err(located(
                 src,
                 &format!("[api.{name}]"),
-                format!("api `{name}`: `heap = \"{h}\"`: an allocator with `grant` takes `heap = \"ret\"`, a free names the parameter it frees"),
+                format!("api `{name}`: `heap = \"{h}\"`: an allocator with `grant` takes `heap = \"ret\"`; a free, or a call the object is handed over to, names that parameter"),
             ));
         }
     }
@@ -1056,7 +1057,7 @@ mod tests {
     }
 
     #[test]
-    fn heap_names_the_result_of_an_allocator_and_the_parameter_of_a_free() {
+    fn heap_names_the_result_of_an_allocator_and_the_parameter_of_a_free_or_a_handover() {
         let src = |text: &str| TableSource {
             path: Some("x/compensations.toml".into()),
             text: text.into(),
@@ -1064,15 +1065,18 @@ mod tests {
         let alloc = "[api.getit]\neffect = \"alloc\"\nproto = \"void *getit(unsigned long size)\"\ngrant = \"size\"\n";
         let free =
             "[api.putit]\neffect = \"free\"\nproto = \"void putit(void *obj)\"\ncommit = true\n";
+        let wrap = "[api.wrapit]\neffect = \"alloc\"\nproto = \"struct x *wrapit(void *data, unsigned int n)\"\ngrant = \"8\"\n";
         let t = Table::from_sources(&[src(&format!(
-            "{alloc}heap = \"ret\"\n{free}heap = \"obj\"\n"
+            "{alloc}heap = \"ret\"\n{free}heap = \"obj\"\n{wrap}heap = \"data\"\n"
         ))])
         .unwrap();
         assert_eq!(t.apis["getit"].heap.as_deref(), Some("ret"));
         assert_eq!(t.apis["putit"].heap.as_deref(), Some("obj"));
+        assert_eq!(t.apis["wrapit"].heap.as_deref(), Some("data"));
         for bad in [
             format!("{alloc}heap = \"size\"\n"),
             format!("{free}heap = \"ptr\"\n"),
+            format!("{wrap}heap = \"n\"\n"),
             "[api.getit]\neffect = \"alloc\"\nproto = \"void *getit(void)\"\nheap = \"ret\"\n"
                 .to_string(),
         ] {

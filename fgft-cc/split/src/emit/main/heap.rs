@@ -69,7 +69,11 @@ fn header(cx: &Ctx<'_, '_>) -> String {
             s,
             "/* fgft: {}, its object {} the driver's heap (compensations.toml) */",
             e.name,
-            if e.effect == "free" { "out of" } else { "into" }
+            if heap_param(e).is_some() {
+                "out of"
+            } else {
+                "into"
+            }
         );
         let _ = writeln!(
             s,
@@ -85,9 +89,14 @@ fn header(cx: &Ctx<'_, '_>) -> String {
         );
         s.push_str("{\n");
         if heap_param(e).is_some() {
-            // `heap` names the parameter a free frees.
+            // `heap` names the parameter a free frees or a call is handed.
             let p = e.heap.as_deref().unwrap_or_default();
             let _ = writeln!(s, "\tfgft_heap_del(&fgft_{d}_heap, {p});");
+            let call = if e.is_void() {
+                call
+            } else {
+                format!("return {call}")
+            };
             let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &call, ";"));
         } else if let Some((len, _)) = &e.grant {
             let _ = writeln!(s, "\t{}{}ret = {call};\n", e.ret, sep(&e.ret));
