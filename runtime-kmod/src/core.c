@@ -342,6 +342,7 @@ static __always_inline void txn_release(struct fgft_txn *t)
 		t->fault_rights = 0;
 	}
 	t->dreg = NULL;
+	t->ncells = 0;
 	t->checkpointed = 0;
 	t->dev_touched = 0;
 	t->irreversible = 0;
@@ -1159,14 +1160,20 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 
 	if (IS_ERR_OR_NULL(txn) || !p)
 		return (void *)p;
-	o = fgft_objtrack_to_orig(&txn->objs, p);
-	if (o)
-		return o;
+	if (txn->objs.n) {
+		o = fgft_objtrack_to_orig(&txn->objs, p);
+		if (o)
+			return o;
+	}
 	/*
 	 * Not a copy: a kernel object the SFI code holds a pointer to.  A
 	 * NULL-based or wild pointer would fault inside the kernel function
-	 * (outside SFI code, with an oops report), so probe it first.
+	 * (outside SFI code, with an oops report), so probe it first; memory
+	 * the transaction was granted, or its stack, needs no probe.
 	 */
+	if (fgft_rtab_check(&txn->rtab, (uintptr_t)p, 1, FGFT_R) ||
+	    fgft_on_stack(txn, (unsigned long)p, 1))
+		return (void *)p;
 	if (copy_from_kernel_nofault(&byte, p, sizeof(byte))) {
 		pr_err_ratelimited("%s: kernel-call argument %p is not kernel memory\n",
 				   txn->ep && txn->ep->name ?
@@ -1297,19 +1304,6 @@ int fgft_defer_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 }
 EXPORT_SYMBOL_GPL(fgft_defer_push);
 
-/*
- * A kernel call deferred to commit.  The cell holds its arguments; the
- * deferred record makes the call when the transaction ends, unless the
- * undo record pushed after it has cancelled the cell: an abort runs the
- * undo records (last in, first out) before the deferred ones, so an
- * aborted transaction skips the call and a committed one makes it.
- */
-struct fgft_commit_cell {
-	unsigned long cancelled;
-	unsigned long a[4];
-	fgft_commit_fn fn;
-};
-
 static void fgft_commit_run(unsigned long cell, unsigned long a1,
 			    unsigned long a2, unsigned long a3)
 {
@@ -1317,7 +1311,8 @@ static void fgft_commit_run(unsigned long cell, unsigned long a1,
 
 	if (!c->cancelled)
 		c->fn(c->a);
-	fgft_mem_free(c);
+	if (c->own)
+		fgft_mem_free(c);
 }
 
 static void fgft_commit_cancel(unsigned long cell, unsigned long a1,
@@ -1344,10 +1339,17 @@ void fgft_commit_push(struct fgft_txn *txn, fgft_commit_fn fn,
 
 	if (IS_ERR_OR_NULL(txn))
 		return;
-	c = fgft_mem_zalloc(sizeof(*c));
-	if (!c) {
-		fgft_commit_fail();
-		return;
+	if (txn->ncells < FGFT_TXN_CELLS) {
+		c = &txn->cells[txn->ncells++];
+		c->cancelled = 0;
+		c->own = false;
+	} else {
+		c = fgft_mem_zalloc(sizeof(*c));
+		if (!c) {
+			fgft_commit_fail();
+			return;
+		}
+		c->own = true;
 	}
 	c->fn = fn;
 	c->a[0] = a0;
@@ -1355,7 +1357,10 @@ void fgft_commit_push(struct fgft_txn *txn, fgft_commit_fn fn,
 	c->a[2] = a2;
 	c->a[3] = a3;
 	if (fgft_defer_push(txn, fgft_commit_run, (unsigned long)c, 0, 0, 0)) {
-		fgft_mem_free(c);
+		if (c->own)
+			fgft_mem_free(c);
+		else
+			txn->ncells--;
 		fgft_commit_fail();
 		return;
 	}

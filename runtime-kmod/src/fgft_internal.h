@@ -163,6 +163,23 @@ static __always_inline void fgft_win_clear(void)
 	fgft_win_put(&empty);
 }
 
+/*
+ * A kernel call deferred to commit.  The cell holds its arguments; the
+ * deferred record makes the call when the transaction ends, unless the
+ * undo record pushed after it has cancelled the cell: an abort runs the
+ * undo records (last in, first out) before the deferred ones, so an
+ * aborted transaction skips the call and a committed one makes it.
+ */
+struct fgft_commit_cell {
+	unsigned long cancelled;
+	unsigned long a[4];
+	fgft_commit_fn fn;
+	bool own;	/* allocated, not one of the transaction's cells */
+};
+
+/* Cells a transaction carries: a transmit's deferred calls need none. */
+#define FGFT_TXN_CELLS	8
+
 struct fgft_txn {
 	struct fgft_jmpbuf jb;
 
@@ -217,6 +234,8 @@ struct fgft_txn {
 	struct fgft_objtrack objs;
 	struct fgft_undolog log;
 	struct fgft_wlog wlog;
+	struct fgft_commit_cell cells[FGFT_TXN_CELLS];
+	u8 ncells;	/* cells[] used by this transaction */
 	/* What the transaction did, for --stage-times figures (plain adds). */
 	u32 ev[FGFT_EV_NR];
 };

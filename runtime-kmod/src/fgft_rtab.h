@@ -48,7 +48,7 @@ struct fgft_rtab_win {
  * few objects (the frame, the ring, a descriptor, the private area), and
  * a hit in one of them is not a lookup.
  */
-#define FGFT_RTAB_VICTIMS	3
+#define FGFT_RTAB_VICTIMS	7
 
 struct fgft_rtab_hs {
 	uintptr_t start;
