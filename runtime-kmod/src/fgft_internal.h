@@ -104,12 +104,16 @@ enum fgft_event {
 /*
  * This cpu's inline windows: the last two hits of the body running here,
  * as the range checks inlined into SFI code read them (the offsets are in
- * include/fgft/sfi-as.sh).  A load of n bytes at a is allowed inline when
- * a + n does not wrap and a >= rstart, a + n <= rend for one of the two
- * read windows; a store likewise with a write window, which holds a grant
- * only when its stores need no write-log record.  Empty: start ~0, end 0
- * (every check misses and calls the runtime).  Only the body of the
- * current context, or code outside any transaction (where every access is
+ * include/fgft/sfi-as.sh).  Each window [start, end) is kept once per
+ * access size n (1, 2, 4, 8, 16) as a base and a limit: a load of n bytes
+ * at a is allowed inline when a - base <= lim (unsigned) for one of the
+ * two read windows, a store likewise with a write window, which holds a
+ * grant only when its stores need no write-log record.  base = start and
+ * lim = end - start - n, so one subtraction and one compare stand for
+ * a >= start, a + n <= end and no wrap; a window shorter than n, or an
+ * empty one, is base ~0 and lim 0 (only the top byte of the address space,
+ * which is never mapped, would pass).  Only the body of the current
+ * context, or code outside any transaction (where every access is
  * allowed), ever sees a window: the body's call clears them and puts the
  * caller's back, the scheduler's notifiers clear and reload them across a
  * switch, and a revoke clears them.
@@ -119,46 +123,87 @@ struct fgft_span {
 	unsigned long end;
 };
 
+#define FGFT_WIN_SIZES	5	/* 1, 2, 4, 8 and 16 bytes */
+
+struct fgft_wlim {
+	unsigned long base;
+	unsigned long lim;
+};
+
+struct fgft_iwin {
+	struct fgft_wlim n[FGFT_WIN_SIZES];
+};
+
 struct fgft_pcwin {
-	struct fgft_span r[2];	/* most recent first */
+	struct fgft_iwin r[2];	/* most recent first */
+	struct fgft_iwin w[2];
+};
+
+/* The windows as spans: what a body's call saves and puts back. */
+struct fgft_pcspan {
+	struct fgft_span r[2];
 	struct fgft_span w[2];
 };
 
 DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
 
-#define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
+#define FGFT_WLIM_EMPTY	{ ~0UL, 0 }
+#define FGFT_IWIN_EMPTY	{ .n = { FGFT_WLIM_EMPTY, FGFT_WLIM_EMPTY,		\
+				 FGFT_WLIM_EMPTY, FGFT_WLIM_EMPTY,		\
+				 FGFT_WLIM_EMPTY } }
 #define FGFT_PCWIN_EMPTY	{						\
-	.r = { FGFT_SPAN_EMPTY, FGFT_SPAN_EMPTY },			\
-	.w = { FGFT_SPAN_EMPTY, FGFT_SPAN_EMPTY },			\
+	.r = { FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY },			\
+	.w = { FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY },			\
+}
+#define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
+
+/* Writes @sp into window @k of kind @kind (r or w), one entry per size. */
+#define fgft_win_write(kind, k, sp) do {					\
+	unsigned long __s = (sp).start, __e = (sp).end;			\
+	int __i;								\
+									\
+	for (__i = 0; __i < FGFT_WIN_SIZES; __i++) {			\
+		unsigned long __n = 1UL << __i;				\
+		bool __fits = __e > __s && __e - __s >= __n;		\
+									\
+		this_cpu_write(fgft_win.kind[k].n[__i].base,		\
+			       __fits ? __s : ~0UL);				\
+		this_cpu_write(fgft_win.kind[k].n[__i].lim,		\
+			       __fits ? __e - __s - __n : 0);		\
+	}								\
+} while (0)
+
+/* Window @k of kind @kind as a span. */
+#define fgft_win_read(kind, k, sp) do {					\
+	unsigned long __b = this_cpu_read(fgft_win.kind[k].n[0].base);	\
+	unsigned long __l = this_cpu_read(fgft_win.kind[k].n[0].lim);	\
+									\
+	(sp).start = __b;						\
+	(sp).end = __b == ~0UL && !__l ? 0 : __b + __l + 1;		\
+} while (0)
+
+static __always_inline void fgft_win_put(const struct fgft_pcspan *w)
+{
+	fgft_win_write(r, 0, w->r[0]);
+	fgft_win_write(r, 1, w->r[1]);
+	fgft_win_write(w, 0, w->w[0]);
+	fgft_win_write(w, 1, w->w[1]);
 }
 
-static __always_inline void fgft_win_put(const struct fgft_pcwin *w)
+static __always_inline void fgft_win_get(struct fgft_pcspan *w)
 {
-	this_cpu_write(fgft_win.r[0].start, w->r[0].start);
-	this_cpu_write(fgft_win.r[0].end, w->r[0].end);
-	this_cpu_write(fgft_win.r[1].start, w->r[1].start);
-	this_cpu_write(fgft_win.r[1].end, w->r[1].end);
-	this_cpu_write(fgft_win.w[0].start, w->w[0].start);
-	this_cpu_write(fgft_win.w[0].end, w->w[0].end);
-	this_cpu_write(fgft_win.w[1].start, w->w[1].start);
-	this_cpu_write(fgft_win.w[1].end, w->w[1].end);
-}
-
-static __always_inline void fgft_win_get(struct fgft_pcwin *w)
-{
-	w->r[0].start = this_cpu_read(fgft_win.r[0].start);
-	w->r[0].end = this_cpu_read(fgft_win.r[0].end);
-	w->r[1].start = this_cpu_read(fgft_win.r[1].start);
-	w->r[1].end = this_cpu_read(fgft_win.r[1].end);
-	w->w[0].start = this_cpu_read(fgft_win.w[0].start);
-	w->w[0].end = this_cpu_read(fgft_win.w[0].end);
-	w->w[1].start = this_cpu_read(fgft_win.w[1].start);
-	w->w[1].end = this_cpu_read(fgft_win.w[1].end);
+	fgft_win_read(r, 0, w->r[0]);
+	fgft_win_read(r, 1, w->r[1]);
+	fgft_win_read(w, 0, w->w[0]);
+	fgft_win_read(w, 1, w->w[1]);
 }
 
 static __always_inline void fgft_win_clear(void)
 {
-	static const struct fgft_pcwin empty = FGFT_PCWIN_EMPTY;
+	static const struct fgft_pcspan empty = {
+		.r = { FGFT_SPAN_EMPTY, FGFT_SPAN_EMPTY },
+		.w = { FGFT_SPAN_EMPTY, FGFT_SPAN_EMPTY },
+	};
 
 	fgft_win_put(&empty);
 }
@@ -215,7 +260,7 @@ struct fgft_txn {
 	unsigned long stack_hi;
 
 	/* This cpu's inline windows at the call of the body, put back after. */
-	struct fgft_pcwin caller_win;
+	struct fgft_pcspan caller_win;
 
 	/* State at the call of the body, to repair what a fault leaves. */
 	unsigned int saved_pc;
@@ -288,7 +333,7 @@ static __always_inline struct fgft_txn *fgft_active(void)
 static __always_inline void fgft_win_load(const struct fgft_txn *t)
 {
 	const struct fgft_rtab_win *h = &t->rtab.hit;
-	unsigned long s0;
+	struct fgft_span s0, hs = { h->start, h->end };
 
 	if (h->id < 0)
 		return;
@@ -298,25 +343,22 @@ static __always_inline void fgft_win_load(const struct fgft_txn *t)
 	 * one back), and there every access is allowed.
 	 */
 	if (h->rights & FGFT_R) {
-		s0 = this_cpu_read(fgft_win.r[0].start);
-		if (s0 != h->start) {
-			this_cpu_write(fgft_win.r[1].start, s0);
-			this_cpu_write(fgft_win.r[1].end,
-				       this_cpu_read(fgft_win.r[0].end));
-		}
-		this_cpu_write(fgft_win.r[0].start, h->start);
-		this_cpu_write(fgft_win.r[0].end, h->end);
+		fgft_win_read(r, 0, s0);
+		if (s0.start == h->start && s0.end == h->end)
+			goto stores;
+		if (s0.start != h->start)
+			fgft_win_write(r, 1, s0);
+		fgft_win_write(r, 0, hs);
 	}
+stores:
 	if ((h->rights & FGFT_W) &&
 	    (!t->logging || (h->rights & FGFT_NOLOG))) {
-		s0 = this_cpu_read(fgft_win.w[0].start);
-		if (s0 != h->start) {
-			this_cpu_write(fgft_win.w[1].start, s0);
-			this_cpu_write(fgft_win.w[1].end,
-				       this_cpu_read(fgft_win.w[0].end));
-		}
-		this_cpu_write(fgft_win.w[0].start, h->start);
-		this_cpu_write(fgft_win.w[0].end, h->end);
+		fgft_win_read(w, 0, s0);
+		if (s0.start == h->start && s0.end == h->end)
+			return;
+		if (s0.start != h->start)
+			fgft_win_write(w, 1, s0);
+		fgft_win_write(w, 0, hs);
 	}
 }
 

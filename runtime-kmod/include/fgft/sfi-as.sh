@@ -8,19 +8,21 @@
 # call of __asan_{load,store}{1,2,4,8,16}_noabort, the range check the
 # sanitizer put before an access, becomes a check of this cpu's windows
 # (fgft_win in fgft_rt: the last two grants that allowed a load, and a
-# store, of the body running here):
+# store, of the body running here), each kept per access size n as a base
+# and a limit (src/fgft_internal.h):
 #
-#	a = addr + n; carry: call the runtime
-#	a <= end0 and addr >= start0, or a <= end1 and addr >= start1: done
+#	addr - base0 <= lim0 or addr - base1 <= lim1 (unsigned): done
 #	else call the runtime
 #
 # The call stays in place for a miss, so what is checked does not change,
-# only where: a hit costs two to four loads and compares instead of a
-# call.  The address is in %rdi at the call, and a call may clobber %rax
-# and the flags, so the inline code is free to use them.
+# only where: a hit costs two to four loads and one or two compares (one
+# branch per window) instead of a call.  The address is in %rdi at the
+# call, and a call may clobber %rax and the flags, so the inline code is
+# free to use them.
 #
-# fgft_win (struct fgft_pcwin, pairs of start and end): loads 0 and 16,
-# stores 32 and 48.
+# fgft_win (struct fgft_pcwin): two load windows of five (base, limit)
+# pairs, 80 bytes each, then two store windows; the size's pair is at
+# 16 * log2(n).
 
 case "${1##*/}" in
 cc1) ;;
@@ -39,27 +41,30 @@ done
 
 fgft_inline() {
 	cat <<'EOF'
-	.macro fgft_chk fn, n, w
+	.macro fgft_chk fn, o
 	movq %rdi, %rax
-	addq $\n, %rax
-	jc .Lfgft_miss\@
-	cmpq %gs:fgft_win+\w+8, %rax
-	ja .Lfgft_second\@
-	cmpq %gs:fgft_win+\w, %rdi
-	jae .Lfgft_hit\@
-.Lfgft_second\@:
-	cmpq %gs:fgft_win+\w+24, %rax
-	ja .Lfgft_miss\@
-	cmpq %gs:fgft_win+\w+16, %rdi
-	jae .Lfgft_hit\@
-.Lfgft_miss\@:
+	subq %gs:fgft_win+\o, %rax
+	cmpq %gs:fgft_win+\o+8, %rax
+	jbe .Lfgft_hit\@
+	movq %rdi, %rax
+	subq %gs:fgft_win+\o+80, %rax
+	cmpq %gs:fgft_win+\o+88, %rax
+	jbe .Lfgft_hit\@
 	call \fn
 .Lfgft_hit\@:
 	.endm
 EOF
 	sed -E \
-		-e 's/^\tcall\t(__asan_load(1|2|4|8|16)_noabort)$/\tfgft_chk \1, \2, 0/' \
-		-e 's/^\tcall\t(__asan_store(1|2|4|8|16)_noabort)$/\tfgft_chk \1, \2, 32/'
+		-e 's/^\tcall\t(__asan_load1_noabort)$/\tfgft_chk \1, 0/' \
+		-e 's/^\tcall\t(__asan_load2_noabort)$/\tfgft_chk \1, 16/' \
+		-e 's/^\tcall\t(__asan_load4_noabort)$/\tfgft_chk \1, 32/' \
+		-e 's/^\tcall\t(__asan_load8_noabort)$/\tfgft_chk \1, 48/' \
+		-e 's/^\tcall\t(__asan_load16_noabort)$/\tfgft_chk \1, 64/' \
+		-e 's/^\tcall\t(__asan_store1_noabort)$/\tfgft_chk \1, 160/' \
+		-e 's/^\tcall\t(__asan_store2_noabort)$/\tfgft_chk \1, 176/' \
+		-e 's/^\tcall\t(__asan_store4_noabort)$/\tfgft_chk \1, 192/' \
+		-e 's/^\tcall\t(__asan_store8_noabort)$/\tfgft_chk \1, 208/' \
+		-e 's/^\tcall\t(__asan_store16_noabort)$/\tfgft_chk \1, 224/'
 }
 
 if [ -z "$out" ] || [ "$out" = "-" ]; then
