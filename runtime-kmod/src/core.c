@@ -84,6 +84,7 @@ static void fgft_sched_in(struct preempt_notifier *pn, int cpu)
 	if (READ_ONCE(t->active)) {
 		this_cpu_write(fgft_hit, t);
 		fgft_win_load(t);
+		this_cpu_write(fgft_win.stack_hi, t->stack_hi);
 	}
 }
 
@@ -91,7 +92,7 @@ static void fgft_sched_in(struct preempt_notifier *pn, int cpu)
 static void fgft_sched_out(struct preempt_notifier *pn,
 			   struct task_struct *next)
 {
-	fgft_win_clear();
+	fgft_win_clear_all();
 }
 
 static struct preempt_ops fgft_pn_ops = {
@@ -783,6 +784,7 @@ long fgft_txn_call(struct fgft_txn *txn, long (*fn)(void *arg), void *arg)
 	/* What the interrupted code or the enclosing body checks against. */
 	fgft_win_get(&txn->caller_win);
 	fgft_win_clear();
+	this_cpu_write(fgft_win.stack_hi, txn->stack_hi);
 	txn->state = FGFT_TXN_BODY;
 	WRITE_ONCE(txn->active, 1);
 	this_cpu_write(fgft_hit, txn);
@@ -1129,7 +1131,10 @@ EXPORT_SYMBOL_GPL(fgft_obj_track);
 
 void *fgft_obj_find(struct fgft_txn *txn, const void *kobj)
 {
-	return IS_ERR_OR_NULL(txn) ? NULL : fgft_objtrack_find(&txn->objs, kobj);
+	/* An entry marshaled in place copies nothing: most lookups. */
+	if (IS_ERR_OR_NULL(txn) || !txn->objs.n)
+		return NULL;
+	return fgft_objtrack_find(&txn->objs, kobj);
 }
 EXPORT_SYMBOL_GPL(fgft_obj_find);
 

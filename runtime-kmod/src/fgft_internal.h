@@ -102,110 +102,123 @@ enum fgft_event {
 };
 
 /*
- * This cpu's inline windows: the last two hits of the body running here,
- * as the range checks inlined into SFI code read them (the offsets are in
- * include/fgft/sfi-as.sh).  Each window [start, end) is kept once per
- * access size n (1, 2, 4, 8, 16) as a base and a limit: a load of n bytes
- * at a is allowed inline when a - base <= lim (unsigned) for one of the
- * two read windows, a store likewise with a write window, which holds a
- * grant only when its stores need no write-log record.  base = start and
- * lim = end - start - n, so one subtraction and one compare stand for
- * a >= start, a + n <= end and no wrap; a window shorter than n, or an
- * empty one, is base ~0 and lim 0 (only the top byte of the address space,
- * which is never mapped, would pass).  Only the body of the current
- * context, or code outside any transaction (where every access is
- * allowed), ever sees a window: the body's call clears them and puts the
- * caller's back, the scheduler's notifiers clear and reload them across a
- * switch, and a revoke clears them.
+ * This cpu's inline windows: the last hits of the body running here, four
+ * that allowed a load and two a store, as the range checks inlined into
+ * SFI code read them (the offsets are in include/fgft/sfi-as.sh).  A
+ * window is a start and its span plus one (end - start + 1): a load of n
+ * bytes at a is allowed inline when span1 - n does not borrow and
+ * a - start < span1 - n (unsigned) for one of the read windows, one
+ * subtraction and one compare (a borrow folded in without a branch)
+ * standing for a >= start, a + n <= end and no wrap; a store likewise
+ * with a write window, which holds a grant only when its stores need no
+ * write-log record.  Empty: span1 0 (every access borrows).  Only the body of the current context, or code outside any
+ * transaction (where every access is allowed), ever sees a window: the
+ * body's call clears them and puts the caller's back, the scheduler's
+ * notifiers clear and reload them across a switch, and a revoke clears
+ * them.
  */
 struct fgft_span {
 	unsigned long start;
 	unsigned long end;
 };
 
-#define FGFT_WIN_SIZES	5	/* 1, 2, 4, 8 and 16 bytes */
-
-struct fgft_wlim {
-	unsigned long base;
-	unsigned long lim;
-};
+#define FGFT_WIN_R	4
+#define FGFT_WIN_W	2
 
 struct fgft_iwin {
-	struct fgft_wlim n[FGFT_WIN_SIZES];
+	unsigned long start;
+	unsigned long span1;	/* end - start + 1; 0: empty */
 };
 
 struct fgft_pcwin {
-	struct fgft_iwin r[2];	/* most recent first */
-	struct fgft_iwin w[2];
+	struct fgft_iwin r[FGFT_WIN_R];	/* most recent first */
+	struct fgft_iwin w[FGFT_WIN_W];
+	/*
+	 * The body's stack, [%rsp, stack_hi): loads and stores there pass
+	 * inline too (0: none).  Set when a body starts or resumes here.
+	 */
+	unsigned long stack_hi;
 };
 
 /* The windows as spans: what a body's call saves and puts back. */
 struct fgft_pcspan {
-	struct fgft_span r[2];
-	struct fgft_span w[2];
+	struct fgft_span r[FGFT_WIN_R];
+	struct fgft_span w[FGFT_WIN_W];
+	unsigned long stack_hi;
 };
 
 DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
 
-#define FGFT_WLIM_EMPTY	{ ~0UL, 0 }
-#define FGFT_IWIN_EMPTY	{ .n = { FGFT_WLIM_EMPTY, FGFT_WLIM_EMPTY,		\
-				 FGFT_WLIM_EMPTY, FGFT_WLIM_EMPTY,		\
-				 FGFT_WLIM_EMPTY } }
+#define FGFT_IWIN_EMPTY	{ ~0UL, 0 }
 #define FGFT_PCWIN_EMPTY	{						\
-	.r = { FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY },			\
+	.r = { FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY,			\
+	       FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY },			\
 	.w = { FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY },			\
+	.stack_hi = 0,							\
 }
 #define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
 
-/* Writes @sp into window @k of kind @kind (r or w), one entry per size. */
+/* Writes @sp into window @k of kind @kind (r or w). */
 #define fgft_win_write(kind, k, sp) do {					\
 	unsigned long __s = (sp).start, __e = (sp).end;			\
-	int __i;								\
+	bool __ok = __e > __s;						\
 									\
-	for (__i = 0; __i < FGFT_WIN_SIZES; __i++) {			\
-		unsigned long __n = 1UL << __i;				\
-		bool __fits = __e > __s && __e - __s >= __n;		\
-									\
-		this_cpu_write(fgft_win.kind[k].n[__i].base,		\
-			       __fits ? __s : ~0UL);				\
-		this_cpu_write(fgft_win.kind[k].n[__i].lim,		\
-			       __fits ? __e - __s - __n : 0);		\
-	}								\
+	this_cpu_write(fgft_win.kind[k].start, __ok ? __s : ~0UL);	\
+	this_cpu_write(fgft_win.kind[k].span1, __ok ? __e - __s + 1 : 0);	\
 } while (0)
 
 /* Window @k of kind @kind as a span. */
 #define fgft_win_read(kind, k, sp) do {					\
-	unsigned long __b = this_cpu_read(fgft_win.kind[k].n[0].base);	\
-	unsigned long __l = this_cpu_read(fgft_win.kind[k].n[0].lim);	\
+	unsigned long __b = this_cpu_read(fgft_win.kind[k].start);	\
 									\
-	(sp).start = __b;						\
-	(sp).end = __b == ~0UL && !__l ? 0 : __b + __l + 1;		\
+	unsigned long __l = this_cpu_read(fgft_win.kind[k].span1);	\
+									\
+	(sp).start = __l ? __b : ~0UL;					\
+	(sp).end = __l ? __b + __l - 1 : 0;				\
 } while (0)
 
 static __always_inline void fgft_win_put(const struct fgft_pcspan *w)
 {
-	fgft_win_write(r, 0, w->r[0]);
-	fgft_win_write(r, 1, w->r[1]);
-	fgft_win_write(w, 0, w->w[0]);
-	fgft_win_write(w, 1, w->w[1]);
+	int k;
+
+	for (k = 0; k < FGFT_WIN_R; k++)
+		fgft_win_write(r, k, w->r[k]);
+	for (k = 0; k < FGFT_WIN_W; k++)
+		fgft_win_write(w, k, w->w[k]);
+	this_cpu_write(fgft_win.stack_hi, w->stack_hi);
 }
 
 static __always_inline void fgft_win_get(struct fgft_pcspan *w)
 {
-	fgft_win_read(r, 0, w->r[0]);
-	fgft_win_read(r, 1, w->r[1]);
-	fgft_win_read(w, 0, w->w[0]);
-	fgft_win_read(w, 1, w->w[1]);
+	int k;
+
+	for (k = 0; k < FGFT_WIN_R; k++)
+		fgft_win_read(r, k, w->r[k]);
+	for (k = 0; k < FGFT_WIN_W; k++)
+		fgft_win_read(w, k, w->w[k]);
+	w->stack_hi = this_cpu_read(fgft_win.stack_hi);
 }
 
+/* Empties the grant windows (a revoke); the stack window stays. */
 static __always_inline void fgft_win_clear(void)
 {
-	static const struct fgft_pcspan empty = {
-		.r = { FGFT_SPAN_EMPTY, FGFT_SPAN_EMPTY },
-		.w = { FGFT_SPAN_EMPTY, FGFT_SPAN_EMPTY },
-	};
+	int k;
 
-	fgft_win_put(&empty);
+	for (k = 0; k < FGFT_WIN_R; k++) {
+		this_cpu_write(fgft_win.r[k].start, ~0UL);
+		this_cpu_write(fgft_win.r[k].span1, 0);
+	}
+	for (k = 0; k < FGFT_WIN_W; k++) {
+		this_cpu_write(fgft_win.w[k].start, ~0UL);
+		this_cpu_write(fgft_win.w[k].span1, 0);
+	}
+}
+
+/* Empties every window, the stack's too (another task or body runs). */
+static __always_inline void fgft_win_clear_all(void)
+{
+	fgft_win_clear();
+	this_cpu_write(fgft_win.stack_hi, 0);
 }
 
 /*
@@ -333,32 +346,38 @@ static __always_inline struct fgft_txn *fgft_active(void)
 static __always_inline void fgft_win_load(const struct fgft_txn *t)
 {
 	const struct fgft_rtab_win *h = &t->rtab.hit;
-	struct fgft_span s0, hs = { h->start, h->end };
+	unsigned long span = h->end - h->start;
+	int k;
 
-	if (h->id < 0)
+	if (h->id < 0 || h->end <= h->start)
 		return;
 	/*
 	 * An interrupt in between sees a mix: only code outside any
 	 * transaction can (an interrupt's body sets its own and puts this
 	 * one back), and there every access is allowed.
 	 */
-	if (h->rights & FGFT_R) {
-		fgft_win_read(r, 0, s0);
-		if (s0.start == h->start && s0.end == h->end)
-			goto stores;
-		if (s0.start != h->start)
-			fgft_win_write(r, 1, s0);
-		fgft_win_write(r, 0, hs);
+	if ((h->rights & FGFT_R) &&
+	    this_cpu_read(fgft_win.r[0].start) != h->start) {
+		for (k = FGFT_WIN_R - 1; k > 0; k--) {
+			this_cpu_write(fgft_win.r[k].start,
+				       this_cpu_read(fgft_win.r[k - 1].start));
+			this_cpu_write(fgft_win.r[k].span1,
+				       this_cpu_read(fgft_win.r[k - 1].span1));
+		}
+		this_cpu_write(fgft_win.r[0].start, h->start);
+		this_cpu_write(fgft_win.r[0].span1, span + 1);
 	}
-stores:
 	if ((h->rights & FGFT_W) &&
-	    (!t->logging || (h->rights & FGFT_NOLOG))) {
-		fgft_win_read(w, 0, s0);
-		if (s0.start == h->start && s0.end == h->end)
-			return;
-		if (s0.start != h->start)
-			fgft_win_write(w, 1, s0);
-		fgft_win_write(w, 0, hs);
+	    (!t->logging || (h->rights & FGFT_NOLOG)) &&
+	    this_cpu_read(fgft_win.w[0].start) != h->start) {
+		for (k = FGFT_WIN_W - 1; k > 0; k--) {
+			this_cpu_write(fgft_win.w[k].start,
+				       this_cpu_read(fgft_win.w[k - 1].start));
+			this_cpu_write(fgft_win.w[k].span1,
+				       this_cpu_read(fgft_win.w[k - 1].span1));
+		}
+		this_cpu_write(fgft_win.w[0].start, h->start);
+		this_cpu_write(fgft_win.w[0].span1, span + 1);
 	}
 }
 

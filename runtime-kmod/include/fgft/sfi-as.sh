@@ -7,22 +7,25 @@
 # Everything else passes through untouched.  When cc1 writes assembly, each
 # call of __asan_{load,store}{1,2,4,8,16}_noabort, the range check the
 # sanitizer put before an access, becomes a check of this cpu's windows
-# (fgft_win in fgft_rt: the last two grants that allowed a load, and a
-# store, of the body running here), each kept per access size n as a base
-# and a limit (src/fgft_internal.h):
+# (fgft_win in fgft_rt: the last four grants that allowed a load, and two
+# a store, of the body running here), each a start and a span plus one
+# (src/fgft_internal.h):
 #
-#	addr - base0 <= lim0 or addr - base1 <= lim1 (unsigned): done
+#	addr - start < span + 1 - n (unsigned), the right side not borrowing,
+#	for one window: done (a borrow turns the left side into all ones,
+#	which nothing is below)
 #	else call the runtime
 #
 # The call stays in place for a miss, so what is checked does not change,
-# only where: a hit costs two to four loads and one or two compares (one
-# branch per window) instead of a call.  The address is in %rdi at the
-# call, and a call may clobber %rax and the flags, so the inline code is
-# free to use them.
+# only where: a hit costs two loads and one compare (one branch) per window
+# tried instead of a call.  The address is in %rdi at the call, and a call
+# may clobber %rax, %rcx, %rdx and the flags, so the inline code is free to
+# use them.
 #
-# fgft_win (struct fgft_pcwin): two load windows of five (base, limit)
-# pairs, 80 bytes each, then two store windows; the size's pair is at
-# 16 * log2(n).
+# Then the body's stack, [%rsp, stack_hi) the same way (stack_hi 0: none).
+#
+# fgft_win (struct fgft_pcwin): four load windows of (start, span + 1), 16
+# bytes each, two store windows at 64, stack_hi at 96.
 
 case "${1##*/}" in
 cc1) ;;
@@ -41,30 +44,53 @@ done
 
 fgft_inline() {
 	cat <<'EOF'
-	.macro fgft_chk fn, o
+	.macro fgft_wc o, n
 	movq %rdi, %rax
 	subq %gs:fgft_win+\o, %rax
-	cmpq %gs:fgft_win+\o+8, %rax
-	jbe .Lfgft_hit\@
+	movq %gs:fgft_win+\o+8, %rdx
+	subq $\n, %rdx
+	sbbq %rcx, %rcx
+	orq %rcx, %rax
+	cmpq %rdx, %rax
+	.endm
+	.macro fgft_sk n
 	movq %rdi, %rax
-	subq %gs:fgft_win+\o+80, %rax
-	cmpq %gs:fgft_win+\o+88, %rax
-	jbe .Lfgft_hit\@
+	subq %rsp, %rax
+	leaq \n-1(%rsp), %rcx
+	movq %gs:fgft_win+96, %rdx
+	subq %rcx, %rdx
+	sbbq %rcx, %rcx
+	orq %rcx, %rax
+	cmpq %rdx, %rax
+	.endm
+	.macro fgft_ld fn, n
+	fgft_wc 0, \n
+	jb .Lfgft_hit\@
+	fgft_wc 16, \n
+	jb .Lfgft_hit\@
+	fgft_wc 32, \n
+	jb .Lfgft_hit\@
+	fgft_wc 48, \n
+	jb .Lfgft_hit\@
+	fgft_sk \n
+	jb .Lfgft_hit\@
+	call \fn
+.Lfgft_hit\@:
+	.endm
+	.macro fgft_st fn, n
+	fgft_wc 64, \n
+	jb .Lfgft_hit\@
+	fgft_wc 80, \n
+	jb .Lfgft_hit\@
+	fgft_sk \n
+	jb .Lfgft_hit\@
 	call \fn
 .Lfgft_hit\@:
 	.endm
 EOF
 	sed -E \
-		-e 's/^\tcall\t(__asan_load1_noabort)$/\tfgft_chk \1, 0/' \
-		-e 's/^\tcall\t(__asan_load2_noabort)$/\tfgft_chk \1, 16/' \
-		-e 's/^\tcall\t(__asan_load4_noabort)$/\tfgft_chk \1, 32/' \
-		-e 's/^\tcall\t(__asan_load8_noabort)$/\tfgft_chk \1, 48/' \
-		-e 's/^\tcall\t(__asan_load16_noabort)$/\tfgft_chk \1, 64/' \
-		-e 's/^\tcall\t(__asan_store1_noabort)$/\tfgft_chk \1, 160/' \
-		-e 's/^\tcall\t(__asan_store2_noabort)$/\tfgft_chk \1, 176/' \
-		-e 's/^\tcall\t(__asan_store4_noabort)$/\tfgft_chk \1, 192/' \
-		-e 's/^\tcall\t(__asan_store8_noabort)$/\tfgft_chk \1, 208/' \
-		-e 's/^\tcall\t(__asan_store16_noabort)$/\tfgft_chk \1, 224/'
+		-e 's/^\tcall\t(__asan_load(1|2|4|8|16)_noabort)$/\tfgft_ld \1, \2/' \
+		-e 's/^\tcall\t(__asan_store(1|2|4|8|16)_noabort)$/\tfgft_st \1, \2/'
 }
 
 if [ -z "$out" ] || [ "$out" = "-" ]; then
