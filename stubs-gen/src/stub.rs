@@ -372,12 +372,12 @@ fn container_param(s: &mut String, e: &EntrySpec, n: &str, outer: usize, member:
     s.push_str("\tif (err)\n\t\tgoto abort;\n");
 }
 
-/// In-place marshaling: the stores of the body are logged, the globals
-/// copied as usual, and the arguments' objects granted where they are.
+/// In-place marshaling: the stores of the body are logged, and the
+/// globals and the arguments' objects granted where they are.
 fn place_params(s: &mut String, e: &EntrySpec) {
     s.push_str("\tfgft_txn_log_stores(txn);\n");
     for g in &e.globals {
-        let _ = writeln!(s, "\terr = fgft_global_in_{}_{}(txn);", e.driver, g.name);
+        let _ = writeln!(s, "\terr = fgft_global_place_{}_{}(txn);", e.driver, g.name);
         s.push_str("\tif (err)\n\t\tgoto abort;\n");
     }
     for p in &e.params {
@@ -424,12 +424,9 @@ fn place_params(s: &mut String, e: &EntrySpec) {
 }
 
 /// Copy-out of the arguments and globals after a body that did not fail
-/// (in place: the globals only).
+/// (in place: nothing, the body wrote where they are).
 fn copy_out(s: &mut String, e: &EntrySpec) {
     if e.in_place {
-        for g in e.globals.iter().filter(|g| g.copy_out) {
-            let _ = writeln!(s, "\tfgft_global_out_{}_{}(txn);", e.driver, g.name);
-        }
         return;
     }
     for p in &e.params {

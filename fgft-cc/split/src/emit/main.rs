@@ -525,37 +525,80 @@ fn global_copies(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
         let Some(gd) = prog.global_def(g) else {
             continue;
         };
+        let (copied, placed) = global_users(cx.plan, g);
         mf.needs_code.insert(gd.file);
         let t = &mut mf.tails[gd.file];
         let rights = if *written { "FGFT_RW" } else { "FGFT_R" };
         let origin = format!("{}:{}", cx.src.files[gd.file].shown.display(), gd.line);
-        let _ = writeln!(t, "\n/* fgft: copy-in of global {g} ({origin}) */");
-        let _ = writeln!(t, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn)");
-        t.push_str("{\n\tvoid *c;\n\tint ret;\n\n");
-        let _ = writeln!(
-            t,
-            "{}",
-            fgft_stubs::wrap_call(
-                1,
-                &format!("ret = fgft_copy_obj(txn, &{g}, sizeof({g}), sizeof({g}), {rights}, &c)"),
-                ";"
-            )
-        );
-        let _ = writeln!(t, "\tif (ret == 1)\n\t\tmemcpy(c, &{g}, sizeof({g}));");
-        t.push_str("\treturn ret < 0 ? ret : 0;\n}\n");
-        let _ = writeln!(t, "\n/* fgft: copy-out of global {g} ({origin}) */");
-        let _ = writeln!(t, "void fgft_global_out_{d}_{g}(struct fgft_txn *txn)");
-        let _ = writeln!(t, "{{\n\tvoid *c = fgft_obj_find(txn, &{g});\n");
-        if *written && !gd.is_const {
+        if copied {
+            global_copy_fns(t, d, g, rights, &origin, *written && !gd.is_const);
+        }
+        if placed {
+            // An entry marshaled in place uses the global where it is.
+            let how = if *written {
+                ", stores logged"
+            } else {
+                ", read only"
+            };
             let _ = writeln!(
                 t,
-                "\tif (c && c != (void *)&{g})\n\t\tmemcpy((void *)&{g}, c, sizeof({g}));"
+                "\n/* fgft: in-place grant of global {g} ({origin}){how} */"
             );
-        } else {
-            t.push_str("\t(void)c;\n");
+            let _ = writeln!(t, "int fgft_global_place_{d}_{g}(struct fgft_txn *txn)");
+            t.push_str("{\n\tint ret;\n\n");
+            let _ = writeln!(
+                t,
+                "{}",
+                fgft_stubs::wrap_call(
+                    1,
+                    &format!("ret = fgft_place_obj(txn, &{g}, sizeof({g}), {rights})"),
+                    ";"
+                )
+            );
+            t.push_str("\treturn ret < 0 ? ret : 0;\n}\n");
         }
-        t.push_str("}\n");
     }
+}
+
+/// Whether entries that copy use global `g`, and whether entries marshaled
+/// in place do.
+fn global_users(plan: &crate::plan::Plan, g: &str) -> (bool, bool) {
+    let by = |in_place: bool| {
+        plan.entries
+            .iter()
+            .any(|e| e.spec.in_place == in_place && e.spec.globals.iter().any(|x| x.name == g))
+    };
+    (by(false), by(true))
+}
+
+/// A global's copy-in and copy-out (`back`: the copy is written back).
+fn global_copy_fns(t: &mut String, d: &str, g: &str, rights: &str, origin: &str, back: bool) {
+    let _ = writeln!(t, "\n/* fgft: copy-in of global {g} ({origin}) */");
+    let _ = writeln!(t, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn)");
+    t.push_str("{\n\tvoid *c;\n\tint ret;\n\n");
+    let _ = writeln!(
+        t,
+        "{}",
+        fgft_stubs::wrap_call(
+            1,
+            &format!("ret = fgft_copy_obj(txn, &{g}, sizeof({g}), sizeof({g}), {rights}, &c)"),
+            ";"
+        )
+    );
+    let _ = writeln!(t, "\tif (ret == 1)\n\t\tmemcpy(c, &{g}, sizeof({g}));");
+    t.push_str("\treturn ret < 0 ? ret : 0;\n}\n");
+    let _ = writeln!(t, "\n/* fgft: copy-out of global {g} ({origin}) */");
+    let _ = writeln!(t, "void fgft_global_out_{d}_{g}(struct fgft_txn *txn)");
+    let _ = writeln!(t, "{{\n\tvoid *c = fgft_obj_find(txn, &{g});\n");
+    if back {
+        let _ = writeln!(
+            t,
+            "\tif (c && c != (void *)&{g})\n\t\tmemcpy((void *)&{g}, c, sizeof({g}));"
+        );
+    } else {
+        t.push_str("\t(void)c;\n");
+    }
+    t.push_str("}\n");
 }
 
 /// Device checkpoints: the filtered copies of the PM code (in a file of
@@ -816,8 +859,14 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
         );
     }
     for g in plan.marshaled_globals.keys() {
-        let _ = writeln!(s, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn);");
-        let _ = writeln!(s, "void fgft_global_out_{d}_{g}(struct fgft_txn *txn);");
+        let (copied, placed) = global_users(plan, g);
+        if copied {
+            let _ = writeln!(s, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn);");
+            let _ = writeln!(s, "void fgft_global_out_{d}_{g}(struct fgft_txn *txn);");
+        }
+        if placed {
+            let _ = writeln!(s, "int fgft_global_place_{d}_{g}(struct fgft_txn *txn);");
+        }
     }
     if !plan.device.decls.is_empty() {
         let _ = writeln!(s, "/* Device checkpoint and restore. */");

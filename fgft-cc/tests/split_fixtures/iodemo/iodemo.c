@@ -38,6 +38,10 @@ struct iodemo {
 	struct iodemo_log *log;
 };
 
+/* Frames longer are not taken off the ring: a global the poll reads. */
+static unsigned int rx_limit = IODEMO_TX_BUF;
+module_param(rx_limit, uint, 0644);
+
 static netdev_tx_t iodemo_start_xmit(struct sk_buff *skb, struct net_device *dev)
 {
 	struct iodemo *p = netdev_priv(dev);
@@ -84,7 +88,7 @@ static int iodemo_poll(struct napi_struct *napi, int budget)
 		u32 len = ioread32(p->mmio + IODEMO_RXLEN);
 		struct sk_buff *skb;
 
-		if (!len || len > IODEMO_TX_BUF)
+		if (!len || len > rx_limit)
 			break;
 		skb = napi_alloc_skb(napi, len);
 		if (!skb)
