@@ -343,6 +343,17 @@ static __always_inline struct fgft_txn *fgft_active(void)
  * @t's last hit becomes this cpu's first inline window of each kind it
  * allows (the first moves to second place): @t's body runs here.
  */
+/* Whether window kind @kind already holds [@st, @st + @sp). */
+#define fgft_win_has(kind, nr, st, sp) ({				\
+	bool __has = false;						\
+	int __k;							\
+									\
+	for (__k = 0; __k < (nr) && !__has; __k++)			\
+		__has = this_cpu_read(fgft_win.kind[__k].start) == (st) &&	\
+			this_cpu_read(fgft_win.kind[__k].span1) == (sp) + 1;	\
+	__has;								\
+})
+
 static __always_inline void fgft_win_load(const struct fgft_txn *t)
 {
 	const struct fgft_rtab_win *h = &t->rtab.hit;
@@ -354,10 +365,11 @@ static __always_inline void fgft_win_load(const struct fgft_txn *t)
 	/*
 	 * An interrupt in between sees a mix: only code outside any
 	 * transaction can (an interrupt's body sets its own and puts this
-	 * one back), and there every access is allowed.
+	 * one back), and there every access is allowed.  A grant already in
+	 * a window stays where it is (a logged store calls the runtime for
+	 * an object its loads find inline).
 	 */
-	if ((h->rights & FGFT_R) &&
-	    this_cpu_read(fgft_win.r[0].start) != h->start) {
+	if ((h->rights & FGFT_R) && !fgft_win_has(r, FGFT_WIN_R, h->start, span)) {
 		for (k = FGFT_WIN_R - 1; k > 0; k--) {
 			this_cpu_write(fgft_win.r[k].start,
 				       this_cpu_read(fgft_win.r[k - 1].start));
@@ -369,7 +381,7 @@ static __always_inline void fgft_win_load(const struct fgft_txn *t)
 	}
 	if ((h->rights & FGFT_W) &&
 	    (!t->logging || (h->rights & FGFT_NOLOG)) &&
-	    this_cpu_read(fgft_win.w[0].start) != h->start) {
+	    !fgft_win_has(w, FGFT_WIN_W, h->start, span)) {
 		for (k = FGFT_WIN_W - 1; k > 0; k--) {
 			this_cpu_write(fgft_win.w[k].start,
 				       this_cpu_read(fgft_win.w[k - 1].start));
