@@ -376,7 +376,11 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 					user_access_restore(ua);
 			}
 			/* The next accesses there are checked inline. */
+			if (uaccess)
+				ua = user_access_save();
 			fgft_win_load(t);
+			if (uaccess)
+				user_access_restore(ua);
 			return;
 		}
 		if (fgft_on_stack(t, addr, size))

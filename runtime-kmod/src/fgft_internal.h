@@ -177,26 +177,41 @@ DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
 	(sp).end = __l ? __b + __l - 1 : 0;				\
 } while (0)
 
+/*
+ * The windows' fields are written one by one: a task preempted in between
+ * and resumed on another cpu (whose windows its scheduler notifier just
+ * loaded) would finish the update there, pairing one grant's start with
+ * another's span.  So every update runs with preemption off (the checks'
+ * call-backs switch user access off around it: the enable may call the
+ * scheduler).
+ */
+#define fgft_win_begin()	preempt_disable_notrace()
+#define fgft_win_end()		preempt_enable_notrace()
+
 static __always_inline void fgft_win_put(const struct fgft_pcspan *w)
 {
 	int k;
 
+	fgft_win_begin();
 	for (k = 0; k < FGFT_WIN_R; k++)
 		fgft_win_write(r, k, w->r[k]);
 	for (k = 0; k < FGFT_WIN_W; k++)
 		fgft_win_write(w, k, w->w[k]);
 	this_cpu_write(fgft_win.stack_hi, w->stack_hi);
+	fgft_win_end();
 }
 
 static __always_inline void fgft_win_get(struct fgft_pcspan *w)
 {
 	int k;
 
+	fgft_win_begin();
 	for (k = 0; k < FGFT_WIN_R; k++)
 		fgft_win_read(r, k, w->r[k]);
 	for (k = 0; k < FGFT_WIN_W; k++)
 		fgft_win_read(w, k, w->w[k]);
 	w->stack_hi = this_cpu_read(fgft_win.stack_hi);
+	fgft_win_end();
 }
 
 /* Empties the grant windows (a revoke); the stack window stays. */
@@ -204,6 +219,7 @@ static __always_inline void fgft_win_clear(void)
 {
 	int k;
 
+	fgft_win_begin();
 	for (k = 0; k < FGFT_WIN_R; k++) {
 		this_cpu_write(fgft_win.r[k].start, ~0UL);
 		this_cpu_write(fgft_win.r[k].span1, 0);
@@ -212,6 +228,7 @@ static __always_inline void fgft_win_clear(void)
 		this_cpu_write(fgft_win.w[k].start, ~0UL);
 		this_cpu_write(fgft_win.w[k].span1, 0);
 	}
+	fgft_win_end();
 }
 
 /* Empties every window, the stack's too (another task or body runs). */
@@ -362,6 +379,7 @@ static __always_inline void fgft_win_load(const struct fgft_txn *t)
 
 	if (h->id < 0 || h->end <= h->start)
 		return;
+	fgft_win_begin();
 	/*
 	 * An interrupt in between sees a mix: only code outside any
 	 * transaction can (an interrupt's body sets its own and puts this
@@ -391,6 +409,7 @@ static __always_inline void fgft_win_load(const struct fgft_txn *t)
 		this_cpu_write(fgft_win.w[0].start, h->start);
 		this_cpu_write(fgft_win.w[0].span1, span + 1);
 	}
+	fgft_win_end();
 }
 
 /* The body's own stack: from the current stack pointer up to stack_hi. */
