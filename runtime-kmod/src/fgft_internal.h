@@ -371,11 +371,29 @@ static __always_inline struct fgft_txn *fgft_active(void)
 	__has;								\
 })
 
+/*
+ * [@st, @st + @sp) becomes window 0 of kind @kind (@nr windows), the others
+ * move down one place, unless it is there already.
+ */
+#define fgft_win_push(kind, nr, st, sp) do {				\
+	int __k;							\
+									\
+	if (fgft_win_has(kind, nr, st, sp))				\
+		break;							\
+	for (__k = (nr) - 1; __k > 0; __k--) {				\
+		this_cpu_write(fgft_win.kind[__k].start,		\
+			       this_cpu_read(fgft_win.kind[__k - 1].start));	\
+		this_cpu_write(fgft_win.kind[__k].span1,		\
+			       this_cpu_read(fgft_win.kind[__k - 1].span1));	\
+	}								\
+	this_cpu_write(fgft_win.kind[0].start, (st));			\
+	this_cpu_write(fgft_win.kind[0].span1, (sp) + 1);		\
+} while (0)
+
 static __always_inline void fgft_win_load(const struct fgft_txn *t)
 {
 	const struct fgft_rtab_win *h = &t->rtab.hit;
 	unsigned long span = h->end - h->start;
-	int k;
 
 	if (h->id < 0 || h->end <= h->start)
 		return;
@@ -387,28 +405,11 @@ static __always_inline void fgft_win_load(const struct fgft_txn *t)
 	 * a window stays where it is (a logged store calls the runtime for
 	 * an object its loads find inline).
 	 */
-	if ((h->rights & FGFT_R) && !fgft_win_has(r, FGFT_WIN_R, h->start, span)) {
-		for (k = FGFT_WIN_R - 1; k > 0; k--) {
-			this_cpu_write(fgft_win.r[k].start,
-				       this_cpu_read(fgft_win.r[k - 1].start));
-			this_cpu_write(fgft_win.r[k].span1,
-				       this_cpu_read(fgft_win.r[k - 1].span1));
-		}
-		this_cpu_write(fgft_win.r[0].start, h->start);
-		this_cpu_write(fgft_win.r[0].span1, span + 1);
-	}
+	if (h->rights & FGFT_R)
+		fgft_win_push(r, FGFT_WIN_R, h->start, span);
 	if ((h->rights & FGFT_W) &&
-	    (!t->logging || (h->rights & FGFT_NOLOG)) &&
-	    !fgft_win_has(w, FGFT_WIN_W, h->start, span)) {
-		for (k = FGFT_WIN_W - 1; k > 0; k--) {
-			this_cpu_write(fgft_win.w[k].start,
-				       this_cpu_read(fgft_win.w[k - 1].start));
-			this_cpu_write(fgft_win.w[k].span1,
-				       this_cpu_read(fgft_win.w[k - 1].span1));
-		}
-		this_cpu_write(fgft_win.w[0].start, h->start);
-		this_cpu_write(fgft_win.w[0].span1, span + 1);
-	}
+	    (!t->logging || (h->rights & FGFT_NOLOG)))
+		fgft_win_push(w, FGFT_WIN_W, h->start, span);
 	fgft_win_end();
 }
 

@@ -33,8 +33,6 @@ struct fgft_ivx {
 	u32 cap;
 	u32 ndead;
 	u32 nsorted;	/* e[0, nsorted) sorted, reach valid; then appended */
-	struct fgft_ive *tmp;	/* merge scratch */
-	u32 tcap;
 };
 
 /* Sorts the appended entries into the index. */

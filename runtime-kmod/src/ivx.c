@@ -56,29 +56,30 @@ static void ive_swap(struct fgft_ive *a, struct fgft_ive *b)
 	*b = t;
 }
 
+/* Moves a[root] down the max-heap a[0, n) by start. */
+static void ive_sift(struct fgft_ive *a, u32 root, u32 n)
+{
+	u32 child;
+
+	for (; (child = 2 * root + 1) < n; root = child) {
+		if (child + 1 < n && a[child].start < a[child + 1].start)
+			child++;
+		if (a[root].start >= a[child].start)
+			break;
+		ive_swap(&a[root], &a[child]);
+	}
+}
+
 /* Heapsort by start: no recursion, no allocation, no indirect call. */
 static void ive_sort(struct fgft_ive *a, u32 n)
 {
-	u32 i, end, root, child;
+	u32 i, end;
 
-	for (i = n / 2; i-- > 0;) {
-		for (root = i; (child = 2 * root + 1) < n; root = child) {
-			if (child + 1 < n && a[child].start < a[child + 1].start)
-				child++;
-			if (a[root].start >= a[child].start)
-				break;
-			ive_swap(&a[root], &a[child]);
-		}
-	}
+	for (i = n / 2; i-- > 0;)
+		ive_sift(a, i, n);
 	for (end = n; end-- > 1;) {
 		ive_swap(&a[0], &a[end]);
-		for (root = 0; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end && a[child].start < a[child + 1].start)
-				child++;
-			if (a[root].start >= a[child].start)
-				break;
-			ive_swap(&a[root], &a[child]);
-		}
+		ive_sift(a, 0, end);
 	}
 }
 
@@ -100,13 +101,15 @@ static u32 ive_upper(const struct fgft_ive *e, u32 n, uintptr_t p)
 
 /*
  * A few appended entries move into place one at a time; a batch is sorted
- * and merged from the end through the scratch copy (without memory for
- * it, one at a time too).  An appended entry lands after the entries
- * already there with the same start, as an insertion in place would.
+ * and merged from the end, through a copy of itself in the array's spare
+ * room (grown for it; without memory, one at a time too).  An appended
+ * entry lands after the entries already there with the same start, as an
+ * insertion in place would.
  */
 void fgft_ivx_settle(struct fgft_ivx *x)
 {
 	u32 s = x->nsorted, m = x->n - s, low = s, i, j, k;
+	struct fgft_ive *b;
 	uintptr_t reach;
 
 	if (!m)
@@ -114,25 +117,19 @@ void fgft_ivx_settle(struct fgft_ivx *x)
 	if (m > 1)
 		ive_sort(&x->e[s], m);
 	if (s && x->e[s - 1].start > x->e[s].start) {
-		if (m > 4 && x->tcap < m) {
-			struct fgft_ive *nt;
-
-			nt = fgft_mem_realloc(x->tmp, (size_t)m * sizeof(*nt));
-			if (nt) {
-				x->tmp = nt;
-				x->tcap = m;
-			}
-		}
-		if (m > 4 && x->tcap >= m) {
-			memcpy(x->tmp, &x->e[s], (size_t)m * sizeof(x->e[0]));
+		while (m > 4 && x->cap - x->n < m && !ivx_grow(x))
+			;
+		if (m > 4 && x->cap - x->n >= m) {
+			b = &x->e[x->n];
+			memcpy(b, &x->e[s], (size_t)m * sizeof(x->e[0]));
 			i = s;
 			j = m;
 			k = x->n;
 			while (j) {
-				if (i && x->e[i - 1].start > x->tmp[j - 1].start)
+				if (i && x->e[i - 1].start > b[j - 1].start)
 					x->e[--k] = x->e[--i];
 				else
-					x->e[--k] = x->tmp[--j];
+					x->e[--k] = b[--j];
 			}
 			low = i;
 		} else {
@@ -234,10 +231,7 @@ void fgft_ivx_reset(struct fgft_ivx *x)
 void fgft_ivx_destroy(struct fgft_ivx *x)
 {
 	fgft_mem_free(x->e);
-	fgft_mem_free(x->tmp);
 	x->e = NULL;
-	x->tmp = NULL;
-	x->tcap = 0;
 	x->nsorted = 0;
 	x->n = 0;
 	x->cap = 0;
