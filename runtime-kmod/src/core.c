@@ -32,6 +32,7 @@
 #include <linux/mm.h>
 #include <linux/build_bug.h>
 #include <linux/kallsyms.h>
+#include <linux/ratelimit.h>
 #include <asm/trapnr.h>
 #include <asm/ptrace.h>
 #include <asm/pgtable.h>
@@ -335,6 +336,7 @@ static __always_inline void txn_release(struct fgft_txn *t)
 		fgft_undo_trim(&t->log, FGFT_POOL_KEEP);
 	if (unlikely(t->failed || t->fault_addr || t->cause)) {
 		t->failed = 0;
+		t->quiet = 0;
 		t->cause = FGFT_CAUSE_NONE;
 		t->t_fault = 0;
 		t->fault_ip = 0;
@@ -666,6 +668,40 @@ out:
 	t->wlog.n = 0;
 }
 
+/*
+ * The recovery of a trap the kernel printed nothing for (a divide error, a
+ * general protection fault, BUG() or a stack-protector failure of SFI code)
+ * is noted when the transaction ends, outside the trap, and at most once a
+ * minute: a driver that faults on every call must not keep a CPU busy on
+ * the console.  Every recovery is counted in debugfs.
+ */
+static DEFINE_RATELIMIT_STATE(fgft_quiet_rs, 60 * HZ, 1);
+static atomic_t fgft_quiet_unnoted = ATOMIC_INIT(0);
+
+static void note_quiet_recovery(struct fgft_txn *t)
+{
+	const char *w;
+
+	if (t->cause == FGFT_CAUSE_STACK)
+		w = "stack-protector failure";
+	else if (t->trapnr == X86_TRAP_DE)
+		w = "divide error";
+	else if (t->trapnr == X86_TRAP_UD)
+		w = "BUG()";
+	else if (t->trapnr == X86_TRAP_GP)
+		w = "general protection fault";
+	else
+		w = "trap";
+
+	if (!__ratelimit(&fgft_quiet_rs)) {
+		atomic_inc(&fgft_quiet_unnoted);
+		return;
+	}
+	pr_warn("%s: recovered: %s at %pS caught, transaction aborted (%d more recovered since the last note; all in debugfs fgft/stats)\n",
+		t->ep && t->ep->name ? t->ep->name : "txn", w,
+		(void *)t->fault_ip, atomic_xchg(&fgft_quiet_unnoted, 0));
+}
+
 /* Ends @t (the innermost transaction of its task and context). */
 static noinline int txn_finish(struct fgft_txn *t, bool abort)
 {
@@ -714,8 +750,11 @@ static noinline int txn_finish(struct fgft_txn *t, bool abort)
 		atomic64_inc(&fgft_gstats.aborts[c]);
 		if (rt)
 			atomic64_inc(&rt->aborts[c]);
-		if (t->failed)
+		if (t->failed) {
 			fgft_stats_recovery(local_clock() - t->t_fault);
+			if (t->quiet)
+				note_quiet_recovery(t);
+		}
 	} else {
 		this_cpu_inc(fgft_gcounts.commits);
 		if (rt)
@@ -974,6 +1013,17 @@ static bool stack_chk_trap(unsigned long ip)
 		!name[strlen("__stack_chk_fail")]);
 }
 
+/* A trap at BUG() of SFI code: ud2 right after FGFT_SFI_BUG_MARK. */
+static bool sfi_bug_trap(unsigned long ip)
+{
+	char mark[FGFT_SFI_BUG_MARK_LEN];
+
+	if (copy_from_kernel_nofault(mark, (void *)(ip - sizeof(mark)),
+				     sizeof(mark)))
+		return false;
+	return !memcmp(mark, FGFT_SFI_BUG_MARK, sizeof(mark));
+}
+
 static int fgft_die(struct notifier_block *nb, unsigned long val, void *data)
 {
 	struct die_args *args = data;
@@ -1007,15 +1057,27 @@ static int fgft_die(struct notifier_block *nb, unsigned long val, void *data)
 		return NOTIFY_DONE;
 	if (!ip_recoverable(regs->ip))
 		return NOTIFY_DONE;
-	if (args->trapnr == X86_TRAP_UD && stack_chk_trap(regs->ip))
-		cause = FGFT_CAUSE_STACK;
+	/*
+	 * Only an oops, or a BUG() the kernel's bug table knows, has printed
+	 * a report by now: the runtime's line says that it ends here.  The
+	 * other traps are noted when the transaction ends.
+	 */
+	t->quiet = val != DIE_OOPS;
+	t->trapnr = args->trapnr;
+	if (args->trapnr == X86_TRAP_UD) {
+		if (stack_chk_trap(regs->ip))
+			cause = FGFT_CAUSE_STACK;
+		else if (!sfi_bug_trap(regs->ip))
+			t->quiet = 0;
+	}
 	t->cause = cause;
 	t->t_fault = local_clock();
 	t->fault_ip = regs->ip;
 	WRITE_ONCE(t->failed, 1);
-	/* The kernel may have printed an oops report already: say it ends here. */
-	pr_err("%s: recovered: fault at %pS caught, transaction aborted\n",
-	       t->ep && t->ep->name ? t->ep->name : "txn", (void *)regs->ip);
+	if (!t->quiet)
+		pr_err("%s: recovered: fault at %pS caught, transaction aborted\n",
+		       t->ep && t->ep->name ? t->ep->name : "txn",
+		       (void *)regs->ip);
 	regs->bx = t->jb.rbx;
 	regs->bp = t->jb.rbp;
 	regs->r12 = t->jb.r12;

@@ -269,6 +269,8 @@ struct fgft_txn {
 	u8 tables;	/* granted or copied: the range table, tracker to reset */
 	u8 dev_touched;	/* the body accessed a device (fgft_dev_touch()) */
 	u8 irreversible;	/* it made a call no abort undoes */
+	u8 quiet;	/* a trap the kernel printed nothing for: noted at the end */
+	u8 trapnr;	/* that trap's number (X86_TRAP_*), for the note */
 
 	struct fgft_txn *outer;	/* enclosing transaction, same (task, ctx) */
 	unsigned int nr_inner;	/* transactions open inside this one */

@@ -290,6 +290,16 @@ void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause);
  */
 void fgft_fail_cause(enum fgft_cause cause);
 
+/*
+ * BUG() in SFI code: a marked ud2 with no entry in the kernel's bug table,
+ * so the kernel's #UD handler prints no report before the runtime's die
+ * notifier aborts the transaction (a 7-byte nop whose displacement spells
+ * "FGFT", then ud2).  The runtime notes the recovery itself, rate limited.
+ */
+#define FGFT_SFI_BUG_INSNS "nopl 0x54464746(%rax)\n\tud2"
+#define FGFT_SFI_BUG_MARK "\x0f\x1f\x80\x46\x47\x46\x54"
+#define FGFT_SFI_BUG_MARK_LEN 7
+
 /* ---- range table (a mapping database) ---- */
 
 /* Grants @txn @rights on [@addr, @addr + @len).  Returns 0 or -errno. */

@@ -225,6 +225,13 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     s.push_str("\n#ifndef FGFT_SFI_RT\n\n");
     relabels(&mut s, plan);
     tracepoints(&mut s, plan);
+    s.push_str(
+        "/*\n * BUG() aborts the transaction without the kernel's report: a marked ud2\n * (FGFT_SFI_BUG_INSNS, fgft/runtime.h) that the runtime's die notifier\n * takes; the runtime notes the recovery itself, rate limited.\n */\n",
+    );
+    s.push_str("#undef BUG\n");
+    s.push_str(
+        "#define BUG() do { asm volatile(FGFT_SFI_BUG_INSNS); unreachable(); } while (0)\n\n",
+    );
     for n in &plan.wrapped {
         let Some(e) = table.apis.get(n) else { continue };
         let _ = writeln!(s, "#undef {}", e.name);
