@@ -135,6 +135,9 @@ pub struct Outcome {
     pub warnings: usize,
     /// Where the console log was saved.
     pub log_path: PathBuf,
+    /// The vCPU threads pinned to host CPUs ([`crate::VmSpec::pin_vcpus`]),
+    /// one line each: `CPU 1/TCG (tid 1234) -> host CPU 1`.
+    pub pinned: Vec<String>,
 }
 
 /// Parses a console transcript (`timed_out`, `duration` and `log_path` are

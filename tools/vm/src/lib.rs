@@ -108,6 +108,7 @@ mod guest;
 mod initramfs;
 mod kbuild;
 mod modules;
+mod pin;
 mod qemu;
 mod slots;
 
@@ -117,7 +118,7 @@ pub use env::Env;
 pub use guest::{guest_program, guest_tool, host_program};
 pub use kbuild::kbuild;
 pub use modules::{resolve_modules, ModuleDep, ModulesDep};
-pub use qemu::{check_qemu_args, run, VmSpec};
+pub use qemu::{check_qemu_args, pinned_in_log, run, VmSpec};
 
 use std::path::PathBuf;
 

@@ -1,7 +1,7 @@
 //! Booting a spec in QEMU and reading its console.
 
 use crate::console::{parse_console, Outcome};
-use crate::{guest_tool, initramfs, slots, Env, VmError};
+use crate::{guest_tool, initramfs, pin, slots, Env, VmError};
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -32,6 +32,11 @@ pub struct VmSpec {
     pub memory_mb: u32,
     /// Extra kernel command-line words.
     pub cmdline: Vec<String>,
+    /// Pins vCPU `k` to host CPU `k` (modulo the host's CPUs) and QEMU's
+    /// other threads (main loop, timers) to the last vCPU's host CPU, so
+    /// that a busy vCPU does not share its host CPU with a measured one
+    /// (`pin.rs`). [`Outcome::pinned`] says what was pinned.
+    pub pin_vcpus: bool,
 }
 
 impl VmSpec {
@@ -47,6 +52,7 @@ impl VmSpec {
             timeout: Duration::from_secs(120),
             memory_mb: 512,
             cmdline: Vec::new(),
+            pin_vcpus: false,
         }
     }
 
@@ -83,6 +89,20 @@ impl VmSpec {
         }
         self
     }
+}
+
+/// The log's header line naming the pinned vCPU threads (one `; `-joined
+/// line of [`Outcome::pinned`]).
+const PINNED_LINE: &str = "# pinned: ";
+
+/// [`Outcome::pinned`] read back from a saved log's header (empty when the
+/// run was not pinned).
+pub fn pinned_in_log(log: &str) -> Vec<String> {
+    log.lines()
+        .take_while(|l| l.starts_with('#'))
+        .find_map(|l| l.strip_prefix(PINNED_LINE))
+        .map(|p| p.split("; ").map(str::to_string).collect())
+        .unwrap_or_default()
 }
 
 /// Options whose value names a network back end.
@@ -280,15 +300,40 @@ fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, V
         append,
     ];
     args.extend(spec.qemu_args.iter().cloned());
-    let cmdline = format!("qemu-system-x86_64 {}", args.join(" "));
 
     let log_dir = env.target_dir.join("vm-logs");
     fs::create_dir_all(&log_dir).map_err(|e| VmError::io(&log_dir, e))?;
     let log_path = log_dir.join(format!("{}.log", spec.name));
 
+    // Pinned: QEMU starts on its main loop's host CPU, its vCPU threads
+    // are moved once they appear.
+    let pinning = if spec.pin_vcpus {
+        let vcpus = pin::smp_count(&spec.qemu_args).map_err(|reason| VmError::Spec {
+            name: spec.name.clone(),
+            reason,
+        })?;
+        let host = thread::available_parallelism().map_or(1, |n| n.get());
+        args.extend(["-name".into(), "fgft,debug-threads=on".into()]);
+        Some(pin::plan(vcpus, host))
+    } else {
+        None
+    };
+    let cmdline = match &pinning {
+        Some((_, other)) => format!("taskset -c {other} qemu-system-x86_64 {}", args.join(" ")),
+        None => format!("qemu-system-x86_64 {}", args.join(" ")),
+    };
+    let mut command = match &pinning {
+        Some((_, other)) => {
+            let mut c = Command::new("taskset");
+            c.args(["-c", &other.to_string(), "qemu-system-x86_64"]);
+            c
+        }
+        None => Command::new("qemu-system-x86_64"),
+    };
+
     let slot = slots::acquire(&env.cache.join("vm-slots"), slots::slot_count())?;
     let start = Instant::now();
-    let mut child = Command::new("qemu-system-x86_64")
+    let mut child = command
         .args(&args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -327,6 +372,11 @@ fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, V
     });
 
     let deadline = start + spec.timeout;
+    let pinner = pinning.map(|(cpus, _)| {
+        let pid = child.id();
+        let until = start + spec.timeout.min(Duration::from_secs(60));
+        thread::spawn(move || pin::pin_vcpus(pid, &cpus, until))
+    });
     let mut console = Vec::new();
     let mut timed_out = false;
     loop {
@@ -350,14 +400,24 @@ fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, V
     let _ = reader.join();
     console.extend(rx.try_iter().flatten());
     let qemu_err = err_reader.join().unwrap_or_default();
+    let pinned = match pinner.map(|p| p.join()) {
+        None => Ok(Vec::new()),
+        Some(Ok(r)) => r,
+        Some(Err(_)) => Err("the pinning thread panicked".to_string()),
+    };
 
     let text = String::from_utf8_lossy(&console);
     let mut out = parse_console(&text);
     out.timed_out = timed_out;
     out.duration = duration;
     out.log_path = log_path.clone();
+    let pin_note = match &pinned {
+        Ok(p) if p.is_empty() => String::new(),
+        Ok(p) => format!("{PINNED_LINE}{}\n", p.join("; ")),
+        Err(e) => format!("# pinning failed: {e}\n"),
+    };
     let log = format!(
-        "# fgft-vm {} (slot {}): {}\n# {}\n{}\n# qemu exit: {status}\n# qemu stderr:\n{}",
+        "# fgft-vm {} (slot {}): {}\n# {}\n{pin_note}{}\n# qemu exit: {status}\n# qemu stderr:\n{}",
         spec.name,
         slot.index,
         out.summary(),
@@ -374,6 +434,13 @@ fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, V
             log: log_path,
         });
     }
+    out.pinned = pinned.map_err(|reason| VmError::Spec {
+        name: spec.name.clone(),
+        reason: format!(
+            "cannot pin the vCPU threads: {reason} (log in {})",
+            log_path.display()
+        ),
+    })?;
     Ok(out)
 }
 
@@ -441,6 +508,21 @@ mod tests {
         let mut spec = VmSpec::new("unknown-module");
         spec.stock_modules = vec!["no_such_module_fgft".into()];
         assert!(matches!(run(&env, &spec), Err(VmError::UnknownModule(_))));
+    }
+
+    #[test]
+    fn pinned_threads_are_read_back_from_a_log() {
+        let log = "# fgft-vm x (slot 0): exit=0\n# taskset -c 1 qemu-system-x86_64\n\
+                   # pinned: CPU 0/TCG (tid 7) -> host CPU 0; CPU 1/TCG (tid 8) -> host CPU 1\n\
+                   # pinned: console text\n";
+        assert_eq!(
+            pinned_in_log(log),
+            [
+                "CPU 0/TCG (tid 7) -> host CPU 0",
+                "CPU 1/TCG (tid 8) -> host CPU 1"
+            ]
+        );
+        assert!(pinned_in_log("# fgft-vm x\nconsole\n# pinned: later\n").is_empty());
     }
 
     #[test]
