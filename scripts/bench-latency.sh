@@ -6,10 +6,13 @@
 # results/latency.md and results/latency.svg.
 #
 #   scripts/bench-latency.sh [stock|rt]...      (default: both kernels)
+#   scripts/bench-latency.sh --from-logs        (the report again from the
+#                                               last run's console logs)
 #
 # FGFT_LAT_SECS (10), FGFT_LAT_ROUNDS (3), FGFT_LAT_INTERVAL_US (1000),
-# FGFT_LAT_PERIOD_MS (3000), FGFT_LAT_CALLS (500) and FGFT_LAT_RATE (250
-# frames/s of the traffic load, both builds) change the run
+# FGFT_LAT_PERIOD_MS (200), FGFT_LAT_CALLS (500) and FGFT_LAT_RATE (250
+# frames/s of the traffic load, both builds), FGFT_LAT_CONDS (idle,mgmt,
+# traffic,faults,hog) and FGFT_LAT_PIN (1: vCPU threads pinned) change the run
 # (tools/campaign/src/latency.rs). About 20 minutes with the defaults.
 set -euo pipefail
 

@@ -56,9 +56,10 @@ pub struct Settings {
     pub rounds: u32,
     /// cyclictest's interval, µs.
     pub interval_us: u32,
-    /// The fault condition's pause after each call, ms: the restore resets
-    /// the device, and QEMU's e1000 reports its link up again about two
-    /// seconds later, so faults closer than that leave no traffic at all.
+    /// The fault condition's pause after each call, ms. The picked faults
+    /// touch no register, so their recovery restores no device; a fault
+    /// that did would reset the e1000, whose link QEMU reports up about two
+    /// seconds later (a period below that leaves no traffic at all).
     pub period_ms: u32,
     /// cyclictest's histogram size, µs (longer samples are overflows).
     pub hist_us: u32,
@@ -68,6 +69,11 @@ pub struct Settings {
     /// both builds: below what either carries, so that both do the same
     /// work and their latencies compare.
     pub rate: u32,
+    /// The conditions run, bit `i` for `CONDITIONS[i]` (all by default).
+    pub conds: u8,
+    /// QEMU's vCPU threads pinned to host CPUs, the measured vCPU alone on
+    /// its own ([`fgft_vm::VmSpec::pin_vcpus`]).
+    pub pin: bool,
 }
 
 impl Default for Settings {
@@ -76,17 +82,21 @@ impl Default for Settings {
             secs: 10,
             rounds: 3,
             interval_us: 1000,
-            period_ms: 3000,
+            period_ms: 200,
             hist_us: 50_000,
             calls: 500,
             rate: 250,
+            conds: (1 << CONDITIONS.len()) - 1,
+            pin: true,
         }
     }
 }
 
 impl Settings {
-    /// Defaults overridden by the `FGFT_LAT_*` environment variables.
-    pub fn from_env() -> Settings {
+    /// Defaults overridden by the `FGFT_LAT_*` environment variables
+    /// (`FGFT_LAT_CONDS=idle,faults` runs only those conditions,
+    /// `FGFT_LAT_PIN=0` leaves QEMU's threads to the host scheduler).
+    pub fn from_env() -> Result<Settings, String> {
         let num = |k: &str, d: u32| {
             std::env::var(k)
                 .ok()
@@ -95,7 +105,7 @@ impl Settings {
                 .unwrap_or(d)
         };
         let d = Settings::default();
-        Settings {
+        Ok(Settings {
             secs: num("FGFT_LAT_SECS", d.secs),
             rounds: num("FGFT_LAT_ROUNDS", d.rounds),
             interval_us: num("FGFT_LAT_INTERVAL_US", d.interval_us),
@@ -103,14 +113,48 @@ impl Settings {
             hist_us: d.hist_us,
             calls: num("FGFT_LAT_CALLS", d.calls),
             rate: num("FGFT_LAT_RATE", d.rate),
-        }
+            conds: match std::env::var("FGFT_LAT_CONDS") {
+                Ok(v) if !v.trim().is_empty() => parse_conds(&v)?,
+                _ => d.conds,
+            },
+            pin: std::env::var("FGFT_LAT_PIN").map_or(d.pin, |v| v.trim() != "0"),
+        })
+    }
+
+    /// The conditions run, in [`CONDITIONS`] order.
+    pub fn conditions(&self) -> impl Iterator<Item = &'static str> + '_ {
+        CONDITIONS
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.conds & (1 << i) != 0)
+            .map(|(_, (c, _))| *c)
     }
 
     /// A generous wall-time bound for one boot under TCG.
     pub fn timeout_secs(&self, kinds: usize) -> u64 {
-        let per_round = BUILDS.len() as u64 * CONDITIONS.len() as u64 * (self.secs as u64 + 15);
+        let conds = self.conditions().count() as u64;
+        let per_round = BUILDS.len() as u64 * conds * (self.secs as u64 + 15);
         240 + self.rounds as u64 * per_round + kinds as u64 * 10
     }
+}
+
+/// The bit mask of a comma-separated list of condition names.
+pub fn parse_conds(list: &str) -> Result<u8, String> {
+    let mut m = 0u8;
+    for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+        let i = CONDITIONS
+            .iter()
+            .position(|(c, _)| *c == name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = CONDITIONS.iter().map(|(c, _)| *c).collect();
+                format!("unknown condition `{name}` (known: {})", known.join(", "))
+            })?;
+        m |= 1 << i;
+    }
+    if m == 0 {
+        return Err("no condition named".into());
+    }
+    Ok(m)
 }
 
 /// A fault the fault condition may fire: a variant, its kind and the
@@ -210,10 +254,27 @@ END {{
 	}}
 }}
 EOF
+cat > /fgft/irq.awk <<'EOF'
+# Two snapshots of /proc/interrupts -> what CPU 1 (the third column) took
+# between them, per row: the timer (LOC), IPIs (RES, CAL, TLB, IWI, ...)
+# and device interrupts (numbered rows, summed as dev).
+FNR == 1 {{ f++; next }}
+$1 ~ /:$/ && $3 ~ /^[0-9]+$/ {{
+	k = $1; sub(/:$/, "", k)
+	if (k ~ /^[0-9]+$/) k = "dev"
+	if (f == 1) a[k] += $3; else b[k] += $3
+}}
+END {{
+	s = ""
+	for (k in b) if (b[k] - a[k] > 0) s = s k ":" b[k] - a[k] ","
+	print "FGFT-MARK lat-irq " tag " cpu1=" s
+}}
+EOF
 cat > /fgft/faults.sh <<'EOF'
 end=$(( $(cut -d. -f1 /proc/uptime) + $1 ))
 while [ $(cut -d. -f1 /proc/uptime) -lt $end ]; do
 	for v in $(cat /tmp/good); do
+		[ $(cut -d. -f1 /proc/uptime) -lt $end ] || break
 		echo ${{v%%:*}} > /sys/module/fgft_rt/parameters/fgft_inject_id
 		fgft-ethtool -d 1 -p {period_us} eth0 ${{v#*:}} > /dev/null
 		echo 0 > /sys/module/fgft_rt/parameters/fgft_inject_id
@@ -254,14 +315,17 @@ fn condition(kernel: &str, build: &str, cond: &str, round: u32, s: &Settings) ->
         "pids=\"\"; hog=\"\"\n\
          r0=$(stat recoveries)\n\
          echo \"FGFT-MARK lat-begin {tag}\"\n\
+         cp /proc/interrupts /tmp/irq0\n\
          {load}\
          cyclictest -q -m -t 2 -a 0,1 -p 95 -i {i} -D {d} -h {h} > /tmp/cyc.out 2>&1\n\
+         cp /proc/interrupts /tmp/irq1\n\
          [ -n \"$hog\" ] && kill $hog\n\
          for p in $pids; do wait $p; done\n\
          r1=$(stat recoveries)\n\
          echo \"FGFT-MARK lat-load {tag} rec=$((r1 - r0))\"\n\
          echo 1 > /proc/sys/kernel/printk\n\
          awk -v tag='{tag}' -f /fgft/hist.awk /tmp/cyc.out\n\
+         awk -v tag='{tag}' -f /fgft/irq.awk /tmp/irq0 /tmp/irq1\n\
          echo 7 > /proc/sys/kernel/printk\n",
         i = s.interval_us,
         h = s.hist_us,
@@ -277,12 +341,19 @@ fn round_trip(kernel: &str, build: &str, label: &str, id: u32, op: &str, n: u32)
     } else {
         String::new()
     };
+    // The loop's summary is printed quietly after the kernel's lines have
+    // drained (on PREEMPT_RT a printk thread prints them late, into the
+    // middle of a marker line).
     format!(
         "echo 1 > /sys/kernel/debug/fgft/reset\n\
          echo \"FGFT-MARK rt-begin {tag}\"\n\
-         {arm}fgft-ethtool -n {n} eth0 {op}\n\
+         {arm}fgft-ethtool -n {n} eth0 {op} > /tmp/rt.out 2>&1\n\
          echo 0 > $P\n\
-         echo \"FGFT-MARK rt-end {tag} rec=$(stat recoveries) rec_max_ns=$(stat recovery_ns_max) rec_sum_ns=$(stat recovery_ns_sum) restores=$(stat restores)\"\n"
+         sleep 1\n\
+         echo 1 > /proc/sys/kernel/printk\n\
+         cat /tmp/rt.out\n\
+         echo \"FGFT-MARK rt-end {tag} rec=$(stat recoveries) rec_max_ns=$(stat recovery_ns_max) rec_sum_ns=$(stat recovery_ns_sum) restores=$(stat restores)\"\n\
+         echo 7 > /proc/sys/kernel/printk\n"
     )
 }
 
@@ -335,10 +406,14 @@ pub fn script(
     out.push_str(
         "echo \"FGFT-MARK lat-good kernel=$(cat /tmp/good | tr '\\n' ' ' | tr ' ' ',')\"\n",
     );
+    // Each condition runs on both builds back to back, so that the host's
+    // slow drifts fall on both alike; the order alternates (fgft, stock,
+    // then stock, fgft, ...), so a build stays loaded across two runs and
+    // the modules are swapped once per condition.
     let mut loaded = "fgft";
-    for r in 0..s.rounds {
-        // Round 0: fgft then stock; round 1: stock then fgft; ...
-        let order: [&str; 2] = if r % 2 == 0 {
+    let mut stock_timed = false;
+    for (r, c) in (0..s.rounds).flat_map(|r| s.conditions().map(move |c| (r, c))) {
+        let order: [&str; 2] = if loaded == "fgft" {
             ["fgft", "stock"]
         } else {
             ["stock", "fgft"]
@@ -346,14 +421,13 @@ pub fn script(
         for b in order {
             if b != loaded {
                 out.push_str(&format!("unload_{loaded}\nload_{b}\n"));
-                if b == "stock" && r == 0 {
+                if b == "stock" && !stock_timed {
                     out.push_str(&round_trip(kernel, "stock", "none", 0, "drvinfo", s.calls));
+                    stock_timed = true;
                 }
                 loaded = b;
             }
-            for (c, _) in CONDITIONS {
-                out.push_str(&condition(kernel, b, c, r, s));
-            }
+            out.push_str(&condition(kernel, b, c, r, s));
         }
     }
     out.push_str("cat $S\necho FGFT-MARK lat-done\n");
@@ -440,6 +514,13 @@ pub struct Run {
     pub picked: BTreeMap<String, u32>,
     /// Console lines the kernel printed per faulting call, by kind.
     pub console_lines: BTreeMap<String, f64>,
+    /// (build, condition) -> the interrupts CPU 1 took while cyclictest
+    /// ran, all rounds: `LOC` (its timer), IPIs (`RES`, `CAL`, `TLB`, ...),
+    /// `dev` (device interrupts).
+    pub irqs: BTreeMap<(String, String), BTreeMap<String, u64>>,
+    /// QEMU's vCPU threads and the host CPUs they were pinned to (empty:
+    /// not pinned), from [`fgft_vm::Outcome::pinned`].
+    pub pinned: Vec<String>,
 }
 
 /// One round-trip measurement.
@@ -484,6 +565,19 @@ pub fn parse(out: &Outcome) -> Result<Run, String> {
             "pkt" => {
                 if let (Some(k), Some(f)) = (&cur, m.parse::<f64>("fps")) {
                     run.fps.entry(k.clone()).or_default().push(f);
+                }
+            }
+            "lat-irq" => {
+                if let Some(k) = key() {
+                    let e = run.irqs.entry(k).or_default();
+                    for item in m.get("cpu1").unwrap_or("").split(',') {
+                        if let Some((name, n)) = item.split_once(':') {
+                            let n: u64 = n
+                                .parse()
+                                .map_err(|_| format!("bad interrupt count {item:?}"))?;
+                            *e.entry(name.to_string()).or_default() += n;
+                        }
+                    }
                 }
             }
             "lat-load" => {
@@ -577,8 +671,12 @@ pub fn parse(out: &Outcome) -> Result<Run, String> {
                 .insert(kind.to_string(), lines as f64 / t.calls as f64);
         }
     }
+    let conds = run.conditions();
+    if conds.is_empty() {
+        return Err("no cyclictest histogram".into());
+    }
     for b in BUILDS {
-        for (c, _) in CONDITIONS {
+        for c in &conds {
             let h = run.hist.get(&(b.to_string(), c.to_string()));
             if h.is_none_or(|h| h.samples() == 0) {
                 return Err(format!("no cyclictest histogram for {b}/{c}"));
@@ -586,6 +684,17 @@ pub fn parse(out: &Outcome) -> Result<Run, String> {
         }
     }
     Ok(run)
+}
+
+impl Run {
+    /// The conditions measured (on either build), in [`CONDITIONS`] order.
+    pub fn conditions(&self) -> Vec<&'static str> {
+        CONDITIONS
+            .iter()
+            .map(|(c, _)| *c)
+            .filter(|c| self.hist.keys().any(|(_, k)| k == c))
+            .collect()
+    }
 }
 
 /// p99 of fgft over p99 of stock in condition `cond`.
@@ -602,19 +711,77 @@ pub fn p99_ratio(run: &Run, cond: &str) -> f64 {
 /// under `cond`, in round order.
 pub fn round_ratios(run: &Run, cond: &str) -> Vec<f64> {
     let q = |b: &str, r: u32| {
-        run.per_round
-            .get(&(b.to_string(), cond.to_string(), r))
-            .filter(|h| h.samples() > 0)
-            .map(|h| h.quantile(0.99) as f64)
+        run.per_round[&(b.to_string(), cond.to_string(), r)].quantile(0.99) as f64
     };
-    let rounds: BTreeSet<u32> = run.per_round.keys().map(|k| k.2).collect();
-    rounds
+    paired_rounds(run, cond)
         .into_iter()
-        .filter_map(|r| Some(q("fgft", r)? / q("stock", r)?))
+        .map(|r| q("fgft", r) / q("stock", r))
         .collect()
 }
 
-fn median(v: &[f64]) -> f64 {
+/// The rounds in which both builds measured samples under `cond`, in order.
+fn paired_rounds(run: &Run, cond: &str) -> Vec<u32> {
+    let rounds: BTreeSet<u32> = run
+        .per_round
+        .keys()
+        .filter(|k| k.1 == cond)
+        .map(|k| k.2)
+        .collect();
+    rounds
+        .into_iter()
+        .filter(|r| {
+            BUILDS.iter().all(|b| {
+                run.per_round
+                    .get(&(b.to_string(), cond.to_string(), *r))
+                    .is_some_and(|h| h.samples() > 0)
+            })
+        })
+        .collect()
+}
+
+/// A 95% interval of the pooled p99 ratio fgft / stock under `cond`, by a
+/// bootstrap over rounds: `n` resamples of the rounds with replacement
+/// (both builds of a drawn round together: they ran back to back), each
+/// pooled and its ratio taken; the 2.5th and 97.5th percentiles. The draws
+/// come from a fixed-seed generator, so a report is reproducible. None
+/// with fewer than two rounds.
+pub fn bootstrap_ratio(run: &Run, cond: &str, n: usize) -> Option<(f64, f64)> {
+    let rounds = paired_rounds(run, cond);
+    if rounds.len() < 2 || n == 0 {
+        return None;
+    }
+    // xorshift64*: a fixed stream, no dependency.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = |m: usize| {
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) as usize % m
+    };
+    let mut ratios: Vec<f64> = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (mut hs, mut hf) = (Hist::default(), Hist::default());
+        for _ in 0..rounds.len() {
+            let r = rounds[next(rounds.len())];
+            for (b, h) in [("stock", &mut hs), ("fgft", &mut hf)] {
+                if let Some(p) = run.per_round.get(&(b.to_string(), cond.to_string(), r)) {
+                    h.merge(p);
+                }
+            }
+        }
+        let (qs, qf) = (hs.quantile(0.99), hf.quantile(0.99));
+        if qs > 0 {
+            ratios.push(qf as f64 / qs as f64);
+        }
+    }
+    ratios.sort_by(|a, b| a.total_cmp(b));
+    let at =
+        |q: f64| ratios[((q * (ratios.len() - 1) as f64).round() as usize).min(ratios.len() - 1)];
+    (!ratios.is_empty()).then(|| (at(0.025), at(0.975)))
+}
+
+/// The median (upper median of an even count; NaN when empty).
+pub fn median(v: &[f64]) -> f64 {
     let mut v = v.to_vec();
     v.sort_by(|a, b| a.total_cmp(b));
     v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
@@ -634,9 +801,9 @@ pub fn report(kernel_title: &str, kver: &str, run: &Run, s: &Settings) -> String
         r,
         "(CPU 0's thread shares its CPU with the load: `loops` is the share of its {expected:.0} wake-ups it got at all, a cyclictest period it could not run in is skipped, not counted as a latency)\n"
     );
-    r.push_str("| condition on CPU 0 | build | samples | p50 | p99 | p99.9 | max | p99 fgft/stock | CPU 0: loops | CPU 0: p99 | CPU 0: max | load frames/s | faults recovered |\n");
-    r.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for (c, _) in CONDITIONS {
+    r.push_str("| condition on CPU 0 | build | samples | p50 | p99 | p99.9 | max | p99 fgft/stock | CPU 0: loops | CPU 0: p99 | CPU 0: max | load frames/s | faults recovered | CPU 1: interrupts besides its timer |\n");
+    r.push_str("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    for c in run.conditions() {
         for b in BUILDS {
             let k = (b.to_string(), c.to_string());
             let Some(h) = run.hist.get(&k) else { continue };
@@ -660,9 +827,24 @@ pub fn report(kernel_title: &str, kver: &str, run: &Run, s: &Settings) -> String
                     )
                 },
             );
+            let irqs = run.irqs.get(&k).map_or_else(
+                || "-".to_string(),
+                |m| {
+                    let v: Vec<String> = m
+                        .iter()
+                        .filter(|(n, _)| n.as_str() != "LOC")
+                        .map(|(n, c)| format!("{n} {c}"))
+                        .collect();
+                    if v.is_empty() {
+                        "none".to_string()
+                    } else {
+                        v.join(", ")
+                    }
+                },
+            );
             let _ = writeln!(
                 r,
-                "| {c} | {b} | {} | {} | {} | {} | {} | {ratio} | {c0loops} | {c0p99} | {c0max} | {fps} | {rec} |",
+                "| {c} | {b} | {} | {} | {} | {} | {} | {ratio} | {c0loops} | {c0p99} | {c0max} | {fps} | {rec} | {irqs} |",
                 h.samples(),
                 h.quantile(0.5),
                 h.quantile(0.99),
@@ -718,6 +900,8 @@ pub fn plot(runs: &[(&str, &Run)]) -> Result<String, String> {
             ("max", 1.0, RGBColor(214, 39, 40)),
         ];
         for ((title, run), area) in runs.iter().zip(panels.iter()) {
+            let conds = run.conditions();
+            let nc = conds.len().max(1);
             let mut hi = 10.0f64;
             for h in run.hist.values() {
                 hi = hi.max(h.max_us as f64);
@@ -727,15 +911,15 @@ pub fn plot(runs: &[(&str, &Run)]) -> Result<String, String> {
                 .margin(12)
                 .x_label_area_size(40)
                 .y_label_area_size(60)
-                .build_cartesian_2d(-0.5f64..4.5f64, (1.0f64..hi * 2.0).log_scale())
+                .build_cartesian_2d(-0.5f64..nc as f64 - 0.5, (1.0f64..hi * 2.0).log_scale())
                 .map_err(|e| e.to_string())?;
             chart
                 .configure_mesh()
-                .x_labels(5)
+                .x_labels(nc)
                 .x_label_formatter(&|x| {
                     let i = x.round() as i64;
-                    if (x - i as f64).abs() < 0.01 && (0..5).contains(&i) {
-                        CONDITIONS[i as usize].0.to_string()
+                    if (x - i as f64).abs() < 0.01 && (0..nc as i64).contains(&i) {
+                        conds[i as usize].to_string()
                     } else {
                         String::new()
                     }
@@ -745,10 +929,10 @@ pub fn plot(runs: &[(&str, &Run)]) -> Result<String, String> {
                 .map_err(|e| e.to_string())?;
             for (qname, q, color) in quantiles {
                 for (bi, b) in BUILDS.iter().enumerate() {
-                    let pts: Vec<(f64, f64)> = CONDITIONS
+                    let pts: Vec<(f64, f64)> = conds
                         .iter()
                         .enumerate()
-                        .filter_map(|(i, (c, _))| {
+                        .filter_map(|(i, c)| {
                             let h = run.hist.get(&(b.to_string(), c.to_string()))?;
                             let v = if q >= 1.0 { h.max_us } else { h.quantile(q) };
                             Some((
@@ -892,13 +1076,60 @@ mod tests {
             "{svg}"
         );
 
-        // A condition without a histogram is an error.
+        // A condition measured on one build only is an error; one left
+        // out on both is not run.
         let short: String = console
             .lines()
-            .filter(|l| !l.contains("cond=hog"))
+            .filter(|l| !l.contains("build=fgft cond=hog"))
             .map(|l| format!("{l}\n"))
             .collect();
         assert!(parse(&fgft_vm::parse_console(&short)).is_err());
+        let subset: String = console
+            .lines()
+            .filter(|l| !l.contains("cond=hog") && !l.contains("cond=mgmt"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let run = parse(&fgft_vm::parse_console(&subset)).unwrap();
+        assert_eq!(run.conditions(), ["idle", "traffic", "faults"]);
+        assert!(!report("rt", "6.12-rt", &run, &s).contains("| hog |"));
+        assert!(parse(&fgft_vm::parse_console("FGFT-MARK lat-done\n")).is_err());
+    }
+
+    #[test]
+    fn the_bootstrap_brackets_the_ratio() {
+        let mut run = Run::default();
+        // Six rounds: fgft's p99 is 1.1x stock's in each.
+        for r in 0..6u32 {
+            for (b, us) in [
+                ("stock", 100 + r as u64),
+                ("fgft", 110 + r as u64 * 11 / 10),
+            ] {
+                let h = hist(&format!("10:98,{us}:2,"));
+                run.per_round
+                    .insert((b.to_string(), "faults".to_string(), r), h);
+            }
+        }
+        let (lo, hi) = bootstrap_ratio(&run, "faults", 500).unwrap();
+        assert!(lo <= hi && lo > 1.05 && hi < 1.15, "{lo} {hi}");
+        // The same draws every time.
+        assert_eq!(bootstrap_ratio(&run, "faults", 500), Some((lo, hi)));
+        assert_eq!(bootstrap_ratio(&run, "idle", 500), None);
+        run.per_round.retain(|k, _| k.2 == 0);
+        assert_eq!(bootstrap_ratio(&run, "faults", 500), None);
+    }
+
+    #[test]
+    fn conditions_are_chosen_by_name() {
+        assert_eq!(parse_conds("idle,faults"), Ok(0b01001));
+        assert_eq!(parse_conds(" hog "), Ok(0b10000));
+        assert!(parse_conds("idle,nap").unwrap_err().contains("nap"));
+        assert!(parse_conds(",").is_err());
+        let s = Settings {
+            conds: parse_conds("faults,idle").unwrap(),
+            ..Settings::default()
+        };
+        assert_eq!(s.conditions().collect::<Vec<_>>(), ["idle", "faults"]);
+        assert_eq!(Settings::default().conditions().count(), CONDITIONS.len());
     }
 
     fn e1000_config() -> Config {
@@ -909,43 +1140,85 @@ mod tests {
         .unwrap()
     }
 
-    /// The guest's histogram script, run by the guest's own awk (the
-    /// static busybox setup.sh installs) on cyclictest's zero-padded
-    /// output: every bucket keeps its decimal value.
-    #[test]
-    fn histograms_survive_busybox_awk() {
-        let cfg = e1000_config();
+    /// Runs the guest's awk script `name` (its heredoc in the prelude) with
+    /// the static busybox setup.sh installs, on `inputs` (file contents, in
+    /// order), with `tag=t`; returns what it printed.
+    fn guest_awk(name: &str, inputs: &[&str]) -> String {
         let mods = FgftModules {
             modules: Vec::new(),
         };
-        let pre = prelude(&cfg, &mods, &Settings::default());
-        let start = pre.find("cat > /fgft/hist.awk <<'EOF'\n").unwrap();
+        let pre = prelude(&e1000_config(), &mods, &Settings::default());
+        let start = pre.find(&format!("cat > /fgft/{name} <<'EOF'\n")).unwrap();
         let body = &pre[start..];
         let body = &body[body.find('\n').unwrap() + 1..body.find("\nEOF\n").unwrap()];
-        let dir = std::env::temp_dir().join(format!("fgft-lat-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("fgft-awk-{name}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(dir.join("hist.awk"), format!("{body}\n")).unwrap();
-        std::fs::write(
-            dir.join("cyc.out"),
-            "# Histogram\n000009 000000\t000002\n000118 000003\t000000\n000120 000001\t000004\n\
-             # Total: 000000004 000000006\n# Max Latencies: 00120 00120\n\
-             # Histogram Overflows: 00000 00010\n",
-        )
-        .unwrap();
-        let out = std::process::Command::new("/bin/busybox")
-            .args(["awk", "-v", "tag=t", "-f"])
-            .arg(dir.join("hist.awk"))
-            .arg(dir.join("cyc.out"))
-            .output()
-            .expect("busybox awk");
+        std::fs::write(dir.join(name), format!("{body}\n")).unwrap();
+        let mut cmd = std::process::Command::new("/bin/busybox");
+        cmd.args(["awk", "-v", "tag=t", "-f"]).arg(dir.join(name));
+        for (i, text) in inputs.iter().enumerate() {
+            let f = dir.join(format!("in{i}"));
+            std::fs::write(&f, text).unwrap();
+            cmd.arg(f);
+        }
+        let out = cmd.output().expect("busybox awk");
         std::fs::remove_dir_all(&dir).ok();
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            "FGFT-MARK cychist t cpu=0 b=118:3,120:1,\nFGFT-MARK cyc t cpu=0 total=4 max=120 ov=0\n\
-             FGFT-MARK cychist t cpu=1 b=9:2,120:4,\nFGFT-MARK cyc t cpu=1 total=6 max=120 ov=10\n",
+        assert!(
+            out.status.success(),
             "{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The guest's histogram script on cyclictest's zero-padded output:
+    /// every bucket keeps its decimal value.
+    #[test]
+    fn histograms_survive_busybox_awk() {
+        let cyc =
+            "# Histogram\n000009 000000\t000002\n000118 000003\t000000\n000120 000001\t000004\n\
+                   # Total: 000000004 000000006\n# Max Latencies: 00120 00120\n\
+                   # Histogram Overflows: 00000 00010\n";
+        assert_eq!(
+            guest_awk("hist.awk", &[cyc]),
+            "FGFT-MARK cychist t cpu=0 b=118:3,120:1,\nFGFT-MARK cyc t cpu=0 total=4 max=120 ov=0\n\
+             FGFT-MARK cychist t cpu=1 b=9:2,120:4,\nFGFT-MARK cyc t cpu=1 total=6 max=120 ov=10\n",
+        );
+    }
+
+    /// The guest's interrupt script on two snapshots of /proc/interrupts:
+    /// CPU 1's increments, device rows summed.
+    #[test]
+    fn interrupts_of_cpu1_are_counted() {
+        let snap = |loc: u64, res: u64, dev: u64| {
+            format!(
+                "           CPU0       CPU1\n\
+                 \x20 0:         40          0   IO-APIC   2-edge      timer\n\
+                 \x2011:       9000      {dev}   IO-APIC  11-fasteoi   eth0\n\
+                 \x2012:          5      {dev}   IO-APIC  12-fasteoi   eth1\n\
+                 LOC:      50000      {loc}   Local timer interrupts\n\
+                 RES:         10      {res}   Rescheduling interrupts\n\
+                 TLB:          3          7   TLB shootdowns\n\
+                 ERR:          0\n"
+            )
+        };
+        let text = guest_awk("irq.awk", &[&snap(1000, 2, 0), &snap(6000, 5, 1)]);
+        let run = {
+            let mut console = String::new();
+            for b in BUILDS {
+                let tag = format!("kernel=rt build={b} cond=idle round=0");
+                console.push_str(&format!(
+                    "FGFT-MARK cychist {tag} cpu=1 b=3:5,\nFGFT-MARK cyc {tag} cpu=1 total=5 max=3 ov=0\n{}",
+                    text.replace(" t ", &format!(" {tag} "))
+                ));
+            }
+            parse(&fgft_vm::parse_console(&console)).unwrap()
+        };
+        let m = &run.irqs[&("fgft".to_string(), "idle".to_string())];
+        let got: Vec<(&str, u64)> = m.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+        assert_eq!(got, [("LOC", 5000), ("RES", 3), ("dev", 2)], "{text}");
+        let md = report("rt", "6.12-rt", &run, &Settings::default());
+        assert!(md.contains("| RES 3, dev 2 |"), "{md}");
     }
 
     #[test]
@@ -975,6 +1248,21 @@ mod tests {
             }
         }
         assert!(sc.contains("insmod /lib/fgft/e1000_sfi.ko"));
+        // Both builds of a condition back to back, one swap per condition.
+        let order: Vec<&str> = sc
+            .lines()
+            .filter_map(|l| l.strip_prefix("echo \"FGFT-MARK lat-begin kernel=rt build="))
+            .map(|l| l.split(' ').next().unwrap())
+            .collect();
+        assert_eq!(
+            &order[..6],
+            ["fgft", "stock", "stock", "fgft", "fgft", "stock"]
+        );
+        assert_eq!(
+            sc.matches("\nunload_fgft\n").count() + sc.matches("\nunload_stock\n").count(),
+            CONDITIONS.len() * s.rounds as usize,
+            "{sc}"
+        );
         // One pick per kind, its candidates in variant order.
         assert_eq!(sc.matches("picked=\"\"\n").count(), 2, "{sc}");
         assert_eq!(sc.matches("label=bug:").count(), 4, "{sc}");
@@ -983,5 +1271,17 @@ mod tests {
             "{sc}"
         );
         assert!(sc.contains("cyclictest -q -m -t 2 -a 0,1 -p 95 -i 1000 -D 10"));
+        // The loop's summary waits for the kernel's lines, printed quietly.
+        assert!(
+            sc.contains("fgft-ethtool -n 500 eth0 drvinfo > /tmp/rt.out 2>&1\necho 0 > $P\nsleep 1\necho 1 > /proc/sys/kernel/printk\ncat /tmp/rt.out\n"),
+            "{sc}"
+        );
+        let only = Settings {
+            conds: parse_conds("faults").unwrap(),
+            ..Settings::default()
+        };
+        let sc = script(&cfg, &mods, &faults, "rt", &only);
+        assert_eq!(sc.matches("lat-begin").count(), 2 * only.rounds as usize);
+        assert!(!sc.contains("cond=idle"));
     }
 }
