@@ -13,7 +13,10 @@
 //! overhead benchmark alone and prints its rounds (no report);
 //! `--profile` prints where an isolated operation's time goes, per entry
 //! point (the runtime's stage sums, `membrane::profile`);
-//! `FGFT_FS_READS=0` profiles an SFI module built without load checks.
+//! `FGFT_FS_READS=0` profiles an SFI module built without load checks;
+//! `FGFT_FS_PERF=/usr/bin/perf` also samples the guest with that `perf`
+//! during both workloads and prints the samples by symbol, most added by
+//! isolation first.
 
 use fgft_campaign::membrane::{self, Campaign, Fs, Native, Results, Round};
 use fgft_campaign::CampaignError;
@@ -74,7 +77,9 @@ fn overhead_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignE
 /// Per entry point: calls, µs per call of each stage and of a plain call,
 /// events per call.
 fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignError> {
-    let (per, (iso, off)) = membrane::profile(env, fs, ops, var("FGFT_FS_READS", 1) == 0)?;
+    let perf = std::env::var_os("FGFT_FS_PERF").map(std::path::PathBuf::from);
+    let (per, (iso, off), perf_rows) =
+        membrane::profile(env, fs, ops, var("FGFT_FS_READS", 1) == 0, perf.as_deref())?;
     let m = fs.name;
     println!("{m}: {ops} operations: {iso:.3} s isolated, {off:.3} s with isolation off");
     let stages = ["begin", "grant", "copy_in", "body", "copy_out", "commit"];
@@ -135,6 +140,14 @@ fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignEr
             us(total, n),
             ev.join(" ")
         );
+    }
+    if !perf_rows.is_empty() {
+        println!("guest perf (cpu-clock samples at 4 kHz, both CPUs), by what isolation adds:");
+        println!("  {:>6} {:>6} {:>6}  symbol", "iso", "off", "added");
+        for r in perf_rows.iter().take(60) {
+            let added = r.iso as i64 - r.off as i64;
+            println!("  {:>6} {:>6} {added:>6}  {}", r.iso, r.off, r.symbol);
+        }
     }
     Ok(())
 }

@@ -721,19 +721,64 @@ pub fn overhead(
 /// workload: `txns`, the cycles of each stage, the events, `plain` calls.
 pub type Stages = BTreeMap<String, u64>;
 
-/// A profile: per entry point (isolated sums, plain sums), and the
-/// workload's wall times (isolated, isolation off) in seconds.
-pub type Profile = (BTreeMap<String, (Stages, Stages)>, (f64, f64));
+/// A profile: per entry point (isolated sums, plain sums), the workload's
+/// wall times (isolated, isolation off) in seconds, and the guest `perf`
+/// samples of both workloads by symbol (empty without `perf`).
+pub type Profile = (BTreeMap<String, (Stages, Stages)>, (f64, f64), Vec<PerfRow>);
+
+/// One symbol of a guest `perf report -n --sort sym`: its samples in the
+/// workload run isolated (`iso`) and with isolation off (`off`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PerfRow {
+    pub symbol: String,
+    pub iso: u64,
+    pub off: u64,
+}
+
+/// The `FGFT-PERF <build> <percent> <samples> <symbol>` lines of a console,
+/// one row per symbol, sorted by the samples isolation adds (most first,
+/// then by name).
+pub fn perf_rows(console: &str) -> Vec<PerfRow> {
+    let mut by: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for l in console.lines() {
+        let Some(rest) = l.strip_prefix("FGFT-PERF ") else {
+            continue;
+        };
+        let mut w = rest.split_whitespace();
+        let (Some(build), Some(_pct), Some(n)) = (w.next(), w.next(), w.next()) else {
+            continue;
+        };
+        let Ok(n) = n.parse::<u64>() else { continue };
+        let symbol = w.collect::<Vec<_>>().join(" ");
+        let e = by.entry(symbol).or_default();
+        match build {
+            "iso" => e.0 += n,
+            "off" => e.1 += n,
+            _ => {}
+        }
+    }
+    let mut rows: Vec<PerfRow> = by
+        .into_iter()
+        .map(|(symbol, (iso, off))| PerfRow { symbol, iso, off })
+        .collect();
+    rows.sort_by(|a, b| {
+        let d = |r: &PerfRow| r.iso as i64 - r.off as i64;
+        d(b).cmp(&d(a)).then_with(|| a.symbol.cmp(&b.symbol))
+    });
+    rows
+}
 
 /// Where the time of `ops` operations of fgft-fsw goes: `fs` split with
 /// stage times, the workload run isolated, then again with every entry's
 /// isolation off (each call's plain cycles).  `no_read_checks` builds the
-/// SFI module without its load checks.
+/// SFI module without its load checks; `perf` (a host `perf` binary) samples
+/// the whole guest during the isolated workload and reports by symbol.
 pub fn profile(
     env: &Env,
     fs: &Fs,
     ops: usize,
     no_read_checks: bool,
+    perf: Option<&Path>,
 ) -> Result<Profile, CampaignError> {
     let m = fs.name;
     let (rt, built) = split_fs_with(
@@ -748,6 +793,23 @@ pub fn profile(
         },
     )?;
     let (mut spec, _img) = fs_vm(env, fs, &format!("fs-{m}-profile"), (&rt, &built), 128)?;
+    // With `perf`: both workloads sampled, reported by symbol with sample
+    // counts (`FGFT-PERF <build> <percent> <samples> <symbol>`).
+    if let Some(perf) = perf {
+        spec.add_host_program(perf)?;
+    }
+    let perf_bin = perf.map(|p| p.display().to_string());
+    let sample = |mode: &str| match &perf_bin {
+        Some(p) => format!("{p} record -q -a -e cpu-clock -F 4000 -o /tmp/perf-{mode}.data -- "),
+        None => String::new(),
+    };
+    let report = |mode: &str| match &perf_bin {
+        Some(p) => format!(
+            "{p} report -i /tmp/perf-{mode}.data --stdio -n --sort sym --percent-limit 0.2 \
+             2>/dev/null | grep -v '^#' | grep . | sed 's/^/FGFT-PERF {mode} /'\n"
+        ),
+        None => String::new(),
+    };
     let e = "/sys/kernel/debug/fgft/entries";
     let dump = |mode: &str| {
         format!(
@@ -760,14 +822,18 @@ pub fn profile(
     spec.script.push_str(&format!(
         "mkdir -p /mnt/{m} && mount -t {m} /dev/vda /mnt/{m} || exit 11\n\
          mkdir /mnt/{m}/iso /mnt/{m}/off\n\
-         fgft-fsw -n {ops} -s 1 /mnt/{m}/iso | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=iso /'\n\
-         {}\
+         {}fgft-fsw -n {ops} -s 1 /mnt/{m}/iso | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=iso /'\n\
+         {}{}\
          for d in {e}/*; do echo N > $d/isolate; done\n\
          echo 1 > /sys/kernel/debug/fgft/reset\n\
-         fgft-fsw -n {ops} -s 1 /mnt/{m}/off | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=off /'\n\
-         {}\
+         {}fgft-fsw -n {ops} -s 1 /mnt/{m}/off | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=off /'\n\
+         {}{}\
          umount /mnt/{m} || exit 15\n",
+        sample("iso"),
+        report("iso"),
         dump("iso"),
+        sample("off"),
+        report("off"),
         dump("off")
     ));
     spec.timeout = Duration::from_secs(300);
@@ -798,7 +864,7 @@ pub fn profile(
         workload_ok(w, "profile run")?;
         Ok(w.parse::<f64>("ns").unwrap_or(0.0) / 1e9)
     };
-    Ok((per, (wall("iso")?, wall("off")?)))
+    Ok((per, (wall("iso")?, wall("off")?), perf_rows(&out.console)))
 }
 
 /// The median of `v` (0 when empty).
@@ -1218,6 +1284,29 @@ mod tests {
         assert_eq!(percentile(&[5, 1, 3, 2, 4], 100), 5);
         assert_eq!(percentile(&[], 50), 0);
         assert_eq!(median(&[3.0, 1.0, 2.0, 10.0]), 2.5);
+    }
+
+    #[test]
+    fn perf_rows_pair_both_builds_by_symbol() {
+        let console = "FGFT-PERF iso     17.34%  120  [k] pv_native_safe_halt\n\
+                       FGFT-PERF iso      0.94%   40  [k] __asan_load8_noabort\n\
+                       FGFT-PERF off     20.10%  150  [k] pv_native_safe_halt\n\
+                       FGFT-PERF off      1.00%    7  [.] main\n\
+                       FGFT-PERF iso      1.00%    7  [.] main\n\
+                       FGFT-PERF iso  garbage\n";
+        let rows = perf_rows(console);
+        let got: Vec<(&str, u64, u64)> = rows
+            .iter()
+            .map(|r| (r.symbol.as_str(), r.iso, r.off))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("[k] __asan_load8_noabort", 40, 0),
+                ("[.] main", 7, 7),
+                ("[k] pv_native_safe_halt", 120, 150),
+            ]
+        );
     }
 
     #[test]
