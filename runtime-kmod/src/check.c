@@ -44,17 +44,28 @@ static struct fgft_rtab fgft_global;
 static DEFINE_RWLOCK(fgft_global_lock);
 static atomic_t fgft_global_n = ATOMIC_INIT(0);
 
-static bool global_allows(unsigned long addr, size_t len, unsigned int rights)
+/*
+ * Whether a global grant allows the access; @sp is set to the grant that
+ * does (empty when several do together).
+ */
+static bool global_allows(unsigned long addr, size_t len, unsigned int rights,
+			  struct fgft_span *sp)
 {
 	unsigned long flags;
-	bool ok;
+	int id;
 
+	sp->start = ~0UL;
+	sp->end = 0;
 	if (!atomic_read(&fgft_global_n))
 		return false;
 	read_lock_irqsave(&fgft_global_lock, flags);
-	ok = fgft_rtab_check_slow(&fgft_global, addr, len, rights) >= 0;
+	id = fgft_rtab_check_slow(&fgft_global, addr, len, rights);
+	if (id >= 0 && id != FGFT_RTAB_PIECEWISE) {
+		sp->start = fgft_global.g[id].start;
+		sp->end = fgft_global.g[id].end;
+	}
 	read_unlock_irqrestore(&fgft_global_lock, flags);
-	return ok;
+	return id >= 0;
 }
 
 int fgft_global_map(const void *addr, size_t len, unsigned int rights)
@@ -214,6 +225,8 @@ void fgft_check_exit(void)
 bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
 		 unsigned int rights)
 {
+	struct fgft_span gs;
+
 	if (fgft_rtab_hit(&t->rtab, addr, len, rights))
 		return true;
 	if (fgft_on_stack(t, addr, len))
@@ -229,8 +242,19 @@ bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
 		t->ev[FGFT_EV_GLOBAL]++;
 		return true;
 	}
-	if (global_allows(addr, len, rights)) {
+	if (global_allows(addr, len, rights, &gs)) {
 		t->ev[FGFT_EV_GLOBAL]++;
+		/*
+		 * The next loads there are checked inline: a global grant
+		 * holds for every body (a driver's read-only globals, the
+		 * kernel variables its code reads).
+		 */
+		if (!(rights & FGFT_W) && gs.end > gs.start &&
+		    t == this_cpu_read(fgft_hit)) {
+			fgft_win_begin();
+			fgft_win_push(r, FGFT_WIN_R, gs.start, gs.end - gs.start);
+			fgft_win_end();
+		}
 		return true;
 	}
 	/* An object of the driver's own heap, for a body that works in place. */

@@ -122,23 +122,7 @@ struct fgft_span {
 	unsigned long end;
 };
 
-#define FGFT_WIN_R	4
-#define FGFT_WIN_W	2
-
-struct fgft_iwin {
-	unsigned long start;
-	unsigned long span1;	/* end - start + 1; 0: empty */
-};
-
-struct fgft_pcwin {
-	struct fgft_iwin r[FGFT_WIN_R];	/* most recent first */
-	struct fgft_iwin w[FGFT_WIN_W];
-	/*
-	 * The body's stack, [%rsp, stack_hi): loads and stores there pass
-	 * inline too (0: none).  Set when a body starts or resumes here.
-	 */
-	unsigned long stack_hi;
-};
+/* struct fgft_iwin and struct fgft_pcwin: include/fgft/runtime.h */
 
 /* The windows as spans: what a body's call saves and puts back. */
 struct fgft_pcspan {
@@ -146,8 +130,6 @@ struct fgft_pcspan {
 	struct fgft_span w[FGFT_WIN_W];
 	unsigned long stack_hi;
 };
-
-DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
 
 #define FGFT_IWIN_EMPTY	{ ~0UL, 0 }
 #define FGFT_PCWIN_EMPTY	{						\

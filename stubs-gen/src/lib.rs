@@ -208,6 +208,10 @@ pub struct RestoredAbort {
 pub struct GlobalSpec {
     pub name: String,
     pub copy_out: bool,
+    /// Read only in every entry that uses it, and used in place by one:
+    /// granted once, read only, while the driver is registered
+    /// (`fgft_global_map`), so an in-place entry places nothing per call.
+    pub mapped: bool,
 }
 
 /// Everything about one isolated entry point.

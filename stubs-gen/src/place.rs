@@ -182,12 +182,13 @@ fn place(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &[Option<Stri
     let _ = writeln!(s, "\tconst {ty} *o = ov;");
     let _ = writeln!(s, "\tsize_t size = sizeof(*o);");
     s.push_str("\tint ret;\n\n");
+    // Most pointers a ring walk meets are empty slots: no runtime call.
+    s.push_str("\tif (!o)\n\t\treturn 0;\n");
     if let Some(p) = t.priv_area {
         let acc = pa[i].as_deref().unwrap_or("FGFT_NO_PRIVATE_ACCESSOR");
-        let _ = writeln!(s, "\tif (o)");
         stmt(
             s,
-            2,
+            1,
             &format!(
                 "size = FGFT_PRIV_OFFSET(o, {acc}(o)) + sizeof({})",
                 e.types[p].c_type

@@ -376,7 +376,8 @@ fn container_param(s: &mut String, e: &EntrySpec, n: &str, outer: usize, member:
 /// globals and the arguments' objects granted where they are.
 fn place_params(s: &mut String, e: &EntrySpec) {
     s.push_str("\tfgft_txn_log_stores(txn);\n");
-    for g in &e.globals {
+    // A read-only global is granted while the driver is registered.
+    for g in e.globals.iter().filter(|g| !g.mapped) {
         let _ = writeln!(s, "\terr = fgft_global_place_{}_{}(txn);", e.driver, g.name);
         s.push_str("\tif (err)\n\t\tgoto abort;\n");
     }

@@ -31,6 +31,8 @@
 #include <linux/compiler.h>
 #include <linux/err.h>
 #include <linux/spinlock_types.h>
+#include <linux/percpu.h>
+#include <asm/asm.h>
 #include <asm/msr.h>
 
 struct fgft_txn;
@@ -55,6 +57,67 @@ struct mutex;
 #define FGFT_RW	(FGFT_R | FGFT_W)
 /* With FGFT_R/FGFT_W: stores there are never logged (shared DMA memory). */
 #define FGFT_NOLOG	0x4u
+
+/*
+ * This cpu's inline windows (src/fgft_internal.h says how the runtime
+ * keeps them; include/fgft/sfi-as.sh reads them by offset): the grants the
+ * loads of the body running here, and its stores that need no write-log
+ * record, allowed last, each a start and a span plus one (0: empty).
+ */
+#define FGFT_WIN_R	4
+#define FGFT_WIN_W	2
+
+struct fgft_iwin {
+	unsigned long start;
+	unsigned long span1;	/* end - start + 1; 0: empty */
+};
+
+struct fgft_pcwin {
+	struct fgft_iwin r[FGFT_WIN_R];	/* most recent first */
+	struct fgft_iwin w[FGFT_WIN_W];
+	/*
+	 * The body's stack, [%rsp, stack_hi): loads and stores there pass
+	 * inline too (0: none).  Set when a body starts or resumes here.
+	 */
+	unsigned long stack_hi;
+};
+
+DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
+
+/* Whether window @w of this cpu allows @len bytes at @a. */
+#define fgft_win_covers(w, a, len) ({					\
+	unsigned long __s1 = this_cpu_read(fgft_win.w.span1);		\
+									\
+	__s1 > (len) &&							\
+		(a) - this_cpu_read(fgft_win.w.start) < __s1 - (len);	\
+})
+
+/*
+ * Whether this cpu's windows allow a load (@rights FGFT_R) or a store that
+ * needs no log (FGFT_W) of @len bytes at @p, as the checks inlined into SFI
+ * code test them; a load from the body's stack passes too.  The kernel-call
+ * wrappers of an SFI module test their arguments here before they call
+ * fgft_check_or_fail(), which answers everything else.
+ */
+static __always_inline bool fgft_win_allows(const void *p, size_t len,
+					    unsigned int rights)
+{
+	unsigned long a = (unsigned long)p;
+
+	if (rights == FGFT_R) {
+		if (fgft_win_covers(r[0], a, len) ||
+		    fgft_win_covers(r[1], a, len) ||
+		    fgft_win_covers(r[2], a, len) ||
+		    fgft_win_covers(r[3], a, len))
+			return true;
+		return a >= current_stack_pointer && a + len >= a &&
+		       a + len <= this_cpu_read(fgft_win.stack_hi);
+	}
+	if (rights == FGFT_W)
+		return fgft_win_covers(w[0], a, len) ||
+		       fgft_win_covers(w[1], a, len);
+	return false;
+}
 
 /* Why a transaction aborted (counted per cause in debugfs). */
 enum fgft_cause {

@@ -533,7 +533,9 @@ fn global_copies(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
         if copied {
             global_copy_fns(t, d, g, rights, &origin, *written && !gd.is_const);
         }
-        if placed {
+        if placed && !*written {
+            global_map_fns(t, d, g, &origin);
+        } else if placed {
             // An entry marshaled in place uses the global where it is.
             let how = if *written {
                 ", stores logged"
@@ -558,6 +560,37 @@ fn global_copies(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
             t.push_str("\treturn ret < 0 ? ret : 0;\n}\n");
         }
     }
+}
+
+/// A global that entries marshaled in place only read: granted read only
+/// once, while the driver is registered, instead of placed per call.
+fn global_map_fns(t: &mut String, d: &str, g: &str, origin: &str) {
+    let _ = writeln!(
+        t,
+        "\n/* fgft: grants global {g} ({origin}) read only, once */"
+    );
+    let _ = writeln!(t, "int fgft_global_map_{d}_{g}(void)");
+    let _ = writeln!(
+        t,
+        "{{\n{}\n}}",
+        fgft_stubs::wrap_call(
+            1,
+            &format!("return fgft_global_map(&{g}, sizeof({g}), FGFT_R)"),
+            ";"
+        )
+    );
+    let _ = writeln!(t, "\n/* fgft: revokes the grant of global {g} */");
+    let _ = writeln!(t, "void fgft_global_unmap_{d}_{g}(void)");
+    let _ = writeln!(t, "{{\n\tfgft_global_unmap(&{g});\n}}");
+}
+
+/// The globals granted once while the driver is registered, in order.
+pub(super) fn mapped_globals(plan: &crate::plan::Plan) -> Vec<&str> {
+    plan.marshaled_globals
+        .iter()
+        .filter(|(g, written)| !**written && global_users(plan, g).1)
+        .map(|(g, _)| g.as_str())
+        .collect()
 }
 
 /// Whether entries that copy use global `g`, and whether entries marshaled
@@ -864,8 +897,11 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
             let _ = writeln!(s, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn);");
             let _ = writeln!(s, "void fgft_global_out_{d}_{g}(struct fgft_txn *txn);");
         }
-        if placed {
+        if placed && plan.marshaled_globals[g] {
             let _ = writeln!(s, "int fgft_global_place_{d}_{g}(struct fgft_txn *txn);");
+        } else if placed {
+            let _ = writeln!(s, "int fgft_global_map_{d}_{g}(void);");
+            let _ = writeln!(s, "void fgft_global_unmap_{d}_{g}(void);");
         }
     }
     if !plan.device.decls.is_empty() {

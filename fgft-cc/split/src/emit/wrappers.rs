@@ -219,7 +219,13 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
     for n in &plan.wrapped {
         let Some(e) = table.apis.get(n) else { continue };
         let _ = writeln!(s, "/* {}: {} (compensations.toml) */", e.name, describe(e));
-        let _ = writeln!(s, "{}", fgft_stubs::wrap_call(0, &proto(e), ";"));
+        // A read-only call: SFI code keeps what it loaded across it.
+        let pure = if e.readonly { "__pure " } else { "" };
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(0, &format!("{pure}{}", proto(e)), ";")
+        );
     }
     // The wrappers themselves (fgft_<m>_sfi_rt.c) call the real functions.
     s.push_str("\n#ifndef FGFT_SFI_RT\n\n");
@@ -520,7 +526,7 @@ fn translation_helpers(s: &mut String, d: &str, plan: &Plan, table: &Table) {
     s.push_str("{\n\treturn fgft_kobj(fgft_current(), p);\n}\n\n");
     let _ = writeln!(
         s,
-        "/* fgft: checks @len bytes at @p against the range table; returns @p. */"
+        "/*\n * fgft: checks @len bytes at @p against this cpu's inline windows, then\n * the range table; returns @p.\n */"
     );
     let _ = writeln!(
         s,
@@ -531,7 +537,9 @@ fn translation_helpers(s: &mut String, d: &str, plan: &Plan, table: &Table) {
             ""
         )
     );
-    s.push_str("{\n\tif (p && len)\n\t\tfgft_check_or_fail(p, len, rights);\n");
+    s.push_str(
+        "{\n\tif (p && len && !fgft_win_allows(p, len, rights))\n\t\tfgft_check_or_fail(p, len, rights);\n",
+    );
     s.push_str("\treturn (void *)p;\n}\n\n");
     let uses_str = plan.wrapped.iter().any(|w| {
         table
@@ -546,7 +554,7 @@ fn translation_helpers(s: &mut String, d: &str, plan: &Plan, table: &Table) {
         );
         let _ = writeln!(s, "static const char *fgft_sfi_{d}_str(const char *p)");
         s.push_str("{\n\tconst char *q = p;\n\n\tif (!p)\n\t\treturn p;\n");
-        s.push_str("\tdo {\n\t\tfgft_check_or_fail(q, 1, FGFT_R);\n\t} while (*q++);\n");
+        s.push_str("\tdo {\n\t\tif (!fgft_win_allows(q, 1, FGFT_R))\n\t\t\tfgft_check_or_fail(q, 1, FGFT_R);\n\t} while (*q++);\n");
         s.push_str("\treturn p;\n}\n\n");
     }
 }
@@ -1207,6 +1215,7 @@ mod tests {
             heap: None,
             callbacks: Vec::new(),
             raw: false,
+            readonly: false,
             memory: crate::plan::table::Memory::Plain,
             makes: None,
             block_of: None,

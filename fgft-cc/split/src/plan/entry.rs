@@ -727,6 +727,7 @@ fn globals(
         if copy {
             globals.push(GlobalSpec {
                 copy_out: written || global_writes.contains(&g),
+                mapped: false,
                 name: g,
             });
         }

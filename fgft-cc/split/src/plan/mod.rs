@@ -870,6 +870,18 @@ fn sfi_wide(inp: &Inputs<'_>, plan: &mut Plan) {
         plan.kernel_globals
             .extend(e.spec.kernel_globals.iter().cloned());
     }
+    // A global no entry writes, used in place: granted once, read only.
+    let in_place: BTreeSet<String> = plan
+        .entries
+        .iter()
+        .filter(|e| e.spec.in_place)
+        .flat_map(|e| e.spec.globals.iter().map(|g| g.name.clone()))
+        .collect();
+    for e in &mut plan.entries {
+        for g in &mut e.spec.globals {
+            g.mapped = in_place.contains(&g.name) && !plan.marshaled_globals[&g.name];
+        }
+    }
 }
 
 /// The driver's heap: whether there is one (an entry point works in

@@ -98,6 +98,8 @@ struct EntryRaw {
     callbacks: Vec<String>,
     #[serde(default)]
     raw: bool,
+    #[serde(default)]
+    readonly: bool,
     memory: Option<String>,
     makes: Option<String>,
     block_of: Option<String>,
@@ -312,6 +314,11 @@ pub struct ApiEntry {
     /// `fgft_raw_spin_*` (on PREEMPT_RT a spinlock_t is a sleeping lock,
     /// not a raw_spinlock_t).
     pub raw: bool,
+    /// `readonly = true`: the call writes no memory its caller sees
+    /// (`memcmp`, `strlen`), so its wrapper is declared `__pure` and SFI
+    /// code keeps what it loaded across the call (a loop's invariant loads
+    /// stay hoisted, checked once).
+    pub readonly: bool,
     /// `memory = ...`: what kind of memory the call returns.
     pub memory: Memory,
     /// `makes = "size"`: the call creates a pool whose blocks are this
@@ -596,6 +603,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         heap: raw.heap.clone(),
         callbacks: raw.callbacks,
         raw: raw.raw,
+        readonly: raw.readonly,
         memory,
         makes: raw.makes,
         block_of: raw.block_of,
@@ -905,6 +913,27 @@ fn check_combination(
             format!("api `{name}`: `commit_ret` is only for a call deferred to commit (`commit = true`) that returns a value"),
         ));
     }
+    let writes = raw.args.values().any(|a| {
+        let a = a.trim_start();
+        a.starts_with("out") || a.starts_with("inout")
+    });
+    if raw.readonly
+        && (raw.effect != "pure"
+            || shape.ret.trim() == "void"
+            || writes
+            || raw.undo.is_some()
+            || raw.commit
+            || shape.locks
+            || shape.grants
+            || raw.inline
+            || shape.variadic)
+    {
+        return Err(located(
+            src,
+            &format!("[api.{name}]"),
+            format!("api `{name}`: `readonly` is for a wrapped `pure` function that returns a value and writes nothing (no out/inout argument, no grant, undo, lock or deferral)"),
+        ));
+    }
     if raw.inline && (raw.undo.is_some() || raw.commit || shape.locks) {
         return Err(located(
             src,
@@ -1083,6 +1112,27 @@ mod tests {
             match Table::from_sources(&[src(&bad)]) {
                 Err(Error::Located(d)) => assert!(d[0].message.contains("`heap = ")),
                 other => panic!("expected a located error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn readonly_is_for_pure_functions_that_write_nothing() {
+        let src = |text: &str| TableSource {
+            path: Some("x/compensations.toml".into()),
+            text: text.into(),
+        };
+        let cmp = "[api.cmpit]\neffect = \"pure\"\nproto = \"int cmpit(const void *a, size_t n)\"\nargs.a = \"in(n)\"\nreadonly = true\n";
+        assert!(Table::from_sources(&[src(cmp)]).unwrap().apis["cmpit"].readonly);
+        assert!(Table::from_sources(&[src(BUILTIN)]).is_ok());
+        for bad in [
+            cmp.replace("in(n)", "out(n)"),
+            cmp.replace("\"pure\"", "\"state\""),
+            cmp.replace("int cmpit", "void cmpit"),
+        ] {
+            match Table::from_sources(&[src(&bad)]) {
+                Err(Error::Located(d)) => assert!(d[0].message.contains("`readonly`"), "{d:?}"),
+                other => panic!("expected a located error for {bad}, got {other:?}"),
             }
         }
     }

@@ -298,22 +298,44 @@ fn registration(cx: &Ctx<'_, '_>, t: &mut String) {
     for f in bind_lists(plan).keys() {
         let _ = writeln!(t, "\tfgft_bind_{d}_{}();", stem(&src.files[*f].rel));
     }
+    // Read-only globals are granted before any entry can run; a failure
+    // revokes what was granted.
+    let mapped = super::mapped_globals(plan);
+    let m = mapped.len();
+    for (k, g) in mapped.iter().enumerate() {
+        let _ = writeln!(t, "\terr = fgft_global_map_{d}_{g}();");
+        let _ = writeln!(t, "\tif (err)\n\t\tgoto unmap{k};");
+    }
+    let first_fail = if m > 0 {
+        format!("unmap{m}")
+    } else {
+        "fail0".to_string()
+    };
     for (i, e) in plan.entries.iter().enumerate() {
         let _ = writeln!(t, "\terr = fgft_entry_register(&{});", e.spec.ep_name());
-        let _ = writeln!(t, "\tif (err)\n\t\tgoto fail{i};");
+        let target = if i == 0 {
+            first_fail.clone()
+        } else {
+            format!("fail{i}")
+        };
+        let _ = writeln!(t, "\tif (err)\n\t\tgoto {target};");
     }
     t.push_str("\treturn 0;\n");
-    for i in (0..plan.entries.len()).rev() {
+    for i in (1..plan.entries.len()).rev() {
         let _ = writeln!(t, "fail{i}:");
-        if i > 0 {
-            let _ = writeln!(
-                t,
-                "\tfgft_entry_unregister(&{});",
-                plan.entries[i - 1].spec.ep_name()
-            );
-        } else {
-            t.push_str("\treturn err;\n");
-        }
+        let _ = writeln!(
+            t,
+            "\tfgft_entry_unregister(&{});",
+            plan.entries[i - 1].spec.ep_name()
+        );
+    }
+    for k in (1..=m).rev() {
+        let _ = writeln!(t, "unmap{k}:");
+        let _ = writeln!(t, "\tfgft_global_unmap_{d}_{}();", mapped[k - 1]);
+    }
+    if !plan.entries.is_empty() {
+        let last = if m > 0 { "unmap0" } else { "fail0" };
+        let _ = writeln!(t, "{last}:\n\treturn err;");
     }
     t.push_str("}\n");
     let _ = writeln!(t, "\n/* fgft: unregisters the entries */");
@@ -321,6 +343,9 @@ fn registration(cx: &Ctx<'_, '_>, t: &mut String) {
     t.push_str("{\n");
     for e in plan.entries.iter().rev() {
         let _ = writeln!(t, "\tfgft_entry_unregister(&{});", e.spec.ep_name());
+    }
+    for g in super::mapped_globals(plan).iter().rev() {
+        let _ = writeln!(t, "\tfgft_global_unmap_{d}_{g}();");
     }
     for o in &plan.device.ops {
         let _ = writeln!(t, "\tfgft_dev_unregister_ops(&{});", o.name);
