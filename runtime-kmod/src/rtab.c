@@ -227,6 +227,12 @@ static int grant_new(struct fgft_rtab *t, uintptr_t start, size_t len,
 	}
 	t->nlive++;
 	hs_put(t, start, id);
+	/*
+	 * A new grant is about to be used (an in-place walk grants what the
+	 * body reads next): its first access is a hit among the recent
+	 * windows, not a lookup in the index.
+	 */
+	hit_set(t, id);
 	return id;
 }
 
