@@ -1044,6 +1044,14 @@ pub fn parse_proto(name: &str, proto: &str) -> Result<(String, Vec<WParam>, bool
 mod tests {
     use super::*;
 
+    /// A table file's text, as if read from x/compensations.toml.
+    fn src(text: &str) -> TableSource {
+        TableSource {
+            path: Some("x/compensations.toml".into()),
+            text: text.into(),
+        }
+    }
+
     #[test]
     fn builtin_table_loads() {
         let t = Table::from_sources(&[TableSource {
@@ -1067,10 +1075,6 @@ mod tests {
 
     #[test]
     fn io_memory_takes_no_grant() {
-        let src = |text: &str| TableSource {
-            path: Some("x/compensations.toml".into()),
-            text: text.into(),
-        };
         let io = "[api.mapit]\neffect = \"alloc\"\nproto = \"void *mapit(unsigned long size)\"\nmemory = \"io\"\n";
         assert_eq!(
             Table::from_sources(&[src(io)]).unwrap().apis["mapit"].memory,
@@ -1087,10 +1091,6 @@ mod tests {
 
     #[test]
     fn heap_names_the_result_of_an_allocator_and_the_parameter_of_a_free_or_a_handover() {
-        let src = |text: &str| TableSource {
-            path: Some("x/compensations.toml".into()),
-            text: text.into(),
-        };
         let alloc = "[api.getit]\neffect = \"alloc\"\nproto = \"void *getit(unsigned long size)\"\ngrant = \"size\"\n";
         let free =
             "[api.putit]\neffect = \"free\"\nproto = \"void putit(void *obj)\"\ncommit = true\n";
@@ -1118,10 +1118,6 @@ mod tests {
 
     #[test]
     fn readonly_is_for_pure_functions_that_write_nothing() {
-        let src = |text: &str| TableSource {
-            path: Some("x/compensations.toml".into()),
-            text: text.into(),
-        };
         let cmp = "[api.cmpit]\neffect = \"pure\"\nproto = \"int cmpit(const void *a, size_t n)\"\nargs.a = \"in(n)\"\nreadonly = true\n";
         assert!(Table::from_sources(&[src(cmp)]).unwrap().apis["cmpit"].readonly);
         assert!(Table::from_sources(&[src(BUILTIN)]).is_ok());
