@@ -533,7 +533,7 @@ fn global_copies(cx: &Ctx<'_, '_>, mf: &mut MainFiles) {
         if copied {
             global_copy_fns(t, d, g, rights, &origin, *written && !gd.is_const);
         }
-        if placed && !*written {
+        if is_mapped(cx.plan, g) {
             global_map_fns(t, d, g, &origin);
         } else if placed {
             // An entry marshaled in place uses the global where it is.
@@ -584,12 +584,20 @@ fn global_map_fns(t: &mut String, d: &str, g: &str, origin: &str) {
     let _ = writeln!(t, "{{\n\tfgft_global_unmap(&{g});\n}}");
 }
 
+/// Whether the plan grants global `g` once, while the driver is registered
+/// (`GlobalSpec::mapped`, which the stubs read too).
+fn is_mapped(plan: &crate::plan::Plan, g: &str) -> bool {
+    plan.entries
+        .iter()
+        .any(|e| e.spec.globals.iter().any(|x| x.name == g && x.mapped))
+}
+
 /// The globals granted once while the driver is registered, in order.
 pub(super) fn mapped_globals(plan: &crate::plan::Plan) -> Vec<&str> {
     plan.marshaled_globals
-        .iter()
-        .filter(|(g, written)| !**written && global_users(plan, g).1)
-        .map(|(g, _)| g.as_str())
+        .keys()
+        .filter(|g| is_mapped(plan, g))
+        .map(String::as_str)
         .collect()
 }
 
@@ -897,11 +905,11 @@ fn main_header(cx: &Ctx<'_, '_>) -> String {
             let _ = writeln!(s, "int fgft_global_in_{d}_{g}(struct fgft_txn *txn);");
             let _ = writeln!(s, "void fgft_global_out_{d}_{g}(struct fgft_txn *txn);");
         }
-        if placed && plan.marshaled_globals[g] {
-            let _ = writeln!(s, "int fgft_global_place_{d}_{g}(struct fgft_txn *txn);");
-        } else if placed {
+        if is_mapped(plan, g) {
             let _ = writeln!(s, "int fgft_global_map_{d}_{g}(void);");
             let _ = writeln!(s, "void fgft_global_unmap_{d}_{g}(void);");
+        } else if placed {
+            let _ = writeln!(s, "int fgft_global_place_{d}_{g}(struct fgft_txn *txn);");
         }
     }
     if !plan.device.decls.is_empty() {
