@@ -339,6 +339,14 @@ void fgft_check_or_fail(const void *addr, size_t len, unsigned int rights)
 		    !(fgft_rtab_hit(&t->rtab, (unsigned long)addr, len, rights) &&
 		      (t->rtab.hit.rights & FGFT_NOLOG)))
 			fgft_log_store(t, (unsigned long)addr, len);
+		/*
+		 * The grant that allowed it goes into the inline windows, as
+		 * for a check of the body's own: the wrappers test those
+		 * first, and the next call with the same object passes there.
+		 */
+		else if (t == this_cpu_read(fgft_hit) &&
+			 fgft_rtab_hit(&t->rtab, (unsigned long)addr, len, rights))
+			fgft_win_load(t);
 		return;
 	}
 	fgft_note_refusal(t, (unsigned long)addr, len, rights, _RET_IP_);

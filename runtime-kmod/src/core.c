@@ -182,6 +182,13 @@ void fgft_dev_touch(void)
 }
 EXPORT_SYMBOL_GPL(fgft_dev_touch);
 
+void fgft_txn_touch(struct fgft_txn *txn)
+{
+	if (!IS_ERR_OR_NULL(txn))
+		txn->dev_touched = 1;
+}
+EXPORT_SYMBOL_GPL(fgft_txn_touch);
+
 static __always_inline void txn_push(struct fgft_txn *t)
 {
 	struct fgft_txn *outer = top_of_ctx(t->ctx);
@@ -1138,8 +1145,6 @@ EXPORT_SYMBOL_GPL(fgft_txn_log_stores);
 int fgft_place_obj(struct fgft_txn *txn, const void *obj, size_t size,
 		   unsigned int rights)
 {
-	int err, id;
-
 	if (IS_ERR_OR_NULL(txn))
 		return -EINVAL;
 	if (!obj || !size)
@@ -1150,12 +1155,7 @@ int fgft_place_obj(struct fgft_txn *txn, const void *obj, size_t size,
 	 * table is the visited set: one lookup, and the tracker is left out,
 	 * since the translation of an object used in place is the identity).
 	 */
-	id = fgft_rtab_find_start(&txn->rtab, (uintptr_t)obj);
-	if (id >= 0 && txn->rtab.g[id].end >= (uintptr_t)obj + size &&
-	    !(rights & ~txn->rtab.g[id].rights))
-		return 0;
-	err = fgft_rtab_map(&txn->rtab, (uintptr_t)obj, size, rights);
-	return err < 0 ? err : 1;
+	return fgft_rtab_place(&txn->rtab, (uintptr_t)obj, size, rights);
 }
 EXPORT_SYMBOL_GPL(fgft_place_obj);
 
@@ -1238,8 +1238,9 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 	 * (outside SFI code, with an oops report), so probe it first; memory
 	 * the transaction was granted, or its stack, needs no probe.
 	 */
-	if (fgft_rtab_check(&txn->rtab, (uintptr_t)p, 1, FGFT_R) ||
-	    fgft_on_stack(txn, (unsigned long)p, 1))
+	if (fgft_rtab_hit(&txn->rtab, (uintptr_t)p, 1, FGFT_R) ||
+	    fgft_on_stack(txn, (unsigned long)p, 1) ||
+	    fgft_rtab_check(&txn->rtab, (uintptr_t)p, 1, FGFT_R))
 		return (void *)p;
 	if (copy_from_kernel_nofault(&byte, p, sizeof(byte))) {
 		pr_err_ratelimited("%s: kernel-call argument %p is not kernel memory\n",

@@ -33,6 +33,9 @@ typedef uint64_t u64;
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
+#ifndef __always_inline
+#define __always_inline	inline __attribute__((__always_inline__))
+#endif
 #endif /* __KERNEL__ */
 
 /* Access rights, identical to FGFT_R / FGFT_W of <fgft/runtime.h>. */

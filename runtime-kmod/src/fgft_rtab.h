@@ -113,6 +113,14 @@ int fgft_rtab_map_derived(struct fgft_rtab *t, uintptr_t parent_addr,
 			  uintptr_t start, size_t len, u32 rights);
 /* The most recent live grant starting at @addr, or -ENOENT. */
 int fgft_rtab_find_start(struct fgft_rtab *t, uintptr_t addr);
+
+/*
+ * An object placed in the table (the in-place walk, fgft_place_obj()): 0 when
+ * a grant starting at @start already covers @len bytes with @rights, else a
+ * new grant (1), or a negative errno.  The table is the walk's visited set.
+ */
+int fgft_rtab_place(struct fgft_rtab *t, uintptr_t start, size_t len,
+		    u32 rights);
 /* The most recent live grant containing @addr, or -ENOENT. */
 int fgft_rtab_find_containing(struct fgft_rtab *t, uintptr_t addr);
 

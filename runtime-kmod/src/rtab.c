@@ -23,7 +23,7 @@ static void hit_clear(struct fgft_rtab *t)
 }
 
 /* Makes grant @id the last hit; the last hit becomes the first victim. */
-static void hit_set(struct fgft_rtab *t, int id)
+static __always_inline void hit_set(struct fgft_rtab *t, int id)
 {
 	int i;
 
@@ -163,7 +163,7 @@ static void hs_put(struct fgft_rtab *t, uintptr_t start, int id)
  * The newest grant starting at @start if it is live, -ENOENT if no grant
  * started there since the reset, 1 when it cannot tell (that one revoked).
  */
-static int hs_get(struct fgft_rtab *t, uintptr_t start)
+static __always_inline int hs_get(struct fgft_rtab *t, uintptr_t start)
 {
 	const struct fgft_rtab_hs *sl;
 	const struct fgft_grant *gr;
@@ -240,6 +240,18 @@ int fgft_rtab_map(struct fgft_rtab *t, uintptr_t start, size_t len,
 		  u32 rights)
 {
 	return grant_new(t, start, len, rights, -1);
+}
+
+int fgft_rtab_place(struct fgft_rtab *t, uintptr_t start, size_t len,
+		    u32 rights)
+{
+	int id = fgft_rtab_find_start(t, start);
+
+	if (id >= 0 && t->g[id].end >= start + len &&
+	    !(rights & ~t->g[id].rights))
+		return 0;
+	id = grant_new(t, start, len, rights, -1);
+	return id < 0 ? id : 1;
 }
 
 int fgft_rtab_find_containing(struct fgft_rtab *t, uintptr_t addr)

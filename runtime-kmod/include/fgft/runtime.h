@@ -340,6 +340,9 @@ static inline void fgft_hlist_relink(struct hlist_node *n,
  */
 void fgft_dev_touch(void);
 
+/* The same for @txn, which the caller has (a wrapper); NULL: nothing. */
+void fgft_txn_touch(struct fgft_txn *txn);
+
 /* Aborts the current transaction from inside its body (does not return). */
 void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause);
 

@@ -679,7 +679,7 @@ fn check_arg(s: &mut String, d: &str, p: &crate::plan::table::WParam) {
     let line = match &p.kind {
         ArgSpec::Kobj => fgft_stubs::wrap_call(
             1,
-            &format!("{} = fgft_sfi_{d}_kobj((const void *){})", p.name, p.name),
+            &format!("{} = fgft_kobj(txn, (const void *){})", p.name, p.name),
             ";",
         ),
         ArgSpec::Out(l) => checked("FGFT_W", l),
@@ -689,7 +689,7 @@ fn check_arg(s: &mut String, d: &str, p: &crate::plan::table::WParam) {
         ArgSpec::Shadow(t) => fgft_stubs::wrap_call(
             1,
             &format!(
-                "{} = fgft_shadow(fgft_current(), {}, sizeof({t}))",
+                "{} = fgft_shadow(txn, {}, sizeof({t}))",
                 p.name, p.name
             ),
             ";",
@@ -783,7 +783,16 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
         || e.undo.is_some()
         || e.grant.is_some()
         || !e.grant_more.is_empty()
-        || heap_param(e).is_some();
+        || heap_param(e).is_some()
+        // One lookup of the transaction serves every runtime call below.
+        || (e.effect == "irreversible" && !e.commit)
+        || e.sleeps
+        || matches!(e.effect.as_str(), "delay" | "sync")
+        || calls_back.is_some()
+        || touches_device(e)
+        || wparams(e)
+            .iter()
+            .any(|p| matches!(p.kind, ArgSpec::Kobj | ArgSpec::Shadow(_)));
     s.push_str("{\n");
     if needs_txn {
         s.push_str("\tstruct fgft_txn *txn = fgft_current();\n");
@@ -806,15 +815,15 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     // (two-phase locking defers them, and nothing may wait holding them).
     // A call no abort undoes: the transaction may not run once more.
     if e.effect == "irreversible" && !e.commit {
-        s.push_str("\tfgft_irreversible(fgft_current());\n");
+        s.push_str("\tfgft_irreversible(txn);\n");
     }
     if e.sleeps || matches!(e.effect.as_str(), "delay" | "sync") {
-        s.push_str("\tfgft_sleep_point(fgft_current());\n");
+        s.push_str("\tfgft_sleep_point(txn);\n");
     } else if let Some(why) = calls_back {
         // A call back into the driver runs the main module's code, which
         // takes the driver's locks itself: those the body unlocked go now.
         let _ = writeln!(s, "\t/* It may call back into the driver ({why}). */");
-        s.push_str("\tfgft_callback_point(fgft_current());\n");
+        s.push_str("\tfgft_callback_point(txn);\n");
     }
     for p in wparams(e) {
         check_arg(s, d, p);
@@ -822,7 +831,7 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     // The arguments passed: the call touches the device (or runs the
     // driver's own code, which may program it), and an abort restores it.
     if touches_device(e) || calls_back.is_some() {
-        s.push_str("\tfgft_dev_touch();\n");
+        s.push_str("\tfgft_txn_touch(txn);\n");
     }
     if e.lock.is_some() || e.unlock.is_some() {
         lock_body(s, e);
