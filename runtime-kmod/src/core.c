@@ -85,7 +85,7 @@ static void fgft_sched_in(struct preempt_notifier *pn, int cpu)
 	if (READ_ONCE(t->active)) {
 		this_cpu_write(fgft_hit, t);
 		fgft_win_load(t);
-		this_cpu_write(fgft_win.stack_hi, t->stack_hi);
+		fgft_win_body(t);
 	}
 }
 
@@ -181,13 +181,6 @@ void fgft_dev_touch(void)
 		t->dev_touched = 1;
 }
 EXPORT_SYMBOL_GPL(fgft_dev_touch);
-
-void fgft_txn_touch(struct fgft_txn *txn)
-{
-	if (!IS_ERR_OR_NULL(txn))
-		txn->dev_touched = 1;
-}
-EXPORT_SYMBOL_GPL(fgft_txn_touch);
 
 static __always_inline void txn_push(struct fgft_txn *t)
 {
@@ -830,7 +823,7 @@ long fgft_txn_call(struct fgft_txn *txn, long (*fn)(void *arg), void *arg)
 	/* What the interrupted code or the enclosing body checks against. */
 	fgft_win_get(&txn->caller_win);
 	fgft_win_clear();
-	this_cpu_write(fgft_win.stack_hi, txn->stack_hi);
+	fgft_win_body(txn);
 	txn->state = FGFT_TXN_BODY;
 	WRITE_ONCE(txn->active, 1);
 	this_cpu_write(fgft_hit, txn);
@@ -1236,11 +1229,12 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 	 * Not a copy: a kernel object the SFI code holds a pointer to.  A
 	 * NULL-based or wild pointer would fault inside the kernel function
 	 * (outside SFI code, with an oops report), so probe it first; memory
-	 * the transaction was granted, or its stack, needs no probe.
+	 * the transaction used last, or its stack, needs no probe.  The probe
+	 * is cheaper than a lookup in the range table (granted memory passes
+	 * it too).
 	 */
 	if (fgft_rtab_hit(&txn->rtab, (uintptr_t)p, 1, FGFT_R) ||
-	    fgft_on_stack(txn, (unsigned long)p, 1) ||
-	    fgft_rtab_check(&txn->rtab, (uintptr_t)p, 1, FGFT_R))
+	    fgft_on_stack(txn, (unsigned long)p, 1))
 		return (void *)p;
 	if (copy_from_kernel_nofault(&byte, p, sizeof(byte))) {
 		pr_err_ratelimited("%s: kernel-call argument %p is not kernel memory\n",

@@ -129,6 +129,8 @@ struct fgft_pcspan {
 	struct fgft_span r[FGFT_WIN_R];
 	struct fgft_span w[FGFT_WIN_W];
 	unsigned long stack_hi;
+	struct fgft_txn *body;
+	u8 *touch;
 };
 
 #define FGFT_IWIN_EMPTY	{ ~0UL, 0 }
@@ -137,6 +139,8 @@ struct fgft_pcspan {
 	       FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY },			\
 	.w = { FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY },			\
 	.stack_hi = 0,							\
+	.body = NULL,							\
+	.touch = NULL,							\
 }
 #define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
 
@@ -180,6 +184,8 @@ static __always_inline void fgft_win_put(const struct fgft_pcspan *w)
 	for (k = 0; k < FGFT_WIN_W; k++)
 		fgft_win_write(w, k, w->w[k]);
 	this_cpu_write(fgft_win.stack_hi, w->stack_hi);
+	this_cpu_write(fgft_win.body, w->body);
+	this_cpu_write(fgft_win.touch, w->touch);
 	fgft_win_end();
 }
 
@@ -193,6 +199,8 @@ static __always_inline void fgft_win_get(struct fgft_pcspan *w)
 	for (k = 0; k < FGFT_WIN_W; k++)
 		fgft_win_read(w, k, w->w[k]);
 	w->stack_hi = this_cpu_read(fgft_win.stack_hi);
+	w->body = this_cpu_read(fgft_win.body);
+	w->touch = this_cpu_read(fgft_win.touch);
 	fgft_win_end();
 }
 
@@ -218,6 +226,8 @@ static __always_inline void fgft_win_clear_all(void)
 {
 	fgft_win_clear();
 	this_cpu_write(fgft_win.stack_hi, 0);
+	this_cpu_write(fgft_win.body, NULL);
+	this_cpu_write(fgft_win.touch, NULL);
 }
 
 /*
@@ -354,6 +364,14 @@ static __always_inline struct fgft_txn *fgft_active(void)
 			this_cpu_read(fgft_win.kind[__k].span1) == (sp) + 1;	\
 	__has;								\
 })
+
+/* @t's body runs here (it starts, or resumes after a switch). */
+static __always_inline void fgft_win_body(struct fgft_txn *t)
+{
+	this_cpu_write(fgft_win.stack_hi, t->stack_hi);
+	this_cpu_write(fgft_win.body, t);
+	this_cpu_write(fgft_win.touch, &t->dev_touched);
+}
 
 /*
  * [@st, @st + @sp) becomes window 0 of kind @kind (@nr windows), the others

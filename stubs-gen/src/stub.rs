@@ -227,9 +227,14 @@ fn begin(s: &mut String, e: &EntrySpec) {
         wrap_call(
             1,
             &format!(
-                "txn = fgft_txn_begin(&{}, (void *){})",
+                "txn = fgft_txn_begin(&{}, {})",
                 e.ep_name(),
-                e.dev_key
+                // No device key: the driver registers no device.
+                if e.dev_key == "NULL" {
+                    "NULL".to_string()
+                } else {
+                    format!("(void *){}", e.dev_key)
+                }
             ),
             ";"
         )

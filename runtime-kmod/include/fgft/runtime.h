@@ -80,6 +80,14 @@ struct fgft_pcwin {
 	 * inline too (0: none).  Set when a body starts or resumes here.
 	 */
 	unsigned long stack_hi;
+	/*
+	 * The transaction whose body runs here, and the flag its device
+	 * accesses set (NULL: no body runs here).  Set and put back with
+	 * stack_hi; the wrappers and register accessors of SFI code read
+	 * them inline instead of asking the runtime.
+	 */
+	struct fgft_txn *body;
+	u8 *touch;
 };
 
 DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
@@ -104,19 +112,21 @@ static __always_inline bool fgft_win_allows(const void *p, size_t len,
 {
 	unsigned long a = (unsigned long)p;
 
-	if (rights == FGFT_R) {
-		if (fgft_win_covers(r[0], a, len) ||
-		    fgft_win_covers(r[1], a, len) ||
-		    fgft_win_covers(r[2], a, len) ||
-		    fgft_win_covers(r[3], a, len))
-			return true;
-		return a >= current_stack_pointer && a + len >= a &&
-		       a + len <= this_cpu_read(fgft_win.stack_hi);
-	}
-	if (rights == FGFT_W)
-		return fgft_win_covers(w[0], a, len) ||
-		       fgft_win_covers(w[1], a, len);
-	return false;
+	/* The body's stack: loads, and stores that need no record. */
+	if (a >= current_stack_pointer && a + len >= a &&
+	    a + len <= this_cpu_read(fgft_win.stack_hi))
+		return true;
+	if ((rights & FGFT_R) &&
+	    !(fgft_win_covers(r[0], a, len) ||
+	      fgft_win_covers(r[1], a, len) ||
+	      fgft_win_covers(r[2], a, len) ||
+	      fgft_win_covers(r[3], a, len)))
+		return false;
+	if ((rights & FGFT_W) &&
+	    !(fgft_win_covers(w[0], a, len) ||
+	      fgft_win_covers(w[1], a, len)))
+		return false;
+	return rights & FGFT_RW;
 }
 
 /* Why a transaction aborted (counted per cause in debugfs). */
@@ -304,6 +314,18 @@ void fgft_irq_quiesce(int irq);
 struct fgft_txn *fgft_current(void);
 
 /*
+ * fgft_current() for the kernel-call wrappers of SFI code, which run in a
+ * body: the transaction whose body runs on this cpu, read inline (struct
+ * fgft_pcwin), else the runtime's answer.
+ */
+static __always_inline struct fgft_txn *fgft_body(void)
+{
+	struct fgft_txn *t = this_cpu_read(fgft_win.body);
+
+	return likely(t) ? t : fgft_current();
+}
+
+/*
  * File systems: before a truncation to @newsize inside a transaction,
  * writes back the dirty page cache past it (an abort puts the size back and
  * must find that data on disk); returns the old size (compensations.toml
@@ -340,8 +362,19 @@ static inline void fgft_hlist_relink(struct hlist_node *n,
  */
 void fgft_dev_touch(void);
 
-/* The same for @txn, which the caller has (a wrapper); NULL: nothing. */
-void fgft_txn_touch(struct fgft_txn *txn);
+/*
+ * fgft_dev_touch() for SFI code: the body running here notes the access
+ * itself (struct fgft_pcwin says where), without a call.
+ */
+static __always_inline void fgft_touch(void)
+{
+	u8 *p = this_cpu_read(fgft_win.touch);
+
+	if (likely(p))
+		WRITE_ONCE(*p, 1);
+	else
+		fgft_dev_touch();
+}
 
 /* Aborts the current transaction from inside its body (does not return). */
 void __noreturn fgft_txn_fail(struct fgft_txn *txn, enum fgft_cause cause);

@@ -330,7 +330,7 @@ fn device_accessors(s: &mut String, plan: &Plan, table: &Table) {
     );
     for n in &used {
         let _ = writeln!(s, "#undef {n}");
-        let _ = writeln!(s, "#define {n}(...) (fgft_dev_touch(), ({n})(__VA_ARGS__))");
+        let _ = writeln!(s, "#define {n}(...) (fgft_touch(), ({n})(__VA_ARGS__))");
     }
     s.push('\n');
 }
@@ -508,7 +508,7 @@ fn address_table(s: &mut String, d: &str, grefs: &super::gtab::Slots) {
         "/* fgft: the transaction's copy of main-module object @i, or the object. */"
     );
     let _ = writeln!(s, "void *fgft_sfi_{d}_gref(unsigned int i)");
-    s.push_str("{\n\tstruct fgft_txn *txn = fgft_current();\n");
+    s.push_str("{\n\tstruct fgft_txn *txn = fgft_body();\n");
     let _ = writeln!(s, "\tvoid *o = fgft_sfi_{d}_gtab[i];");
     s.push_str("\tvoid *c;\n\n\tif (!txn || !o)\n\t\treturn o;\n");
     s.push_str("\tc = fgft_obj_find(txn, o);\n\treturn c ? c : o;\n}\n\n");
@@ -523,7 +523,7 @@ fn translation_helpers(s: &mut String, d: &str, plan: &Plan, table: &Table) {
     let _ = writeln!(s, "void *fgft_sfi_{d}_kobj(const void *p)");
     // The runtime translates a copy, else probes the pointer (a wild one
     // fails the body here instead of faulting inside the kernel call).
-    s.push_str("{\n\treturn fgft_kobj(fgft_current(), p);\n}\n\n");
+    s.push_str("{\n\treturn fgft_kobj(fgft_body(), p);\n}\n\n");
     let _ = writeln!(
         s,
         "/*\n * fgft: checks @len bytes at @p against this cpu's inline windows, then\n * the range table; returns @p.\n */"
@@ -688,10 +688,7 @@ fn check_arg(s: &mut String, d: &str, p: &crate::plan::table::WParam) {
         ArgSpec::Str => format!("\tfgft_sfi_{d}_str({});", p.name),
         ArgSpec::Shadow(t) => fgft_stubs::wrap_call(
             1,
-            &format!(
-                "{} = fgft_shadow(txn, {}, sizeof({t}))",
-                p.name, p.name
-            ),
+            &format!("{} = fgft_shadow(txn, {}, sizeof({t}))", p.name, p.name),
             ";",
         ),
         // An MMIO or port cookie: checked for range, never read.
@@ -789,13 +786,12 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
         || e.sleeps
         || matches!(e.effect.as_str(), "delay" | "sync")
         || calls_back.is_some()
-        || touches_device(e)
         || wparams(e)
             .iter()
             .any(|p| matches!(p.kind, ArgSpec::Kobj | ArgSpec::Shadow(_)));
     s.push_str("{\n");
     if needs_txn {
-        s.push_str("\tstruct fgft_txn *txn = fgft_current();\n");
+        s.push_str("\tstruct fgft_txn *txn = fgft_body();\n");
     }
     if e.save.is_some() {
         s.push_str("\tlong saved;\n");
@@ -831,7 +827,7 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     // The arguments passed: the call touches the device (or runs the
     // driver's own code, which may program it), and an abort restores it.
     if touches_device(e) || calls_back.is_some() {
-        s.push_str("\tfgft_txn_touch(txn);\n");
+        s.push_str("\tfgft_touch();\n");
     }
     if e.lock.is_some() || e.unlock.is_some() {
         lock_body(s, e);

@@ -137,11 +137,22 @@ fn struct_device_ptr() -> CType {
 /// A device checkpoint or restore chosen for the driver.
 type Chosen = (Option<DevFn>, Option<DevFn>);
 
-/// Plans the device checkpoints; sets each entry's `dev_ops`.
+/// Plans the device checkpoints; sets each entry's `dev_ops`.  A driver
+/// with none registers no device, so its transactions begin with no key
+/// (the runtime would look each one up in vain).
 pub fn plan(inp: &Inputs<'_>, plan: &mut Plan) {
     if plan.entries.is_empty() {
         return;
     }
+    plan_ops(inp, plan);
+    if plan.device.ops.is_empty() {
+        for e in plan.entries.iter_mut() {
+            e.spec.dev_key = "NULL".into();
+        }
+    }
+}
+
+fn plan_ops(inp: &Inputs<'_>, plan: &mut Plan) {
     let mut dp = DevicePlan::default();
     if inp.no_checkpoint || inp.ann.no_checkpoint.is_some() {
         let why = match &inp.ann.no_checkpoint {
