@@ -398,7 +398,7 @@ fn corpus_splits_build_clean_on_612_and_61() {
         .split("\n}\n")
         .find(|f| f.contains("fgft_w_mii_ethtool_set_link_ksettings("))
         .expect("the wrapper");
-    assert!(w.contains("fgft_callback_point(fgft_current());"), "{w}");
+    assert!(w.contains("fgft_callback_point(txn);"), "{w}");
     // Locks taken through kernel functions, a wait entry on the SFI stack
     // and dev_close(): the runtime's call locks, stand-ins and a callback
     // point (the table names ndo_stop, which lockdemo stores).
@@ -427,13 +427,13 @@ fn corpus_splits_build_clean_on_612_and_61() {
         assert!(wrapper("netif_tx_lock_bh").contains("fgft_release_netif_tx_unlock_bh"));
         for w in ["init_wait_entry", "prepare_to_wait_event", "finish_wait"] {
             assert!(
-                wrapper(w).contains("wq_entry = fgft_shadow(fgft_current(), wq_entry,"),
+                wrapper(w).contains("wq_entry = fgft_shadow(txn, wq_entry,"),
                 "{w} ({k}): {}",
                 wrapper(w)
             );
         }
         assert!(
-            wrapper("dev_close").contains("fgft_callback_point(fgft_current());"),
+            wrapper("dev_close").contains("fgft_callback_point(txn);"),
             "{}",
             wrapper("dev_close")
         );

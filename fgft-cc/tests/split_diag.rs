@@ -343,7 +343,7 @@ fn table_extension_adds_a_wrapped_function() {
         "{rt}"
     );
     assert!(
-        rt.contains("dev = fgft_sfi_demo_kobj((const void *)dev);"),
+        rt.contains("dev = fgft_kobj_in(txn, (const void *)dev);"),
         "{rt}"
     );
     assert!(

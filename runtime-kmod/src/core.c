@@ -1343,7 +1343,7 @@ int fgft_undo_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 {
 	if (IS_ERR_OR_NULL(txn))
 		return -EINVAL;
-	return fgft_undo_add(&txn->log, FGFT_REC_UNDO, fn, a0, a1, a2, a3);
+	return fgft_undo_add_in(&txn->log, FGFT_REC_UNDO, fn, a0, a1, a2, a3);
 }
 EXPORT_SYMBOL_GPL(fgft_undo_push);
 
@@ -1353,7 +1353,7 @@ int fgft_undo_push_late(struct fgft_txn *txn, fgft_comp_fn fn,
 {
 	if (IS_ERR_OR_NULL(txn))
 		return -EINVAL;
-	return fgft_undo_add(&txn->log, FGFT_REC_UNDO_LATE, fn, a0, a1, a2, a3);
+	return fgft_undo_add_in(&txn->log, FGFT_REC_UNDO_LATE, fn, a0, a1, a2, a3);
 }
 EXPORT_SYMBOL_GPL(fgft_undo_push_late);
 
@@ -1362,7 +1362,7 @@ int fgft_defer_push(struct fgft_txn *txn, fgft_comp_fn fn, unsigned long a0,
 {
 	if (IS_ERR_OR_NULL(txn))
 		return -EINVAL;
-	return fgft_undo_add(&txn->log, FGFT_REC_DEFER, fn, a0, a1, a2, a3);
+	return fgft_undo_add_in(&txn->log, FGFT_REC_DEFER, fn, a0, a1, a2, a3);
 }
 EXPORT_SYMBOL_GPL(fgft_defer_push);
 
@@ -1487,7 +1487,7 @@ static bool lock_prepare(struct fgft_txn *txn, void *lock)
 		lock_misuse(txn, "re-lock of held lock", lock);
 		return false;
 	}
-	if (fgft_undo_reserve(&txn->log, 1)) {
+	if (fgft_undo_room(&txn->log, 1)) {
 		if (txn->state == FGFT_TXN_BODY && txn_owned(txn))
 			fgft_fail_active(txn, FGFT_CAUSE_EXPLICIT);
 		/* Not in a body: take the lock untracked rather than lose it. */
@@ -1819,7 +1819,7 @@ static void section_enter(struct fgft_txn *txn, u32 kind, void *tag)
 		r->unlock_pending = 0;
 		return;
 	}
-	if (fgft_undo_reserve(&txn->log, 1) &&
+	if (fgft_undo_room(&txn->log, 1) &&
 	    txn->state == FGFT_TXN_BODY && txn_owned(txn)) {
 		fgft_fail_active(txn, FGFT_CAUSE_EXPLICIT);
 		return;
@@ -1911,7 +1911,7 @@ bool fgft_call_lock(struct fgft_txn *txn, void *arg, void (*release)(void *))
 		lock_misuse(txn, "re-lock of held lock", arg);
 		return false;
 	}
-	if (fgft_undo_reserve(&txn->log, 1) &&
+	if (fgft_undo_room(&txn->log, 1) &&
 	    txn->state == FGFT_TXN_BODY && txn_owned(txn))
 		fgft_fail_active(txn, FGFT_CAUSE_EXPLICIT);
 	return true;

@@ -131,6 +131,7 @@ struct fgft_pcspan {
 	unsigned long stack_hi;
 	struct fgft_txn *body;
 	u8 *touch;
+	const u32 *nobjs;
 };
 
 #define FGFT_IWIN_EMPTY	{ ~0UL, 0 }
@@ -141,6 +142,7 @@ struct fgft_pcspan {
 	.stack_hi = 0,							\
 	.body = NULL,							\
 	.touch = NULL,							\
+	.nobjs = NULL,							\
 }
 #define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
 
@@ -186,6 +188,7 @@ static __always_inline void fgft_win_put(const struct fgft_pcspan *w)
 	this_cpu_write(fgft_win.stack_hi, w->stack_hi);
 	this_cpu_write(fgft_win.body, w->body);
 	this_cpu_write(fgft_win.touch, w->touch);
+	this_cpu_write(fgft_win.nobjs, w->nobjs);
 	fgft_win_end();
 }
 
@@ -201,6 +204,7 @@ static __always_inline void fgft_win_get(struct fgft_pcspan *w)
 	w->stack_hi = this_cpu_read(fgft_win.stack_hi);
 	w->body = this_cpu_read(fgft_win.body);
 	w->touch = this_cpu_read(fgft_win.touch);
+	w->nobjs = this_cpu_read(fgft_win.nobjs);
 	fgft_win_end();
 }
 
@@ -228,6 +232,7 @@ static __always_inline void fgft_win_clear_all(void)
 	this_cpu_write(fgft_win.stack_hi, 0);
 	this_cpu_write(fgft_win.body, NULL);
 	this_cpu_write(fgft_win.touch, NULL);
+	this_cpu_write(fgft_win.nobjs, NULL);
 }
 
 /*
@@ -371,6 +376,7 @@ static __always_inline void fgft_win_body(struct fgft_txn *t)
 	this_cpu_write(fgft_win.stack_hi, t->stack_hi);
 	this_cpu_write(fgft_win.body, t);
 	this_cpu_write(fgft_win.touch, &t->dev_touched);
+	this_cpu_write(fgft_win.nobjs, &t->objs.n);
 }
 
 /*

@@ -79,10 +79,43 @@ struct fgft_undo_ops {
 void fgft_undo_init(struct fgft_undolog *l);
 /* Makes room for @extra more records (call before taking a lock). */
 int fgft_undo_reserve(struct fgft_undolog *l, u32 extra);
+
+/* fgft_undo_reserve() with the common case (room left) inline. */
+static __always_inline int fgft_undo_room(struct fgft_undolog *l, u32 extra)
+{
+	if (likely(l->n + extra >= l->n && l->n + extra <= l->cap))
+		return 0;
+	return fgft_undo_reserve(l, extra);
+}
+
 /* Adds an UNDO or DEFER record. */
 int fgft_undo_add(struct fgft_undolog *l, u8 kind, fgft_undo_fn fn,
 		  unsigned long a0, unsigned long a1, unsigned long a2,
 		  unsigned long a3);
+
+/* fgft_undo_add(), inline for the runtime's own callers. */
+static __always_inline int fgft_undo_add_in(struct fgft_undolog *l, u8 kind,
+					    fgft_undo_fn fn, unsigned long a0,
+					    unsigned long a1, unsigned long a2,
+					    unsigned long a3)
+{
+	struct fgft_rec *r;
+
+	if ((kind != FGFT_REC_UNDO && kind != FGFT_REC_DEFER &&
+	     kind != FGFT_REC_UNDO_LATE) || !fn)
+		return -EINVAL;
+	if (fgft_undo_room(l, 1))
+		return -ENOMEM;
+	r = &l->r[l->n++];
+	memset(r, 0, sizeof(*r));
+	r->kind = kind;
+	r->fn = fn;
+	r->a[0] = a0;
+	r->a[1] = a1;
+	r->a[2] = a2;
+	r->a[3] = a3;
+	return 0;
+}
 /* Records a lock taken (room must have been reserved). */
 void fgft_undo_add_lock(struct fgft_undolog *l, u32 lock_kind, void *lock,
 			unsigned long flags);

@@ -36,22 +36,7 @@ int fgft_undo_add(struct fgft_undolog *l, u8 kind, fgft_undo_fn fn,
 		  unsigned long a0, unsigned long a1, unsigned long a2,
 		  unsigned long a3)
 {
-	struct fgft_rec *r;
-
-	if ((kind != FGFT_REC_UNDO && kind != FGFT_REC_DEFER &&
-	     kind != FGFT_REC_UNDO_LATE) || !fn)
-		return -EINVAL;
-	if (fgft_undo_reserve(l, 1))
-		return -ENOMEM;
-	r = &l->r[l->n++];
-	memset(r, 0, sizeof(*r));
-	r->kind = kind;
-	r->fn = fn;
-	r->a[0] = a0;
-	r->a[1] = a1;
-	r->a[2] = a2;
-	r->a[3] = a3;
-	return 0;
+	return fgft_undo_add_in(l, kind, fn, a0, a1, a2, a3);
 }
 
 void fgft_undo_add_lock(struct fgft_undolog *l, u32 lock_kind, void *lock,
@@ -72,7 +57,7 @@ int fgft_undo_add_unlock(struct fgft_undolog *l, u32 lock_kind, void *lock,
 {
 	struct fgft_rec *r;
 
-	if (fgft_undo_reserve(l, 1))
+	if (fgft_undo_room(l, 1))
 		return -ENOMEM;
 	r = &l->r[l->n++];
 	memset(r, 0, sizeof(*r));

@@ -88,6 +88,8 @@ struct fgft_pcwin {
 	 */
 	struct fgft_txn *body;
 	u8 *touch;
+	/* How many objects the body's transaction tracks (copies). */
+	const u32 *nobjs;
 };
 
 DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
@@ -483,6 +485,20 @@ void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr);
  * faulting inside the kernel function.
  */
 void *fgft_kobj(struct fgft_txn *txn, const void *p);
+
+/*
+ * fgft_kobj() for the wrappers of SFI code: a pointer into what the body's
+ * checks allowed last (or its stack) is a kernel object as it is when the
+ * body's transaction tracks no copy: no translation, no probe, no call.
+ */
+static __always_inline void *fgft_kobj_in(struct fgft_txn *txn, const void *p)
+{
+	const u32 *n = this_cpu_read(fgft_win.nobjs);
+
+	if (n && !READ_ONCE(*n) && p && fgft_win_allows(p, 1, FGFT_R))
+		return (void *)p;
+	return fgft_kobj(txn, p);
+}
 
 /*
  * Added: the stand-in a wrapper hands the kernel for SFI memory @p (@size

@@ -679,7 +679,7 @@ fn check_arg(s: &mut String, d: &str, p: &crate::plan::table::WParam) {
     let line = match &p.kind {
         ArgSpec::Kobj => fgft_stubs::wrap_call(
             1,
-            &format!("{} = fgft_kobj(txn, (const void *){})", p.name, p.name),
+            &format!("{} = fgft_kobj_in(txn, (const void *){})", p.name, p.name),
             ";",
         ),
         ArgSpec::Out(l) => checked("FGFT_W", l),
