@@ -93,6 +93,7 @@ static void fgft_sched_in(struct preempt_notifier *pn, int cpu)
 static void fgft_sched_out(struct preempt_notifier *pn,
 			   struct task_struct *next)
 {
+	fgft_win_fold();
 	fgft_win_clear_all();
 }
 
@@ -830,6 +831,8 @@ long fgft_txn_call(struct fgft_txn *txn, long (*fn)(void *arg), void *arg)
 	barrier();
 	ret = fgft_jb_call(&txn->jb, fn, arg);
 	barrier();
+	/* Returned or aborted here: its device accesses count. */
+	fgft_win_fold();
 	WRITE_ONCE(txn->active, 0);
 	txn->state = FGFT_TXN_OPEN;
 	/*
@@ -1170,6 +1173,7 @@ void *fgft_obj_copy(struct fgft_txn *txn, const void *kobj, size_t ksize,
 	if (IS_ERR_OR_NULL(txn))
 		return NULL;
 	txn->tables = 1;
+	fgft_win_copies(txn);
 	return fgft_objtrack_copy(&txn->objs, kobj, ksize, csize);
 }
 EXPORT_SYMBOL_GPL(fgft_obj_copy);
@@ -1180,6 +1184,7 @@ int fgft_obj_track(struct fgft_txn *txn, const void *kobj, size_t ksize,
 	if (IS_ERR_OR_NULL(txn))
 		return -EINVAL;
 	txn->tables = 1;
+	fgft_win_copies(txn);
 	return fgft_objtrack_add(&txn->objs, kobj, ksize, copy, csize);
 }
 EXPORT_SYMBOL_GPL(fgft_obj_track);
@@ -1265,6 +1270,7 @@ void *fgft_shadow(struct fgft_txn *txn, void *p, size_t size)
 	if (sh)
 		return sh;
 	txn->tables = 1;
+	fgft_win_copies(txn);
 	sh = fgft_objtrack_copy(&txn->objs, p, size, size);
 	if (!sh) {
 		if (txn->state == FGFT_TXN_BODY && txn_owned(txn))

@@ -130,8 +130,8 @@ struct fgft_pcspan {
 	struct fgft_span w[FGFT_WIN_W];
 	unsigned long stack_hi;
 	struct fgft_txn *body;
-	u8 *touch;
-	const u32 *nobjs;
+	u8 touched;
+	u8 copies;
 };
 
 #define FGFT_IWIN_EMPTY	{ ~0UL, 0 }
@@ -141,8 +141,8 @@ struct fgft_pcspan {
 	.w = { FGFT_IWIN_EMPTY, FGFT_IWIN_EMPTY },			\
 	.stack_hi = 0,							\
 	.body = NULL,							\
-	.touch = NULL,							\
-	.nobjs = NULL,							\
+	.touched = 0,							\
+	.copies = 0,							\
 }
 #define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
 
@@ -187,8 +187,8 @@ static __always_inline void fgft_win_put(const struct fgft_pcspan *w)
 		fgft_win_write(w, k, w->w[k]);
 	this_cpu_write(fgft_win.stack_hi, w->stack_hi);
 	this_cpu_write(fgft_win.body, w->body);
-	this_cpu_write(fgft_win.touch, w->touch);
-	this_cpu_write(fgft_win.nobjs, w->nobjs);
+	this_cpu_write(fgft_win.touched, w->touched);
+	this_cpu_write(fgft_win.copies, w->copies);
 	fgft_win_end();
 }
 
@@ -203,8 +203,8 @@ static __always_inline void fgft_win_get(struct fgft_pcspan *w)
 		fgft_win_read(w, k, w->w[k]);
 	w->stack_hi = this_cpu_read(fgft_win.stack_hi);
 	w->body = this_cpu_read(fgft_win.body);
-	w->touch = this_cpu_read(fgft_win.touch);
-	w->nobjs = this_cpu_read(fgft_win.nobjs);
+	w->touched = this_cpu_read(fgft_win.touched);
+	w->copies = this_cpu_read(fgft_win.copies);
 	fgft_win_end();
 }
 
@@ -231,8 +231,8 @@ static __always_inline void fgft_win_clear_all(void)
 	fgft_win_clear();
 	this_cpu_write(fgft_win.stack_hi, 0);
 	this_cpu_write(fgft_win.body, NULL);
-	this_cpu_write(fgft_win.touch, NULL);
-	this_cpu_write(fgft_win.nobjs, NULL);
+	this_cpu_write(fgft_win.touched, 0);
+	this_cpu_write(fgft_win.copies, 0);
 }
 
 /*
@@ -375,8 +375,28 @@ static __always_inline void fgft_win_body(struct fgft_txn *t)
 {
 	this_cpu_write(fgft_win.stack_hi, t->stack_hi);
 	this_cpu_write(fgft_win.body, t);
-	this_cpu_write(fgft_win.touch, &t->dev_touched);
-	this_cpu_write(fgft_win.nobjs, &t->objs.n);
+	this_cpu_write(fgft_win.touched, 0);
+	this_cpu_write(fgft_win.copies, t->objs.n != 0);
+}
+
+/*
+ * The body running here stops running here (it returns, aborts, or its
+ * task is switched out): what its register accesses noted inline goes to
+ * its transaction.
+ */
+static __always_inline void fgft_win_fold(void)
+{
+	struct fgft_txn *t = this_cpu_read(fgft_win.body);
+
+	if (t && this_cpu_read(fgft_win.touched))
+		t->dev_touched = 1;
+}
+
+/* @t tracks a copy now: kernel-object arguments need the tracker. */
+static __always_inline void fgft_win_copies(const struct fgft_txn *t)
+{
+	if (this_cpu_read(fgft_win.body) == t)
+		this_cpu_write(fgft_win.copies, 1);
 }
 
 /*

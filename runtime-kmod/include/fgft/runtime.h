@@ -81,15 +81,16 @@ struct fgft_pcwin {
 	 */
 	unsigned long stack_hi;
 	/*
-	 * The transaction whose body runs here, and the flag its device
-	 * accesses set (NULL: no body runs here).  Set and put back with
-	 * stack_hi; the wrappers and register accessors of SFI code read
-	 * them inline instead of asking the runtime.
+	 * The transaction whose body runs here (NULL: none), set and put
+	 * back with stack_hi; whether that body touched its device here
+	 * (the runtime adds it to the transaction when the body stops
+	 * running here); whether its transaction tracks copies.  Per-cpu
+	 * accesses are not checked, so SFI code's wrappers and register
+	 * accessors read and write them inline instead of calling.
 	 */
 	struct fgft_txn *body;
-	u8 *touch;
-	/* How many objects the body's transaction tracks (copies). */
-	const u32 *nobjs;
+	u8 touched;
+	u8 copies;
 };
 
 DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
@@ -370,12 +371,20 @@ void fgft_dev_touch(void);
  */
 static __always_inline void fgft_touch(void)
 {
-	u8 *p = this_cpu_read(fgft_win.touch);
-
-	if (likely(p))
-		WRITE_ONCE(*p, 1);
+	if (likely(this_cpu_read(fgft_win.body)))
+		this_cpu_write(fgft_win.touched, 1);
 	else
 		fgft_dev_touch();
+}
+
+/*
+ * The same in SFI code, whose plain per-cpu loads and stores the sanitizer
+ * checks (as the offsets they are): one per-cpu OR, written in assembly.
+ * SFI code runs only in bodies; a body starts with the flag clear.
+ */
+static __always_inline void fgft_touch_sfi(void)
+{
+	this_cpu_or(fgft_win.touched, 1);
 }
 
 /* Aborts the current transaction from inside its body (does not return). */
@@ -493,9 +502,9 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p);
  */
 static __always_inline void *fgft_kobj_in(struct fgft_txn *txn, const void *p)
 {
-	const u32 *n = this_cpu_read(fgft_win.nobjs);
-
-	if (n && !READ_ONCE(*n) && p && fgft_win_allows(p, 1, FGFT_R))
+	if (txn && txn == this_cpu_read(fgft_win.body) &&
+	    !this_cpu_read(fgft_win.copies) && p &&
+	    fgft_win_allows(p, 1, FGFT_R))
 		return (void *)p;
 	return fgft_kobj(txn, p);
 }

@@ -330,7 +330,7 @@ fn device_accessors(s: &mut String, plan: &Plan, table: &Table) {
     );
     for n in &used {
         let _ = writeln!(s, "#undef {n}");
-        let _ = writeln!(s, "#define {n}(...) (fgft_touch(), ({n})(__VA_ARGS__))");
+        let _ = writeln!(s, "#define {n}(...) (fgft_touch_sfi(), ({n})(__VA_ARGS__))");
     }
     s.push('\n');
 }

@@ -346,7 +346,7 @@ pub struct Table {
     /// beyond what their arguments' evaluation does): compiled into SFI code.
     pub inline_names: BTreeSet<String>,
     /// Register accessors among them (`[inline] device`), each a function
-    /// the SFI module redefines to mark the transaction (fgft_touch(), inline);
+    /// the SFI module redefines to mark the transaction (fgft_touch_sfi(), inline);
     /// `device_macros` maps kernel macros to the accessor they expand to.
     pub device_inline: BTreeSet<String>,
     pub device_macros: BTreeMap<String, String>,
