@@ -80,6 +80,7 @@ void st_wait_prepare(struct fgft_txn *txn, struct wait_queue_entry *e);
 	long p##_fault_only(void *arg);				\
 	long p##_wild_list(void *arg);					\
 	long p##_wild_read(void *arg);					\
+	long p##_edge(void *arg);					\
 	long p##_place_store(void *arg);				\
 	long p##_wild_bitop(void *arg);				\
 	long p##_sum(void *arg);					\

@@ -176,6 +176,26 @@ long ST_FN(wild_bitop)(void *arg)
 	return 0;
 }
 
+/*
+ * Accesses at the end of a granted 64-byte buffer (a->out): the last 8
+ * bytes, read and written (inside), then per a->kind 8 bytes of which the
+ * last 4 lie past the grant: 1 read, 2 written, 0 none.
+ */
+long ST_FN(edge)(void *arg)
+{
+	struct st_args *a = arg;
+	u8 *p = (u8 *)a->out;
+	u64 v;
+
+	v = READ_ONCE(*(u64 *)(p + 56));
+	WRITE_ONCE(*(u64 *)(p + 56), v + 1);
+	if (a->kind == 1)
+		v += READ_ONCE(*(u64 *)(p + 60));
+	else if (a->kind == 2)
+		WRITE_ONCE(*(u64 *)(p + 60), v);
+	return (long)v;
+}
+
 /* A read of a kernel object that was not granted. */
 long ST_FN(wild_read)(void *arg)
 {

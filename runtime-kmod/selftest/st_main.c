@@ -10,6 +10,7 @@
  *   null null_sfi wild wild_list wild_read div bug gpf spinlock
  *   spinlock_irq mutex kmalloc explicit relock callback section call_lock
  *   shadow commit
+ *   edge          the inline checks at a grant's end
  *   module        fgft_map_module(): the SFI module's own data
  *   soak          1,000 transactions, 10% faulting, allocation accounting
  *   concurrent    two kthreads: one faults, the other commits correct sums
@@ -487,6 +488,36 @@ static int st_wild_read(void)
 		r1.failed && r1.cause == FGFT_CAUSE_RANGE && !r2.failed &&
 		r2.ret == 0x5e,
 		r1.failed, cause_name(r1.cause), r2.failed, r2.ret);
+	return 0;
+}
+
+/*
+ * The inline checks at a grant's end: 8 bytes ending at the end pass, 8
+ * bytes of which 4 lie past it are refused, loaded or stored.  The buffer
+ * is twice as long as its grant, so the refused bytes are mapped memory.
+ */
+static int st_edge(void)
+{
+	struct st_res r[3];
+	struct st_args a;
+	u64 *buf;
+	int k;
+
+	buf = kcalloc(16, sizeof(u64), GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (k = 0; k < 3; k++) {
+		st_args_init(&a, k);
+		a.out = buf;
+		st_txn(&st_entry, st_sfi_edge, &a, &st_kobj, NULL, &r[k]);
+	}
+	st_mark("edge",
+		"ok=%d inside_failed=%d load_cause=%s store_cause=%s",
+		!r[0].failed && r[0].isolated &&
+		r[1].failed && r[1].cause == FGFT_CAUSE_RANGE &&
+		r[2].failed && r[2].cause == FGFT_CAUSE_RANGE,
+		r[0].failed, cause_name(r[1].cause), cause_name(r[2].cause));
+	kfree(buf);
 	return 0;
 }
 
@@ -1241,6 +1272,8 @@ static int st_dispatch(const char *name)
 		return st_wild_read();
 	if (!strcmp(name, "place"))
 		return st_place_test();
+	if (!strcmp(name, "edge"))
+		return st_edge();
 	if (!strcmp(name, "wild_bitop"))
 		return st_wild_bitop();
 	if (!strcmp(name, "module"))

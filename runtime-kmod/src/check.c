@@ -30,10 +30,11 @@ MODULE_PARM_DESC(log_refusals, "Log refused accesses (rate limited, default 1)")
 /* Offsets the inlined checks of include/fgft/sfi-as.sh use. */
 static_assert(offsetof(struct fgft_pcwin, r[0].start) == 0);
 static_assert(offsetof(struct fgft_pcwin, r[0].span1) == 8);
-static_assert(offsetof(struct fgft_pcwin, r[3].start) == 48);
-static_assert(offsetof(struct fgft_pcwin, w[0].start) == 64);
-static_assert(offsetof(struct fgft_pcwin, w[1].span1) == 88);
-static_assert(offsetof(struct fgft_pcwin, stack_hi) == 96);
+static_assert(offsetof(struct fgft_pcwin, r[0].lim8) == 16);
+static_assert(offsetof(struct fgft_pcwin, r[3].start) == 72);
+static_assert(offsetof(struct fgft_pcwin, w[0].start) == 96);
+static_assert(offsetof(struct fgft_pcwin, w[1].lim8) == 136);
+static_assert(offsetof(struct fgft_pcwin, stack_hi) == 144);
 
 DEFINE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win) = FGFT_PCWIN_EMPTY;
 EXPORT_PER_CPU_SYMBOL_GPL(fgft_win);

@@ -153,6 +153,8 @@ struct fgft_pcspan {
 									\
 	this_cpu_write(fgft_win.kind[k].start, __ok ? __s : ~0UL);	\
 	this_cpu_write(fgft_win.kind[k].span1, __ok ? __e - __s + 1 : 0);	\
+	this_cpu_write(fgft_win.kind[k].lim8,				\
+		       __ok ? FGFT_WIN_LIM8(__e - __s) : 0);		\
 } while (0)
 
 /* Window @k of kind @kind as a span. */
@@ -217,10 +219,12 @@ static __always_inline void fgft_win_clear(void)
 	for (k = 0; k < FGFT_WIN_R; k++) {
 		this_cpu_write(fgft_win.r[k].start, ~0UL);
 		this_cpu_write(fgft_win.r[k].span1, 0);
+		this_cpu_write(fgft_win.r[k].lim8, 0);
 	}
 	for (k = 0; k < FGFT_WIN_W; k++) {
 		this_cpu_write(fgft_win.w[k].start, ~0UL);
 		this_cpu_write(fgft_win.w[k].span1, 0);
+		this_cpu_write(fgft_win.w[k].lim8, 0);
 	}
 	fgft_win_end();
 }
@@ -413,9 +417,12 @@ static __always_inline void fgft_win_copies(const struct fgft_txn *t)
 			       this_cpu_read(fgft_win.kind[__k - 1].start));	\
 		this_cpu_write(fgft_win.kind[__k].span1,		\
 			       this_cpu_read(fgft_win.kind[__k - 1].span1));	\
+		this_cpu_write(fgft_win.kind[__k].lim8,			\
+			       this_cpu_read(fgft_win.kind[__k - 1].lim8));	\
 	}								\
 	this_cpu_write(fgft_win.kind[0].start, (st));			\
 	this_cpu_write(fgft_win.kind[0].span1, (sp) + 1);		\
+	this_cpu_write(fgft_win.kind[0].lim8, FGFT_WIN_LIM8(sp));	\
 } while (0)
 
 static __always_inline void fgft_win_load(const struct fgft_txn *t)

@@ -70,7 +70,16 @@ struct mutex;
 struct fgft_iwin {
 	unsigned long start;
 	unsigned long span1;	/* end - start + 1; 0: empty */
+	/*
+	 * end - start - 7 when the window holds 8 bytes or more, else 0: an
+	 * access of up to 8 bytes at a is inside when a - start < lim8
+	 * (unsigned), one load and one compare (include/fgft/sfi-as.sh).
+	 */
+	unsigned long lim8;
 };
+
+/* lim8 of a window of @span bytes. */
+#define FGFT_WIN_LIM8(span)	((span) >= 8 ? (span) - 7 : 0)
 
 struct fgft_pcwin {
 	struct fgft_iwin r[FGFT_WIN_R];	/* most recent first */

@@ -8,13 +8,14 @@
 # call of __asan_{load,store}{1,2,4,8,16}_noabort, the range check the
 # sanitizer put before an access, becomes a check of this cpu's windows
 # (fgft_win in fgft_rt: the last four grants that allowed a load, and two
-# a store, of the body running here), each a start and a span plus one
-# (src/fgft_internal.h):
+# a store, of the body running here), each a start, a span plus one and
+# lim8, the span less 7 (0 under 8 bytes; src/fgft_internal.h):
 #
-#	addr - start < span + 1 - n (unsigned), the right side not borrowing,
-#	for one window: done (a borrow turns the left side into all ones,
-#	which nothing is below)
-#	else call the runtime
+#	up to 8 bytes: addr - start < lim8 (unsigned), one load and one
+#	compare;
+#	16 bytes: addr - start < span + 1 - n, the right side not borrowing
+#	(a borrow turns the left side into all ones, which nothing is below);
+#	for one window: done, else call the runtime
 #
 # The call stays in place for a miss, so what is checked does not change,
 # only where: a hit costs two loads and one compare (one branch) per window
@@ -24,8 +25,8 @@
 #
 # Then the body's stack, [%rsp, stack_hi) the same way (stack_hi 0: none).
 #
-# fgft_win (struct fgft_pcwin): four load windows of (start, span + 1), 16
-# bytes each, two store windows at 64, stack_hi at 96.
+# fgft_win (struct fgft_pcwin): four load windows of (start, span + 1,
+# lim8), 24 bytes each, two store windows at 96, stack_hi at 144.
 
 case "${1##*/}" in
 cc1) ;;
@@ -47,17 +48,21 @@ fgft_inline() {
 	.macro fgft_wc o, n
 	movq %rdi, %rax
 	subq %gs:fgft_win+\o, %rax
+	.if \n <= 8
+	cmpq %gs:fgft_win+\o+16, %rax
+	.else
 	movq %gs:fgft_win+\o+8, %rdx
 	subq $\n, %rdx
 	sbbq %rcx, %rcx
 	orq %rcx, %rax
 	cmpq %rdx, %rax
+	.endif
 	.endm
 	.macro fgft_sk n
 	movq %rdi, %rax
 	subq %rsp, %rax
 	leaq \n-1(%rsp), %rcx
-	movq %gs:fgft_win+96, %rdx
+	movq %gs:fgft_win+144, %rdx
 	subq %rcx, %rdx
 	sbbq %rcx, %rcx
 	orq %rcx, %rax
@@ -66,11 +71,11 @@ fgft_inline() {
 	.macro fgft_ld fn, n
 	fgft_wc 0, \n
 	jb .Lfgft_hit\@
-	fgft_wc 16, \n
-	jb .Lfgft_hit\@
-	fgft_wc 32, \n
+	fgft_wc 24, \n
 	jb .Lfgft_hit\@
 	fgft_wc 48, \n
+	jb .Lfgft_hit\@
+	fgft_wc 72, \n
 	jb .Lfgft_hit\@
 	fgft_sk \n
 	jb .Lfgft_hit\@
@@ -78,9 +83,9 @@ fgft_inline() {
 .Lfgft_hit\@:
 	.endm
 	.macro fgft_st fn, n
-	fgft_wc 64, \n
+	fgft_wc 96, \n
 	jb .Lfgft_hit\@
-	fgft_wc 80, \n
+	fgft_wc 120, \n
 	jb .Lfgft_hit\@
 	fgft_sk \n
 	jb .Lfgft_hit\@

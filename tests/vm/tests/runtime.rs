@@ -80,7 +80,7 @@ slab() {
 	set -- $(grep '^Slab:' /proc/meminfo)
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
-for s in null null_sfi wild wild_list wild_read place wild_bitop div bug gpf spinlock \
+for s in null null_sfi wild wild_list wild_read edge place wild_bitop div bug gpf spinlock \
 	 spinlock_irq mutex kmalloc explicit relock callback section call_lock \
 	 shadow commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
@@ -193,6 +193,20 @@ fn runtime_recovers_every_fault_kind() {
         ),
         ("range", "0", "94"),
         "a reads-off build lets the read through: {m}"
+    );
+
+    // The inline checks at a grant's end (the windows' lim8): 8 bytes
+    // ending at the end pass, 8 bytes 4 of which lie past it do not.
+    let m = mark(&out, "st-edge");
+    assert_eq!(
+        (
+            field(m, "inside_failed"),
+            field(m, "load_cause"),
+            field(m, "store_cause"),
+            field(m, "ok")
+        ),
+        ("0", "range", "range", "1"),
+        "{m}"
     );
 
     // Stores into memory used in place, memcpy, memset and memmove among
