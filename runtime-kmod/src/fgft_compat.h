@@ -34,7 +34,7 @@ typedef uint64_t u64;
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 #endif
 #ifndef __always_inline
-#define __always_inline	inline __attribute__((__always_inline__))
+#define __always_inline	inline
 #endif
 #endif /* __KERNEL__ */
 
