@@ -375,8 +375,8 @@ static inline void fgft_hlist_relink(struct hlist_node *n,
 void fgft_dev_touch(void);
 
 /*
- * fgft_dev_touch() for SFI code: the body running here notes the access
- * itself (struct fgft_pcwin says where), without a call.
+ * fgft_dev_touch() for the kernel-call wrappers of SFI code: the body
+ * running here notes the access in struct fgft_pcwin, without a call.
  */
 static __always_inline void fgft_touch(void)
 {
