@@ -146,15 +146,23 @@ struct fgft_pcspan {
 }
 #define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
 
+/*
+ * Window @k of kind @kind (r or w) becomes [@st, @st + @len): its start,
+ * span plus one and lim8, all from here; @len 0 empties it.
+ */
+#define fgft_win_set(kind, k, st, len) do {				\
+	unsigned long __st = (st), __len = (len);			\
+									\
+	this_cpu_write(fgft_win.kind[k].start, __len ? __st : ~0UL);	\
+	this_cpu_write(fgft_win.kind[k].span1, __len ? __len + 1 : 0);	\
+	this_cpu_write(fgft_win.kind[k].lim8, FGFT_WIN_LIM8(__len));	\
+} while (0)
+
 /* Writes @sp into window @k of kind @kind (r or w). */
 #define fgft_win_write(kind, k, sp) do {					\
 	unsigned long __s = (sp).start, __e = (sp).end;			\
-	bool __ok = __e > __s;						\
 									\
-	this_cpu_write(fgft_win.kind[k].start, __ok ? __s : ~0UL);	\
-	this_cpu_write(fgft_win.kind[k].span1, __ok ? __e - __s + 1 : 0);	\
-	this_cpu_write(fgft_win.kind[k].lim8,				\
-		       __ok ? FGFT_WIN_LIM8(__e - __s) : 0);		\
+	fgft_win_set(kind, k, __s, __e > __s ? __e - __s : 0);		\
 } while (0)
 
 /* Window @k of kind @kind as a span. */
@@ -216,16 +224,10 @@ static __always_inline void fgft_win_clear(void)
 	int k;
 
 	fgft_win_begin();
-	for (k = 0; k < FGFT_WIN_R; k++) {
-		this_cpu_write(fgft_win.r[k].start, ~0UL);
-		this_cpu_write(fgft_win.r[k].span1, 0);
-		this_cpu_write(fgft_win.r[k].lim8, 0);
-	}
-	for (k = 0; k < FGFT_WIN_W; k++) {
-		this_cpu_write(fgft_win.w[k].start, ~0UL);
-		this_cpu_write(fgft_win.w[k].span1, 0);
-		this_cpu_write(fgft_win.w[k].lim8, 0);
-	}
+	for (k = 0; k < FGFT_WIN_R; k++)
+		fgft_win_set(r, k, 0, 0);
+	for (k = 0; k < FGFT_WIN_W; k++)
+		fgft_win_set(w, k, 0, 0);
 	fgft_win_end();
 }
 
@@ -420,9 +422,7 @@ static __always_inline void fgft_win_copies(const struct fgft_txn *t)
 		this_cpu_write(fgft_win.kind[__k].lim8,			\
 			       this_cpu_read(fgft_win.kind[__k - 1].lim8));	\
 	}								\
-	this_cpu_write(fgft_win.kind[0].start, (st));			\
-	this_cpu_write(fgft_win.kind[0].span1, (sp) + 1);		\
-	this_cpu_write(fgft_win.kind[0].lim8, FGFT_WIN_LIM8(sp));	\
+	fgft_win_set(kind, 0, st, sp);					\
 } while (0)
 
 static __always_inline void fgft_win_load(const struct fgft_txn *t)
