@@ -521,9 +521,11 @@ fn translation_helpers(s: &mut String, d: &str, plan: &Plan, table: &Table) {
         "/* fgft: the kernel object behind @p (the original of an SFI copy, else @p probed). */"
     );
     let _ = writeln!(s, "void *fgft_sfi_{d}_kobj(const void *p)");
-    // The runtime translates a copy, else probes the pointer (a wild one
-    // fails the body here instead of faulting inside the kernel call).
-    s.push_str("{\n\treturn fgft_kobj(fgft_body(), p);\n}\n\n");
+    // As the wrappers translate theirs (fgft_kobj_in): inline for a
+    // pointer the body's windows allow, else the runtime translates a copy
+    // or probes the pointer (a wild one fails the body here instead of
+    // faulting inside the kernel call).
+    s.push_str("{\n\treturn fgft_kobj_in(fgft_body(), p);\n}\n\n");
     let _ = writeln!(
         s,
         "/*\n * fgft: checks @len bytes at @p against this cpu's inline windows, then\n * the range table; returns @p.\n */"
