@@ -59,6 +59,11 @@
 //! goes on. A run past [`VmSpec::timeout`] is killed and reported with
 //! [`Outcome::timed_out`].
 //!
+//! A boot that oopses, panics or times out before `/init` prints
+//! `fgft-boot` has run nothing of the scenario; it is booted again, at most
+//! twice, and the failed consoles are kept as `<name>.boot-failed-<n>.log`
+//! ([`failed_before_scenario`]).
+//!
 //! # Guest programs
 //!
 //! `tools/vm/guest/*.c` are ours, built with `gcc -static -O2` on demand
@@ -118,7 +123,7 @@ pub use env::Env;
 pub use guest::{guest_program, guest_tool, host_program};
 pub use kbuild::kbuild;
 pub use modules::{resolve_modules, ModuleDep, ModulesDep};
-pub use qemu::{check_qemu_args, pinned_in_log, run, VmSpec};
+pub use qemu::{check_qemu_args, failed_before_scenario, pinned_in_log, run, VmSpec};
 
 use std::path::PathBuf;
 

@@ -272,9 +272,60 @@ pub fn run(env: &Env, spec: &VmSpec) -> Result<Outcome, VmError> {
         SEQ.fetch_add(1, Ordering::Relaxed)
     ));
     let built = initramfs::build(env, spec, &initrd);
-    let result = built.and_then(|()| boot(env, spec, &initrd));
+    let result = built.and_then(|()| boot_retrying(env, spec, &initrd));
     let _ = fs::remove_file(&initrd);
     result
+}
+
+/// How many times a boot that failed before `/init` reached the scenario is
+/// tried again.
+const BOOT_RETRIES: usize = 2;
+
+/// Whether `out` is a stock kernel that failed before `/init` printed its
+/// `fgft-boot` marker: an oops, a panic or a time-out with no marker. Nothing
+/// of the scenario (no module, no command) has run then, so the failure is
+/// the emulation's (seen under TCG with 2 vCPUs: an `int3` oops in the
+/// timer tick while the kernel patches its own text), not the test's.
+pub fn failed_before_scenario(out: &Outcome) -> bool {
+    out.marker("fgft-boot").is_none() && (out.oopses > 0 || out.panicked || out.timed_out)
+}
+
+/// [`boot`], again up to [`BOOT_RETRIES`] times while the kernel fails
+/// before the scenario starts. Each failed boot's console is kept as
+/// `<name>.boot-failed-<n>.log` beside the run's log, and the kept run's
+/// log says how many boots were retried.
+fn boot_retrying(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, VmError> {
+    let mut retried = 0;
+    loop {
+        let out = boot(env, spec, initrd)?;
+        if retried == BOOT_RETRIES || !failed_before_scenario(&out) {
+            if retried > 0 {
+                let note = format!(
+                    "# {retried} earlier boot(s) failed before the scenario: {}\n",
+                    (1..=retried)
+                        .map(|n| failed_log_name(spec, n))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                );
+                let log =
+                    fs::read_to_string(&out.log_path).map_err(|e| VmError::io(&out.log_path, e))?;
+                fs::write(&out.log_path, note + &log).map_err(|e| VmError::io(&out.log_path, e))?;
+            }
+            return Ok(out);
+        }
+        retried += 1;
+        let kept = out.log_path.with_file_name(failed_log_name(spec, retried));
+        fs::rename(&out.log_path, &kept).map_err(|e| VmError::io(&kept, e))?;
+        eprintln!(
+            "fgft-vm {}: the kernel failed before the scenario started ({}); booting again",
+            spec.name,
+            kept.display()
+        );
+    }
+}
+
+fn failed_log_name(spec: &VmSpec, n: usize) -> String {
+    format!("{}.boot-failed-{n}.log", spec.name)
 }
 
 fn boot(env: &Env, spec: &VmSpec, initrd: &std::path::Path) -> Result<Outcome, VmError> {
@@ -523,6 +574,24 @@ mod tests {
             ]
         );
         assert!(pinned_in_log("# fgft-vm x\nconsole\n# pinned: later\n").is_empty());
+    }
+
+    #[test]
+    fn only_failures_before_the_boot_marker_are_retried() {
+        let early = "[    1.2] Oops: int3: 0000 [#1] PREEMPT SMP NOPTI\n\
+                     [    1.2] RIP: 0010:sched_clock_cpu+0x5/0x1b0\n";
+        assert!(failed_before_scenario(&parse_console(early)));
+        let mut hung = parse_console("[    0.9] Booting the kernel\n");
+        assert!(!failed_before_scenario(&hung));
+        hung.timed_out = true;
+        assert!(failed_before_scenario(&hung));
+        let panic = "Kernel panic - not syncing: VFS: Unable to mount root fs\n";
+        assert!(failed_before_scenario(&parse_console(panic)));
+        // Once /init has printed its marker, a failure is the scenario's.
+        let late = format!("FGFT-MARK fgft-boot uptime=1.50\n{early}");
+        assert!(!failed_before_scenario(&parse_console(&late)));
+        let clean = "FGFT-MARK fgft-boot uptime=1.50\nFGFT-EXIT 0\n";
+        assert!(!failed_before_scenario(&parse_console(clean)));
     }
 
     #[test]
