@@ -662,6 +662,8 @@ struct st_worker {
 	int oopses;
 	atomic_t *other_running;
 	atomic_t *me_running;
+	/* The other worker's transactions so far: the faulting one paces on them. */
+	const int *other_txns;
 };
 
 static int st_worker_fn(void *data)
@@ -683,6 +685,17 @@ static int st_worker_fn(void *data)
 			static const int kinds[] = { ST_WILD, ST_DIV, ST_GPF,
 						     ST_EXPLICIT };
 			int kind = kinds[i % ARRAY_SIZE(kinds)];
+			unsigned long until = jiffies + HZ;
+
+			/*
+			 * Fault i waits (up to a second) for the other's
+			 * transaction 5 * i: on a loaded host one vCPU may
+			 * otherwise run all 200 faults before the other
+			 * worker's first transaction.
+			 */
+			while (READ_ONCE(*w->other_txns) < 5 * i &&
+			       time_before(jiffies, until))
+				cond_resched();
 
 			if (i == w->n / 2)
 				kind = ST_NULL;
@@ -715,7 +728,7 @@ static int st_worker_fn(void *data)
 			if (atomic_read(w->other_running))
 				w->overlap++;
 		}
-		w->txns++;
+		WRITE_ONCE(w->txns, w->txns + 1);
 		if (!(i & 15))
 			cond_resched();
 	}
@@ -746,6 +759,8 @@ static int st_concurrent(void)
 	wa.other_running = &rb;
 	wb.me_running = &rb;
 	wb.other_running = &ra;
+	wa.other_txns = &wb.txns;
+	wb.other_txns = &wa.txns;
 	ta = kthread_run(st_worker_fn, &wa, "fgft_st_fault");
 	if (IS_ERR(ta))
 		return PTR_ERR(ta);

@@ -35,9 +35,12 @@ static_assert(offsetof(struct fgft_pcwin, r[3].start) == 72);
 static_assert(offsetof(struct fgft_pcwin, w[0].start) == 96);
 static_assert(offsetof(struct fgft_pcwin, w[1].lim8) == 136);
 static_assert(offsetof(struct fgft_pcwin, stack_hi) == 144);
+static_assert(offsetof(struct fgft_pcwin, sites) == 168);
+static_assert(sizeof(struct fgft_site) == 16);
 
 DEFINE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win) = FGFT_PCWIN_EMPTY;
 EXPORT_PER_CPU_SYMBOL_GPL(fgft_win);
+struct fgft_sitetab __percpu *fgft_sitetab;
 
 /* ---- global ranges ---- */
 
@@ -204,8 +207,21 @@ static struct notifier_block fgft_module_nb = {
 
 int fgft_check_init(void)
 {
+	int cpu, err;
+
+	fgft_sitetab = alloc_percpu(struct fgft_sitetab);
+	if (!fgft_sitetab)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu)
+		per_cpu(fgft_win, cpu).sites = per_cpu_ptr(fgft_sitetab, cpu)->s;
 	fgft_rtab_init(&fgft_global);
-	return register_module_notifier(&fgft_module_nb);
+	err = register_module_notifier(&fgft_module_nb);
+	if (err) {
+		fgft_rtab_destroy(&fgft_global);
+		free_percpu(fgft_sitetab);
+		fgft_sitetab = NULL;
+	}
+	return err;
 }
 
 void fgft_check_exit(void)
@@ -219,6 +235,8 @@ void fgft_check_exit(void)
 	mutex_unlock(&fgft_modmaps_lock);
 	fgft_rtab_destroy(&fgft_global);
 	atomic_set(&fgft_global_n, 0);
+	free_percpu(fgft_sitetab);
+	fgft_sitetab = NULL;
 }
 
 /* ---- checks ---- */
@@ -389,7 +407,7 @@ static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
  */
 static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 					 unsigned int rights, unsigned long ip,
-					 bool uaccess, bool log)
+					 bool uaccess, bool log, long site)
 {
 	struct fgft_txn *t;
 	unsigned long ua = 0;
@@ -412,6 +430,8 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 			if (uaccess)
 				ua = user_access_save();
 			fgft_win_load(t);
+			if (site >= 0)
+				fgft_site_fill(t, site, addr);
 			if (uaccess)
 				user_access_restore(ua);
 			return;
@@ -435,6 +455,8 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 			fgft_log_store(t, addr, size);
 		if (t == this_cpu_read(fgft_hit))
 			fgft_win_load(t);
+		if (site >= 0)
+			fgft_site_fill(t, site, addr);
 	}
 	if (uaccess)
 		user_access_restore(ua);
@@ -444,8 +466,24 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 static __always_inline void fgft_asan(unsigned long addr, size_t size,
 				      unsigned int rights, unsigned long ip)
 {
-	fgft_asan_ua(addr, size, rights, ip, true, true);
+	fgft_asan_ua(addr, size, rights, ip, true, true, -1);
 }
+
+/*
+ * A load check of up to 8 bytes that missed its site cache and the
+ * windows (include/fgft/sfi-as.sh): @site is the site's number.  A caller
+ * that passes none (the second argument register holds anything) at worst
+ * fills some other site's cache, with a range the body may read.
+ */
+#define FGFT_ASAN_LOAD_SITE(n)						\
+notrace void __asan_load##n##_noabort(unsigned long addr,		\
+				      unsigned long site)		\
+{									\
+	if (fgft_reads_on())						\
+		fgft_asan_ua(addr, n, FGFT_R, _RET_IP_, true, true,	\
+			     site & (FGFT_SITES - 1));			\
+}									\
+EXPORT_SYMBOL(__asan_load##n##_noabort)
 
 #ifdef FGFT_NO_READ_CHECKS
 #define fgft_reads_on()	false
@@ -453,24 +491,29 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 #define fgft_reads_on()	READ_ONCE(fgft_check_reads)
 #endif
 
-#define FGFT_ASAN_ACCESS(n)						\
-notrace void __asan_load##n##_noabort(unsigned long addr)		\
-{									\
-	if (fgft_reads_on())						\
-		fgft_asan(addr, n, FGFT_R, _RET_IP_);			\
-}									\
-EXPORT_SYMBOL(__asan_load##n##_noabort);				\
+#define FGFT_ASAN_STORE(n)						\
 notrace void __asan_store##n##_noabort(unsigned long addr)		\
 {									\
 	fgft_asan(addr, n, FGFT_W, _RET_IP_);				\
 }									\
 EXPORT_SYMBOL(__asan_store##n##_noabort)
 
-FGFT_ASAN_ACCESS(1);
-FGFT_ASAN_ACCESS(2);
-FGFT_ASAN_ACCESS(4);
-FGFT_ASAN_ACCESS(8);
-FGFT_ASAN_ACCESS(16);
+FGFT_ASAN_LOAD_SITE(1);
+FGFT_ASAN_LOAD_SITE(2);
+FGFT_ASAN_LOAD_SITE(4);
+FGFT_ASAN_LOAD_SITE(8);
+FGFT_ASAN_STORE(1);
+FGFT_ASAN_STORE(2);
+FGFT_ASAN_STORE(4);
+FGFT_ASAN_STORE(8);
+FGFT_ASAN_STORE(16);
+
+notrace void __asan_load16_noabort(unsigned long addr)
+{
+	if (fgft_reads_on())
+		fgft_asan(addr, 16, FGFT_R, _RET_IP_);
+}
+EXPORT_SYMBOL(__asan_load16_noabort);
 
 notrace void __asan_loadN_noabort(unsigned long addr, size_t size)
 {
@@ -500,10 +543,10 @@ notrace void fgft_kcsan_check(unsigned long addr, size_t size, int type)
 {
 	if (!(type & KCSAN_ACCESS_WRITE)) {
 		if (fgft_reads_on())
-			fgft_asan_ua(addr, size, FGFT_R, _RET_IP_, false, false);
+			fgft_asan_ua(addr, size, FGFT_R, _RET_IP_, false, false, -1);
 		return;
 	}
-	fgft_asan_ua(addr, size, FGFT_W, _RET_IP_, false, false);
+	fgft_asan_ua(addr, size, FGFT_W, _RET_IP_, false, false, -1);
 }
 EXPORT_SYMBOL_GPL(fgft_kcsan_check);
 
@@ -549,7 +592,7 @@ static __always_inline void fgft_asan_range(const void *p, size_t len,
 	if (!len || (rights == FGFT_R && !fgft_reads_on()))
 		return;
 	/* An ordinary call: user access is off. */
-	fgft_asan_ua((unsigned long)p, len, rights, ip, false, true);
+	fgft_asan_ua((unsigned long)p, len, rights, ip, false, true, -1);
 }
 
 void *__asan_memcpy(void *dst, const void *src, size_t len)

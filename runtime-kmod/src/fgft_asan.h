@@ -9,15 +9,22 @@
 
 #include <linux/types.h>
 
+/*
+ * A load of up to 8 bytes: the compiler passes @addr only; the inline
+ * check that replaces the call (include/fgft/sfi-as.sh) adds its site's
+ * number.
+ */
 #define FGFT_ASAN_DECL(n)						\
-	void __asan_load##n##_noabort(unsigned long addr);		\
+	void __asan_load##n##_noabort(unsigned long addr,		\
+				      unsigned long site);		\
 	void __asan_store##n##_noabort(unsigned long addr)
 
 FGFT_ASAN_DECL(1);
 FGFT_ASAN_DECL(2);
 FGFT_ASAN_DECL(4);
 FGFT_ASAN_DECL(8);
-FGFT_ASAN_DECL(16);
+void __asan_load16_noabort(unsigned long addr);
+void __asan_store16_noabort(unsigned long addr);
 
 void __asan_loadN_noabort(unsigned long addr, size_t size);
 void __asan_storeN_noabort(unsigned long addr, size_t size);

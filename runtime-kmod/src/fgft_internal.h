@@ -10,6 +10,8 @@
 #include <linux/sched.h>
 #include <linux/preempt.h>
 #include <linux/percpu.h>
+#include <linux/irqflags.h>
+#include <linux/minmax.h>
 #include <linux/atomic.h>
 #include <linux/bug.h>
 #include <asm/asm.h>
@@ -132,6 +134,8 @@ struct fgft_pcspan {
 	struct fgft_txn *body;
 	u8 touched;
 	u8 copies;
+	unsigned int sites_n;
+	unsigned int sites_base;
 };
 
 #define FGFT_IWIN_EMPTY	{ ~0UL, 0 }
@@ -143,6 +147,81 @@ struct fgft_pcspan {
 	.body = NULL,							\
 	.touched = 0,							\
 	.copies = 0,							\
+	.sites = NULL,							\
+}
+
+/*
+ * A cpu's site caches and the numbers of those filled since they were last
+ * emptied (at most FGFT_SITES_DIRTY; a fill past that empties them first).
+ */
+#define FGFT_SITES_DIRTY	64
+
+struct fgft_sitetab {
+	struct fgft_site s[FGFT_SITES];
+	unsigned int n;
+	unsigned int base;	/* entries of the bodies this one interrupted */
+	u16 dirty[FGFT_SITES_DIRTY];
+};
+
+extern struct fgft_sitetab __percpu *fgft_sitetab;
+
+/*
+ * The caches a body fills are listed on its cpu; a body's call (an
+ * interrupt's) lists after the entries of the body it interrupted, from
+ * base.  Emptying empties every listed cache; the entries from base on go.
+ *
+ * Why a fill needs no interrupts off: it reserves its entry (n + 1), then
+ * writes the site's number there, then the cache.  An interrupt's body in
+ * between empties every listed cache when it begins and ends, lists only
+ * after the reserved entry and leaves the list as it found it, so the
+ * cache the fill goes on to fill is listed before it holds anything.
+ * Preemption is off.
+ */
+static __always_inline void fgft_sites_empty(struct fgft_sitetab *st)
+{
+	unsigned int i, n;
+
+	n = min_t(unsigned int, READ_ONCE(st->n), FGFT_SITES_DIRTY);
+	for (i = 0; i < n; i++)
+		WRITE_ONCE(st->s[READ_ONCE(st->dirty[i]) &
+				 (FGFT_SITES - 1)].lim8, 0);
+}
+
+static __always_inline void fgft_sites_clear(void)
+{
+	struct fgft_sitetab *st;
+
+	if (!fgft_sitetab)
+		return;
+	st = this_cpu_ptr(fgft_sitetab);
+	fgft_sites_empty(st);
+	WRITE_ONCE(st->n, READ_ONCE(st->base));
+}
+
+/* A body's call begins on this cpu: its caches are listed from here. */
+static __always_inline void fgft_sites_enter(struct fgft_pcspan *w)
+{
+	struct fgft_sitetab *st;
+
+	if (!fgft_sitetab)
+		return;
+	st = this_cpu_ptr(fgft_sitetab);
+	w->sites_n = READ_ONCE(st->n);
+	w->sites_base = READ_ONCE(st->base);
+	WRITE_ONCE(st->base, w->sites_n);
+}
+
+/* It ends: the list is as it found it, every cache empty. */
+static __always_inline void fgft_sites_leave(const struct fgft_pcspan *w)
+{
+	struct fgft_sitetab *st;
+
+	if (!fgft_sitetab)
+		return;
+	st = this_cpu_ptr(fgft_sitetab);
+	fgft_sites_empty(st);
+	WRITE_ONCE(st->base, w->sites_base);
+	WRITE_ONCE(st->n, w->sites_n);
 }
 #define FGFT_SPAN_EMPTY	{ ~0UL, 0 }
 
@@ -199,6 +278,7 @@ static __always_inline void fgft_win_put(const struct fgft_pcspan *w)
 	this_cpu_write(fgft_win.body, w->body);
 	this_cpu_write(fgft_win.touched, w->touched);
 	this_cpu_write(fgft_win.copies, w->copies);
+	fgft_sites_leave(w);
 	fgft_win_end();
 }
 
@@ -215,6 +295,7 @@ static __always_inline void fgft_win_get(struct fgft_pcspan *w)
 	w->body = this_cpu_read(fgft_win.body);
 	w->touched = this_cpu_read(fgft_win.touched);
 	w->copies = this_cpu_read(fgft_win.copies);
+	fgft_sites_enter(w);
 	fgft_win_end();
 }
 
@@ -228,6 +309,7 @@ static __always_inline void fgft_win_clear(void)
 		fgft_win_set(r, k, 0, 0);
 	for (k = 0; k < FGFT_WIN_W; k++)
 		fgft_win_set(w, k, 0, 0);
+	fgft_sites_clear();
 	fgft_win_end();
 }
 
@@ -445,6 +527,51 @@ static __always_inline void fgft_win_load(const struct fgft_txn *t)
 	if ((h->rights & FGFT_W) &&
 	    (!t->logging || (h->rights & FGFT_NOLOG)))
 		fgft_win_push(w, FGFT_WIN_W, h->start, span);
+	fgft_win_end();
+}
+
+/*
+ * Site cache @site (a load-check site's number) of this cpu becomes the
+ * read window that allows up to 8 bytes at @addr, if one does: the site's
+ * next loads there pass inline.  Only for @t's body running here; the
+ * order of the writes is fgft_sites_empty()'s.
+ */
+static __always_inline void fgft_site_fill(const struct fgft_txn *t,
+					   unsigned long site,
+					   unsigned long addr)
+{
+	unsigned long start = 0, lim8 = 0;
+	struct fgft_sitetab *st;
+	unsigned int i;
+	int k;
+
+	if (!fgft_sitetab)
+		return;
+	fgft_win_begin();
+	if (this_cpu_read(fgft_win.body) != t)
+		goto out;
+	for (k = 0; k < FGFT_WIN_R && !lim8; k++) {
+		start = this_cpu_read(fgft_win.r[k].start);
+		lim8 = this_cpu_read(fgft_win.r[k].lim8);
+		if (addr - start >= lim8)
+			lim8 = 0;
+	}
+	if (!lim8)
+		goto out;
+	site &= FGFT_SITES - 1;
+	st = this_cpu_ptr(fgft_sitetab);
+	if (READ_ONCE(st->n) >= FGFT_SITES_DIRTY)
+		fgft_sites_clear();
+	i = READ_ONCE(st->n);
+	if (i >= FGFT_SITES_DIRTY)
+		goto out;
+	WRITE_ONCE(st->n, i + 1);
+	barrier();
+	WRITE_ONCE(st->dirty[i], site);
+	barrier();
+	WRITE_ONCE(st->s[site].start, start);
+	WRITE_ONCE(st->s[site].lim8, lim8);
+out:
 	fgft_win_end();
 }
 

@@ -81,6 +81,20 @@ struct fgft_iwin {
 /* lim8 of a window of @span bytes. */
 #define FGFT_WIN_LIM8(span)	((span) >= 8 ? (span) - 7 : 0)
 
+/*
+ * One load-check site's cache (include/fgft/sfi-as.sh): the grant that
+ * allowed the site's last load that called the runtime, as start and lim8
+ * (0: empty).  Whatever site a cache is filled for, it only ever holds a
+ * range the running body may read.
+ */
+struct fgft_site {
+	unsigned long start;
+	unsigned long lim8;
+};
+
+/* Site caches per cpu; a site's number is taken modulo this. */
+#define FGFT_SITES	512
+
 struct fgft_pcwin {
 	struct fgft_iwin r[FGFT_WIN_R];	/* most recent first */
 	struct fgft_iwin w[FGFT_WIN_W];
@@ -100,6 +114,12 @@ struct fgft_pcwin {
 	struct fgft_txn *body;
 	u8 touched;
 	u8 copies;
+	/*
+	 * This cpu's FGFT_SITES site caches (never NULL once the runtime is
+	 * loaded).  Emptied whenever the windows are: a body starts, stops or
+	 * resumes here, or a grant is revoked.
+	 */
+	struct fgft_site *sites;
 };
 
 DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);

@@ -17,16 +17,41 @@
 #	(a borrow turns the left side into all ones, which nothing is below);
 #	for one window: done, else call the runtime
 #
+# A check of n bytes that the compiler only knows at run time
+# (__asan_{load,store}N_noabort: the address in %rdi, n in %rsi, a memcpy
+# it expands inline) tries the windows and the stack the 16-byte way, with
+# %rsi for n.
+#
+# A memcpy, memmove or memset the compiler hands to the runtime
+# (__asan_mem*, __hwasan_mem*: destination %rdi, source %rsi, length %rdx)
+# calls the kernel's own function instead when the windows or the stack
+# allow the whole destination for a store and the whole source for a load;
+# the checks use %rax, %rcx and %r8, which the call clobbers anyway.
+#
 # The call stays in place for a miss, so what is checked does not change,
 # only where: a hit costs two loads and one compare (one branch) per window
 # tried instead of a call.  The address is in %rdi at the call, and a call
 # may clobber %rax, %rcx, %rdx and the flags, so the inline code is free to
 # use them.
 #
+# A load of up to 8 bytes that no window allows then tries its site's own
+# cache: each such check site has a number (counted through the unit from a
+# salt taken from the source file's name, modulo 512), and this cpu's site
+# caches (the pointer fgft_win.sites) hold, per number, the read window
+# that allowed the site's last load that called the runtime: start and
+# lim8, one compare.  A loop that reads more objects than there are windows
+# (a directory scan reads the inode, the super block, its private info, the
+# buffer head and the entry) thrashes the windows, not the sites.  On a
+# miss the site's number goes to the runtime in %rsi (the second argument;
+# the call clobbers it anyway), which fills the cache.  Whatever site a
+# cache is filled for, it holds a range the running body may read, and the
+# runtime empties the caches whenever it empties the windows.
+#
 # Then the body's stack, [%rsp, stack_hi) the same way (stack_hi 0: none).
 #
 # fgft_win (struct fgft_pcwin): four load windows of (start, span + 1,
-# lim8), 24 bytes each, two store windows at 96, stack_hi at 144.
+# lim8), 24 bytes each, two store windows at 96, stack_hi at 144, the
+# site caches' pointer at 168.
 
 case "${1##*/}" in
 cc1) ;;
@@ -35,15 +60,19 @@ esac
 
 out=
 prev=
+src=
 for a; do
 	case "$a" in
 	-E|-M|-MM|-fsyntax-only) exec "$@" ;;
+	*.c|*.i) [ -z "$src" ] && src=${a##*/} ;;
 	esac
 	[ "$prev" = "-o" ] && out=$a
 	prev=$a
 done
+salt=$(( $(printf '%s' "$src" | cksum | cut -d' ' -f1) % 512 ))
 
 fgft_inline() {
+	printf '\t.set .Lfgft_sn, %d\n' "$salt"
 	cat <<'EOF'
 	.macro fgft_wc o, n
 	movq %rdi, %rax
@@ -77,10 +106,123 @@ fgft_inline() {
 	jb .Lfgft_hit\@
 	fgft_wc 72, \n
 	jb .Lfgft_hit\@
+	.if \n <= 8
+	movq %gs:fgft_win+168, %rax
+	movq %rdi, %rdx
+	subq .Lfgft_sn*16(%rax), %rdx
+	cmpq .Lfgft_sn*16+8(%rax), %rdx
+	jb .Lfgft_hit\@
+	.endif
 	fgft_sk \n
+	jb .Lfgft_hit\@
+	.if \n <= 8
+	movl $.Lfgft_sn, %esi
+	.endif
+	call \fn
+	.set .Lfgft_sn, (.Lfgft_sn + 1) % 512
+.Lfgft_hit\@:
+	.endm
+	.macro fgft_wcn o
+	movq %rdi, %rax
+	subq %gs:fgft_win+\o, %rax
+	movq %gs:fgft_win+\o+8, %rdx
+	subq %rsi, %rdx
+	sbbq %rcx, %rcx
+	orq %rcx, %rax
+	cmpq %rdx, %rax
+	.endm
+	.macro fgft_skn
+	movq %rdi, %rax
+	subq %rsp, %rax
+	leaq -1(%rsp,%rsi), %rcx
+	movq %gs:fgft_win+144, %rdx
+	subq %rcx, %rdx
+	sbbq %rcx, %rcx
+	orq %rcx, %rax
+	cmpq %rdx, %rax
+	.endm
+	.macro fgft_ldn fn
+	fgft_wcn 0
+	jb .Lfgft_hit\@
+	fgft_wcn 24
+	jb .Lfgft_hit\@
+	fgft_wcn 48
+	jb .Lfgft_hit\@
+	fgft_wcn 72
+	jb .Lfgft_hit\@
+	fgft_skn
 	jb .Lfgft_hit\@
 	call \fn
 .Lfgft_hit\@:
+	.endm
+	.macro fgft_stn fn
+	fgft_wcn 96
+	jb .Lfgft_hit\@
+	fgft_wcn 120
+	jb .Lfgft_hit\@
+	fgft_skn
+	jb .Lfgft_hit\@
+	call \fn
+.Lfgft_hit\@:
+	.endm
+	.macro fgft_wcr o, a, n
+	movq \a, %rax
+	subq %gs:fgft_win+\o, %rax
+	movq %gs:fgft_win+\o+8, %r8
+	subq \n, %r8
+	sbbq %rcx, %rcx
+	orq %rcx, %rax
+	cmpq %r8, %rax
+	.endm
+	.macro fgft_skr a, n
+	movq \a, %rax
+	subq %rsp, %rax
+	leaq -1(%rsp,\n), %rcx
+	movq %gs:fgft_win+144, %r8
+	subq %rcx, %r8
+	sbbq %rcx, %rcx
+	orq %rcx, %rax
+	cmpq %r8, %rax
+	.endm
+	.macro fgft_rd a, n, ok
+	fgft_wcr 0, \a, \n
+	jb \ok
+	fgft_wcr 24, \a, \n
+	jb \ok
+	fgft_wcr 48, \a, \n
+	jb \ok
+	fgft_wcr 72, \a, \n
+	jb \ok
+	fgft_skr \a, \n
+	jb \ok
+	.endm
+	.macro fgft_wr a, n, ok
+	fgft_wcr 96, \a, \n
+	jb \ok
+	fgft_wcr 120, \a, \n
+	jb \ok
+	fgft_skr \a, \n
+	jb \ok
+	.endm
+	.macro fgft_mcp fn, plain
+	fgft_wr %rdi, %rdx, .Lfgft_dst\@
+	jmp .Lfgft_call\@
+.Lfgft_dst\@:
+	fgft_rd %rsi, %rdx, .Lfgft_ok\@
+.Lfgft_call\@:
+	call \fn
+	jmp .Lfgft_done\@
+.Lfgft_ok\@:
+	call \plain
+.Lfgft_done\@:
+	.endm
+	.macro fgft_mset fn
+	fgft_wr %rdi, %rdx, .Lfgft_ok\@
+	call \fn
+	jmp .Lfgft_done\@
+.Lfgft_ok\@:
+	call memset
+.Lfgft_done\@:
 	.endm
 	.macro fgft_st fn, n
 	fgft_wc 96, \n
@@ -95,7 +237,11 @@ fgft_inline() {
 EOF
 	sed -E \
 		-e 's/^\tcall\t(__asan_load(1|2|4|8|16)_noabort)$/\tfgft_ld \1, \2/' \
-		-e 's/^\tcall\t(__asan_store(1|2|4|8|16)_noabort)$/\tfgft_st \1, \2/'
+		-e 's/^\tcall\t(__asan_store(1|2|4|8|16)_noabort)$/\tfgft_st \1, \2/' \
+		-e 's/^\tcall\t(__asan_loadN_noabort)$/\tfgft_ldn \1/' \
+		-e 's/^\tcall\t(__asan_storeN_noabort)$/\tfgft_stn \1/' \
+		-e 's/^\tcall\t(__(asan|hwasan)_(memcpy|memmove))$/\tfgft_mcp \1, \3/' \
+		-e 's/^\tcall\t(__(asan|hwasan)_memset)$/\tfgft_mset \1/'
 }
 
 if [ -z "$out" ] || [ "$out" = "-" ]; then
