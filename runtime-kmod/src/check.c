@@ -375,6 +375,7 @@ EXPORT_SYMBOL_GPL(fgft_check_or_fail);
 
 /* ---- sanitizer call-backs ---- */
 
+
 static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
 				    size_t size, unsigned int rights,
 				    unsigned long ip)
@@ -429,9 +430,7 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 			/* The next accesses there are checked inline. */
 			if (uaccess)
 				ua = user_access_save();
-			fgft_win_load(t);
-			if (site >= 0)
-				fgft_site_fill(t, site, addr);
+			fgft_win_load_site(t, site, addr);
 			if (uaccess)
 				user_access_restore(ua);
 			return;
@@ -454,8 +453,8 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 		      (t->rtab.hit.rights & FGFT_NOLOG)))
 			fgft_log_store(t, addr, size);
 		if (t == this_cpu_read(fgft_hit))
-			fgft_win_load(t);
-		if (site >= 0)
+			fgft_win_load_site(t, site, addr);
+		else if (site >= 0)
 			fgft_site_fill(t, site, addr);
 	}
 	if (uaccess)

@@ -534,22 +534,21 @@ static __always_inline void fgft_win_load(const struct fgft_txn *t)
  * Site cache @site (a load-check site's number) of this cpu becomes the
  * read window that allows up to 8 bytes at @addr, if one does: the site's
  * next loads there pass inline.  Only for @t's body running here; the
- * order of the writes is fgft_sites_empty()'s.
+ * order of the writes is fgft_sites_empty()'s.  Preemption is off (the
+ * caller's: a pair of its own per fill cost as much as the fill under
+ * QEMU's TCG).
  */
-static __always_inline void fgft_site_fill(const struct fgft_txn *t,
-					   unsigned long site,
-					   unsigned long addr)
+static __always_inline void fgft_site_fill_in(const struct fgft_txn *t,
+					      unsigned long site,
+					      unsigned long addr)
 {
 	unsigned long start = 0, lim8 = 0;
 	struct fgft_sitetab *st;
 	unsigned int i;
 	int k;
 
-	if (!fgft_sitetab)
+	if (!fgft_sitetab || this_cpu_read(fgft_win.body) != t)
 		return;
-	fgft_win_begin();
-	if (this_cpu_read(fgft_win.body) != t)
-		goto out;
 	for (k = 0; k < FGFT_WIN_R && !lim8; k++) {
 		start = this_cpu_read(fgft_win.r[k].start);
 		lim8 = this_cpu_read(fgft_win.r[k].lim8);
@@ -557,21 +556,51 @@ static __always_inline void fgft_site_fill(const struct fgft_txn *t,
 			lim8 = 0;
 	}
 	if (!lim8)
-		goto out;
+		return;
 	site &= FGFT_SITES - 1;
 	st = this_cpu_ptr(fgft_sitetab);
 	if (READ_ONCE(st->n) >= FGFT_SITES_DIRTY)
 		fgft_sites_clear();
 	i = READ_ONCE(st->n);
 	if (i >= FGFT_SITES_DIRTY)
-		goto out;
+		return;
 	WRITE_ONCE(st->n, i + 1);
 	barrier();
 	WRITE_ONCE(st->dirty[i], site);
 	barrier();
 	WRITE_ONCE(st->s[site].start, start);
 	WRITE_ONCE(st->s[site].lim8, lim8);
-out:
+}
+
+static __always_inline void fgft_site_fill(const struct fgft_txn *t,
+					   unsigned long site,
+					   unsigned long addr)
+{
+	fgft_win_begin();
+	fgft_site_fill_in(t, site, addr);
+	fgft_win_end();
+}
+
+/*
+ * fgft_win_load(), then, for a load check's @site (>= 0), the site's cache
+ * (fgft_site_fill_in()), with preemption off once for both.
+ */
+static __always_inline void fgft_win_load_site(const struct fgft_txn *t,
+					       long site, unsigned long addr)
+{
+	const struct fgft_rtab_win *h = &t->rtab.hit;
+	unsigned long span = h->end - h->start;
+
+	fgft_win_begin();
+	if (h->id >= 0 && h->end > h->start) {
+		if (h->rights & FGFT_R)
+			fgft_win_push(r, FGFT_WIN_R, h->start, span);
+		if ((h->rights & FGFT_W) &&
+		    (!t->logging || (h->rights & FGFT_NOLOG)))
+			fgft_win_push(w, FGFT_WIN_W, h->start, span);
+	}
+	if (site >= 0)
+		fgft_site_fill_in(t, site, addr);
 	fgft_win_end();
 }
 
