@@ -443,10 +443,6 @@ static __always_inline struct fgft_txn *fgft_active(void)
 	return fgft_active_slow();
 }
 
-/*
- * @t's last hit becomes this cpu's first inline window of each kind it
- * allows (the first moves to second place): @t's body runs here.
- */
 /* Whether window kind @kind already holds [@st, @st + @sp). */
 #define fgft_win_has(kind, nr, st, sp) ({				\
 	bool __has = false;						\
@@ -507,29 +503,6 @@ static __always_inline void fgft_win_copies(const struct fgft_txn *t)
 	fgft_win_set(kind, 0, st, sp);					\
 } while (0)
 
-static __always_inline void fgft_win_load(const struct fgft_txn *t)
-{
-	const struct fgft_rtab_win *h = &t->rtab.hit;
-	unsigned long span = h->end - h->start;
-
-	if (h->id < 0 || h->end <= h->start)
-		return;
-	fgft_win_begin();
-	/*
-	 * An interrupt in between sees a mix: only code outside any
-	 * transaction can (an interrupt's body sets its own and puts this
-	 * one back), and there every access is allowed.  A grant already in
-	 * a window stays where it is (a logged store calls the runtime for
-	 * an object its loads find inline).
-	 */
-	if (h->rights & FGFT_R)
-		fgft_win_push(r, FGFT_WIN_R, h->start, span);
-	if ((h->rights & FGFT_W) &&
-	    (!t->logging || (h->rights & FGFT_NOLOG)))
-		fgft_win_push(w, FGFT_WIN_W, h->start, span);
-	fgft_win_end();
-}
-
 /*
  * Site cache @site (a load-check site's number) of this cpu becomes the
  * read window that allows up to 8 bytes at @addr, if one does: the site's
@@ -582,8 +555,14 @@ static __always_inline void fgft_site_fill(const struct fgft_txn *t,
 }
 
 /*
- * fgft_win_load(), then, for a load check's @site (>= 0), the site's cache
- * (fgft_site_fill_in()), with preemption off once for both.
+ * @t's last hit goes into this cpu's windows of each kind it allows (first
+ * place; the others move down one), then, for a load check's @site (>= 0),
+ * into the site's cache (fgft_site_fill_in()), with preemption off once
+ * for both.  An interrupt in between sees a mix: only code outside any
+ * transaction can (an interrupt's body sets its own and puts this one
+ * back), and there every access is allowed.  A grant already in a window
+ * stays where it is (a logged store calls the runtime for an object its
+ * loads find inline).
  */
 static __always_inline void fgft_win_load_site(const struct fgft_txn *t,
 					       long site, unsigned long addr)
@@ -602,6 +581,11 @@ static __always_inline void fgft_win_load_site(const struct fgft_txn *t,
 	if (site >= 0)
 		fgft_site_fill_in(t, site, addr);
 	fgft_win_end();
+}
+
+static __always_inline void fgft_win_load(const struct fgft_txn *t)
+{
+	fgft_win_load_site(t, -1, 0);
 }
 
 /* The body's own stack: from the current stack pointer up to stack_hi. */

@@ -122,49 +122,6 @@ fgft_inline() {
 	.set .Lfgft_sn, (.Lfgft_sn + 1) % 512
 .Lfgft_hit\@:
 	.endm
-	.macro fgft_wcn o
-	movq %rdi, %rax
-	subq %gs:fgft_win+\o, %rax
-	movq %gs:fgft_win+\o+8, %rdx
-	subq %rsi, %rdx
-	sbbq %rcx, %rcx
-	orq %rcx, %rax
-	cmpq %rdx, %rax
-	.endm
-	.macro fgft_skn
-	movq %rdi, %rax
-	subq %rsp, %rax
-	leaq -1(%rsp,%rsi), %rcx
-	movq %gs:fgft_win+144, %rdx
-	subq %rcx, %rdx
-	sbbq %rcx, %rcx
-	orq %rcx, %rax
-	cmpq %rdx, %rax
-	.endm
-	.macro fgft_ldn fn
-	fgft_wcn 0
-	jb .Lfgft_hit\@
-	fgft_wcn 24
-	jb .Lfgft_hit\@
-	fgft_wcn 48
-	jb .Lfgft_hit\@
-	fgft_wcn 72
-	jb .Lfgft_hit\@
-	fgft_skn
-	jb .Lfgft_hit\@
-	call \fn
-.Lfgft_hit\@:
-	.endm
-	.macro fgft_stn fn
-	fgft_wcn 96
-	jb .Lfgft_hit\@
-	fgft_wcn 120
-	jb .Lfgft_hit\@
-	fgft_skn
-	jb .Lfgft_hit\@
-	call \fn
-.Lfgft_hit\@:
-	.endm
 	.macro fgft_wcr o, a, n
 	movq \a, %rax
 	subq %gs:fgft_win+\o, %rax
@@ -203,6 +160,16 @@ fgft_inline() {
 	jb \ok
 	fgft_skr \a, \n
 	jb \ok
+	.endm
+	.macro fgft_ldn fn
+	fgft_rd %rdi, %rsi, .Lfgft_hit\@
+	call \fn
+.Lfgft_hit\@:
+	.endm
+	.macro fgft_stn fn
+	fgft_wr %rdi, %rsi, .Lfgft_hit\@
+	call \fn
+.Lfgft_hit\@:
 	.endm
 	.macro fgft_mcp fn, plain
 	fgft_wr %rdi, %rdx, .Lfgft_dst\@
