@@ -375,7 +375,6 @@ EXPORT_SYMBOL_GPL(fgft_check_or_fail);
 
 /* ---- sanitizer call-backs ---- */
 
-
 static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
 				    size_t size, unsigned int rights,
 				    unsigned long ip)
@@ -468,6 +467,12 @@ static __always_inline void fgft_asan(unsigned long addr, size_t size,
 	fgft_asan_ua(addr, size, rights, ip, true, true, -1);
 }
 
+#ifdef FGFT_NO_READ_CHECKS
+#define fgft_reads_on()	false
+#else
+#define fgft_reads_on()	READ_ONCE(fgft_check_reads)
+#endif
+
 /*
  * A load check of up to 8 bytes that missed its site cache and the
  * windows (include/fgft/sfi-as.sh): @site is the site's number.  A caller
@@ -483,12 +488,6 @@ notrace void __asan_load##n##_noabort(unsigned long addr,		\
 			     site & (FGFT_SITES - 1));			\
 }									\
 EXPORT_SYMBOL(__asan_load##n##_noabort)
-
-#ifdef FGFT_NO_READ_CHECKS
-#define fgft_reads_on()	false
-#else
-#define fgft_reads_on()	READ_ONCE(fgft_check_reads)
-#endif
 
 #define FGFT_ASAN_STORE(n)						\
 notrace void __asan_store##n##_noabort(unsigned long addr)		\

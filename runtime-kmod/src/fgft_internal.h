@@ -10,7 +10,6 @@
 #include <linux/sched.h>
 #include <linux/preempt.h>
 #include <linux/percpu.h>
-#include <linux/irqflags.h>
 #include <linux/minmax.h>
 #include <linux/atomic.h>
 #include <linux/bug.h>

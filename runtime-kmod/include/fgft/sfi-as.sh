@@ -36,7 +36,8 @@
 #
 # A load of up to 8 bytes that no window allows then tries its site's own
 # cache: each such check site has a number (counted through the unit from a
-# salt taken from the source file's name, modulo 512), and this cpu's site
+# salt taken from the source file's name, modulo FGFT_SITES of runtime.h,
+# 512), and this cpu's site
 # caches (the pointer fgft_win.sites) hold, per number, the read window
 # that allowed the site's last load that called the runtime: start and
 # lim8, one compare.  A loop that reads more objects than there are windows
@@ -69,10 +70,18 @@ for a; do
 	[ "$prev" = "-o" ] && out=$a
 	prev=$a
 done
-salt=$(( $(printf '%s' "$src" | cksum | cut -d' ' -f1) % 512 ))
+# The number of site caches per cpu: FGFT_SITES of runtime.h, beside this
+# script (a site's number indexes the table inline, so it must be below).
+sites=$(sed -n 's/^#define FGFT_SITES[[:space:]]*\([0-9][0-9]*\)$/\1/p' \
+	"${0%/*}/runtime.h")
+if [ -z "$sites" ]; then
+	echo "${0}: no FGFT_SITES in ${0%/*}/runtime.h" >&2
+	exit 1
+fi
+salt=$(( $(printf '%s' "$src" | cksum | cut -d' ' -f1) % sites ))
 
 fgft_inline() {
-	printf '\t.set .Lfgft_sn, %d\n' "$salt"
+	printf '\t.set .Lfgft_sn, %d\n\t.set .Lfgft_nsites, %d\n' "$salt" "$sites"
 	cat <<'EOF'
 	.macro fgft_wc o, n
 	movq %rdi, %rax
@@ -119,7 +128,7 @@ fgft_inline() {
 	movl $.Lfgft_sn, %esi
 	.endif
 	call \fn
-	.set .Lfgft_sn, (.Lfgft_sn + 1) % 512
+	.set .Lfgft_sn, (.Lfgft_sn + 1) % .Lfgft_nsites
 .Lfgft_hit\@:
 	.endm
 	.macro fgft_wcr o, a, n
