@@ -58,6 +58,8 @@ struct st_args {
 	int *wait_flag;
 	void (*in_body)(struct st_args *a);	/* hook run inside the body */
 	u8 *place;		/* granted in place, stores logged (64 bytes) */
+	void __iomem *io;	/* mmio: the register base */
+	unsigned long io_off;	/* mmio: the register's offset */
 };
 
 /* Provided by st_main.c: allocation with its compensation (a wrapper). */
@@ -83,6 +85,7 @@ void st_wait_prepare(struct fgft_txn *txn, struct wait_queue_entry *e);
 	long p##_edge(void *arg);					\
 	long p##_place_store(void *arg);				\
 	long p##_wild_bitop(void *arg);				\
+	long p##_mmio(void *arg);					\
 	long p##_sum(void *arg);					\
 	long p##_store_loop(void *arg);				\
 	long p##_store_alt(void *arg);					\

@@ -12,6 +12,7 @@
 #include <linux/list.h>
 #include <linux/string.h>
 #include <linux/bug.h>
+#include <linux/io.h>
 
 #include "st.h"
 
@@ -194,6 +195,28 @@ long ST_FN(edge)(void *arg)
 	else if (a->kind == 2)
 		WRITE_ONCE(*(u64 *)(p + 60), v);
 	return (long)v;
+}
+
+/*
+ * A register read (a->kind 1) or write (2) at a->io + a->io_off, through
+ * the accessors as the SFI module redefines them (compensations.toml
+ * [inline] mmio_read, mmio_write), then the same register again: the
+ * second access passes inline once the first has passed.
+ */
+long ST_FN(mmio)(void *arg)
+{
+	struct st_args *a = arg;
+	void __iomem *r = a->io + a->io_off;
+	long v = 0;
+
+	if (a->kind == 1) {
+		v = FGFT_MMIO_R(readl, 4, r);
+		v += FGFT_MMIO_R(readl, 4, r);
+	} else if (a->kind == 2) {
+		FGFT_MMIO_W(writel, 4, 0x5a5a5a5a, r);
+		FGFT_MMIO_W(writel, 4, 0x5a5a5a5a, r);
+	}
+	return v;
 }
 
 /* A read of a kernel object that was not granted. */

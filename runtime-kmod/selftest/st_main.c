@@ -11,6 +11,8 @@
  *   spinlock_irq mutex kmalloc explicit relock callback section call_lock
  *   shadow commit
  *   edge          the inline checks at a grant's end
+ *   mmio          the MMIO accessors' check: device memory passes, kernel
+ *                 memory and a NULL-based register are refused
  *   module        fgft_map_module(): the SFI module's own data
  *   soak          1,000 transactions, 10% faulting, allocation accounting
  *   concurrent    two kthreads: one faults, the other commits correct sums
@@ -27,6 +29,8 @@
 #include <linux/module.h>
 #include <linux/debugfs.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/io.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/kthread.h>
@@ -470,6 +474,66 @@ static int st_wild_bitop(void)
 		r1.failed, cause_name(r1.cause), r2.failed,
 		cause_name(r2.cause), intact);
 	return 0;
+}
+
+/*
+ * The MMIO accessors' check (fgft_mmio_check()).  A register of a real
+ * mapping passes, read twice: the HPET's page, mapped here (its first
+ * register, the capabilities, reads with no side effect; a machine with no
+ * HPET there answers all ones).  A write through a pointer to kernel
+ * memory, allocated by kmalloc() and by vmalloc(), and a read of a
+ * NULL-based register are refused before the access: cause range, the
+ * memory untouched.
+ */
+#define ST_HPET_BASE	0xfed00000UL
+
+static int st_mmio_one(void __iomem *io, unsigned long off, int kind,
+		       struct st_res *r)
+{
+	struct st_args a;
+
+	st_args_init(&a, kind);
+	a.io = io;
+	a.io_off = off;
+	return st_txn(&st_entry, st_sfi_mmio, &a, &st_kobj, NULL, r);
+}
+
+static int st_mmio(void)
+{
+	void __iomem *io = ioremap(ST_HPET_BASE, PAGE_SIZE);
+	u8 *km = kzalloc(64, GFP_KERNEL);
+	u8 *vm = vzalloc(PAGE_SIZE);
+	struct st_res dev, kmem, vmem, null;
+	long plain = 0;
+	bool intact;
+	int err = 0;
+
+	if (!io || !km || !vm) {
+		err = -ENOMEM;
+		goto out;
+	}
+	plain = readl(io);
+	st_mmio_one(io, 0, 1, &dev);
+	st_mmio_one((void __iomem *)km, 8, 2, &kmem);
+	st_mmio_one((void __iomem *)vm, 8, 2, &vmem);
+	st_mmio_one(NULL, 0x3818, 1, &null);
+	intact = !memchr_inv(km, 0, 64) && !memchr_inv(vm, 0, PAGE_SIZE);
+	st_mark("mmio",
+		"ok=%d dev_failed=%d dev_ret_ok=%d kmalloc_cause=%s vmalloc_cause=%s null_cause=%s intact=%d",
+		!dev.failed && dev.ret == 2 * plain &&
+		kmem.failed && kmem.cause == FGFT_CAUSE_RANGE &&
+		vmem.failed && vmem.cause == FGFT_CAUSE_RANGE &&
+		null.failed && null.cause == FGFT_CAUSE_RANGE && intact,
+		dev.failed, dev.ret == 2 * plain,
+		kmem.failed ? cause_name(kmem.cause) : "none",
+		vmem.failed ? cause_name(vmem.cause) : "none",
+		null.failed ? cause_name(null.cause) : "none", intact);
+out:
+	if (io)
+		iounmap(io);
+	kfree(km);
+	vfree(vm);
+	return err;
 }
 
 /* A wild read: refused when reads are checked, passes in a reads-off build. */
@@ -1289,6 +1353,8 @@ static int st_dispatch(const char *name)
 		return st_place_test();
 	if (!strcmp(name, "edge"))
 		return st_edge();
+	if (!strcmp(name, "mmio"))
+		return st_mmio();
 	if (!strcmp(name, "wild_bitop"))
 		return st_wild_bitop();
 	if (!strcmp(name, "module"))

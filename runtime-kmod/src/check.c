@@ -15,6 +15,9 @@
 #include <linux/list.h>
 #include <linux/uaccess.h>
 #include <linux/sched.h>
+#include <linux/mm.h>
+#include <linux/vmalloc.h>
+#include <asm/pgtable.h>
 
 #include "fgft_internal.h"
 #include "fgft_asan.h"
@@ -37,6 +40,8 @@ static_assert(offsetof(struct fgft_pcwin, w[1].lim8) == 136);
 static_assert(offsetof(struct fgft_pcwin, stack_hi) == 144);
 static_assert(offsetof(struct fgft_pcwin, sites) == 168);
 static_assert(sizeof(struct fgft_site) == 16);
+/* fgft_mmio_check(): no masked address equals an empty MMIO page. */
+static_assert((FGFT_IO_EMPTY & ~(PAGE_MASK | 7)) != 0);
 
 DEFINE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win) = FGFT_PCWIN_EMPTY;
 EXPORT_PER_CPU_SYMBOL_GPL(fgft_win);
@@ -372,6 +377,81 @@ void fgft_check_or_fail(const void *addr, size_t len, unsigned int rights)
 	fgft_fail_active(t, FGFT_CAUSE_RANGE);
 }
 EXPORT_SYMBOL_GPL(fgft_check_or_fail);
+
+/* ---- MMIO accessors of SFI code ---- */
+
+/*
+ * Frames found to be no RAM: a frame's kind does not change, so entries
+ * are never emptied, only replaced.  Any cpu may read or write any entry.
+ */
+#define FGFT_IO_PFNS	8
+static unsigned long fgft_io_pfns[FGFT_IO_PFNS];
+static unsigned int fgft_io_pfn_next;
+
+/* Whether @a is mapped in the vmalloc area to a frame that is no RAM. */
+static bool fgft_mmio_page_ok(unsigned long a)
+{
+	unsigned long pfn;
+	unsigned int level;
+	pte_t *pte;
+	int i;
+
+	if (!is_vmalloc_addr((void *)a))
+		return false;
+	pte = lookup_address(a, &level);
+	if (!pte || !pte_present(*pte))
+		return false;
+	switch (level) {
+	case PG_LEVEL_4K:
+		pfn = pte_pfn(*pte);
+		break;
+	case PG_LEVEL_2M:
+		pfn = pmd_pfn(*(pmd_t *)pte) + ((a & ~PMD_MASK) >> PAGE_SHIFT);
+		break;
+	case PG_LEVEL_1G:
+		pfn = pud_pfn(*(pud_t *)pte) + ((a & ~PUD_MASK) >> PAGE_SHIFT);
+		break;
+	default:
+		return false;
+	}
+	for (i = 0; i < FGFT_IO_PFNS; i++)
+		if (READ_ONCE(fgft_io_pfns[i]) == pfn + 1)
+			return true;
+	if (page_is_ram(pfn))
+		return false;
+	i = (READ_ONCE(fgft_io_pfn_next) + 1) % FGFT_IO_PFNS;
+	WRITE_ONCE(fgft_io_pfn_next, i);
+	WRITE_ONCE(fgft_io_pfns[i], pfn + 1);
+	return true;
+}
+
+void fgft_mmio_miss(unsigned long addr, unsigned long len,
+		    unsigned int rights)
+{
+	unsigned long last = addr + len - 1;
+	struct fgft_txn *t = fgft_active();
+
+	if (!t)
+		return;
+	if (len && last >= addr && fgft_mmio_page_ok(addr) &&
+	    ((last ^ addr) < PAGE_SIZE || fgft_mmio_page_ok(last))) {
+		/*
+		 * Only an aligned access passes inline, so the page goes in
+		 * for those; one value per word, so no pair of writes can be
+		 * torn by an interrupt or a move to another cpu.
+		 */
+		if (!(addr & (len - 1)) && is_power_of_2(len)) {
+			this_cpu_write(fgft_win.io[1],
+				       this_cpu_read(fgft_win.io[0]));
+			this_cpu_write(fgft_win.io[0], addr & PAGE_MASK);
+		}
+		return;
+	}
+	/* The report names the accessor's caller in SFI code. */
+	fgft_note_refusal(t, addr, len, rights, _RET_IP_);
+	fgft_fail_active(t, FGFT_CAUSE_RANGE);
+}
+EXPORT_SYMBOL_GPL(fgft_mmio_miss);
 
 /* ---- sanitizer call-backs ---- */
 

@@ -147,6 +147,7 @@ struct fgft_pcspan {
 	.touched = 0,							\
 	.copies = 0,							\
 	.sites = NULL,							\
+	.io = { FGFT_IO_EMPTY, FGFT_IO_EMPTY },				\
 }
 
 /*
@@ -254,6 +255,19 @@ static __always_inline void fgft_sites_leave(const struct fgft_pcspan *w)
 } while (0)
 
 /*
+ * Empties this cpu's MMIO pages (fgft_mmio_check()): a body's call and its
+ * end, a switch and a revoke, with the windows.  The caller's pages are not
+ * put back when a body's call returns; its next access finds them again.
+ */
+static __always_inline void fgft_io_clear(void)
+{
+	int k;
+
+	for (k = 0; k < FGFT_WIN_IO; k++)
+		this_cpu_write(fgft_win.io[k], FGFT_IO_EMPTY);
+}
+
+/*
  * The windows' fields are written one by one: a task preempted in between
  * and resumed on another cpu (whose windows its scheduler notifier just
  * loaded) would finish the update there, pairing one grant's start with
@@ -277,6 +291,7 @@ static __always_inline void fgft_win_put(const struct fgft_pcspan *w)
 	this_cpu_write(fgft_win.body, w->body);
 	this_cpu_write(fgft_win.touched, w->touched);
 	this_cpu_write(fgft_win.copies, w->copies);
+	fgft_io_clear();
 	fgft_sites_leave(w);
 	fgft_win_end();
 }
@@ -308,6 +323,7 @@ static __always_inline void fgft_win_clear(void)
 		fgft_win_set(r, k, 0, 0);
 	for (k = 0; k < FGFT_WIN_W; k++)
 		fgft_win_set(w, k, 0, 0);
+	fgft_io_clear();
 	fgft_sites_clear();
 	fgft_win_end();
 }

@@ -92,6 +92,13 @@ struct fgft_site {
 	unsigned long lim8;
 };
 
+/*
+ * MMIO pages per cpu the accessors of SFI code pass inline; an empty one
+ * holds a value no masked address equals (bits 3-11 set).
+ */
+#define FGFT_WIN_IO	2
+#define FGFT_IO_EMPTY	(~0UL)
+
 /* Site caches per cpu; a site's number is taken modulo this. */
 #define FGFT_SITES	512
 
@@ -120,6 +127,12 @@ struct fgft_pcwin {
 	 * resumes here, or a grant is revoked.
 	 */
 	struct fgft_site *sites;
+	/*
+	 * The device-memory pages the MMIO accessors of the body running
+	 * here reached last, most recent first (fgft_mmio_check()): page
+	 * addresses, FGFT_IO_EMPTY when empty.  Emptied with the windows.
+	 */
+	unsigned long io[FGFT_WIN_IO];
 };
 
 DECLARE_PER_CPU_ALIGNED(struct fgft_pcwin, fgft_win);
@@ -574,6 +587,62 @@ void fgft_callback_point(struct fgft_txn *txn);
  * faulting inside the accessor.  The cookie is never read.
  */
 void fgft_iomem_check(const void __iomem *addr);
+
+/*
+ * Added: the slow path of fgft_mmio_check(): an MMIO access of @len bytes at
+ * @addr by the body running here passes when each page it touches is mapped
+ * in the vmalloc area (where ioremap() maps) to a frame that is no RAM, and
+ * its page then goes into this cpu's MMIO pages; anything else (a NULL-based
+ * or corrupted register base, a pointer to kernel memory) fails the body
+ * (FGFT_CAUSE_RANGE) before the access.  Outside a body it does nothing.
+ */
+void fgft_mmio_miss(unsigned long addr, unsigned long len,
+		    unsigned int rights);
+
+/*
+ * The check before each MMIO accessor of SFI code (readl(), writel(), ...;
+ * compensations.toml [inline] mmio_read and mmio_write) of @len bytes at @a
+ * (@rights FGFT_R or FGFT_W, for the report): an aligned access inside one
+ * of this cpu's MMIO pages passes with two per-cpu loads (inline assembly,
+ * which the sanitizer does not see); any other calls the runtime.
+ */
+static __always_inline void fgft_mmio_check(unsigned long a, unsigned long len,
+					    unsigned int rights)
+{
+	unsigned long k = a & (PAGE_MASK | (len - 1));
+	unsigned long p0, p1;
+
+	/* Not this_cpu_read(): a plain %gs-relative load, which is checked. */
+	asm volatile("movq %%gs:fgft_win+%c1, %0" : "=r" (p0)
+		     : "i" (offsetof(struct fgft_pcwin, io[0])));
+	if (likely(k == p0))
+		return;
+	asm volatile("movq %%gs:fgft_win+%c1, %0" : "=r" (p1)
+		     : "i" (offsetof(struct fgft_pcwin, io[1])));
+	if (likely(k == p1))
+		return;
+	fgft_mmio_miss(a, len, rights);
+}
+
+/*
+ * The redefinitions of the MMIO accessors in SFI code: @fn is the kernel's
+ * accessor of @len bytes, @a the address, evaluated once.  Each marks the
+ * body as having touched its device, as every register accessor does.
+ */
+#define FGFT_MMIO_R(fn, len, a) ({					\
+	__auto_type __fgft_io = (a);					\
+									\
+	fgft_mmio_check((unsigned long)__fgft_io, len, FGFT_R);	\
+	fgft_touch_sfi();						\
+	(fn)(__fgft_io);						\
+})
+#define FGFT_MMIO_W(fn, len, v, a) ({					\
+	__auto_type __fgft_io = (a);					\
+									\
+	fgft_mmio_check((unsigned long)__fgft_io, len, FGFT_W);	\
+	fgft_touch_sfi();						\
+	(fn)((v), __fgft_io);						\
+})
 
 /* Probes of the unnamed arguments of variadic kernel calls. */
 #include <fgft/va.h>

@@ -80,7 +80,7 @@ slab() {
 	set -- $(grep '^Slab:' /proc/meminfo)
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
-for s in null null_sfi wild wild_list wild_read edge place wild_bitop div bug gpf spinlock \
+for s in null null_sfi wild wild_list wild_read edge place wild_bitop mmio div bug gpf spinlock \
 	 spinlock_irq mutex kmalloc explicit relock callback section call_lock \
 	 shadow commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
@@ -227,6 +227,22 @@ fn runtime_recovers_every_fault_kind() {
             field(m, "intact")
         ),
         ("range", "range", "1"),
+        "{m}"
+    );
+
+    // MMIO accessors: device memory passes (the value as a plain read
+    // gets it), kernel memory and a NULL-based register are refused first.
+    let m = mark(&out, "st-mmio");
+    assert_eq!(
+        (
+            field(m, "dev_failed"),
+            field(m, "dev_ret_ok"),
+            field(m, "kmalloc_cause"),
+            field(m, "vmalloc_cause"),
+            field(m, "null_cause"),
+            field(m, "intact")
+        ),
+        ("0", "1", "range", "range", "range", "1"),
         "{m}"
     );
 

@@ -326,11 +326,21 @@ fn device_accessors(s: &mut String, plan: &Plan, table: &Table) {
         return;
     }
     s.push_str(
-        "/*\n * Register accessors (compensations.toml [inline] device): each access\n * marks the transaction as having touched its device, so that an abort\n * restores the device only if the call touched it.\n */\n",
+        "/*\n * Register accessors (compensations.toml [inline] device): each access\n * marks the transaction as having touched its device, so that an abort\n * restores the device only if the call touched it.  An MMIO accessor\n * ([inline] mmio_read, mmio_write) first checks that its address is device\n * memory (fgft_mmio_check()).\n */\n",
     );
     for n in &used {
         let _ = writeln!(s, "#undef {n}");
-        let _ = writeln!(s, "#define {n}(...) (fgft_touch_sfi(), ({n})(__VA_ARGS__))");
+        match table.mmio.get(n) {
+            Some(m) if m.write => {
+                let _ = writeln!(s, "#define {n}(v, a) FGFT_MMIO_W({n}, {}, v, a)", m.bytes);
+            }
+            Some(m) => {
+                let _ = writeln!(s, "#define {n}(a) FGFT_MMIO_R({n}, {}, a)", m.bytes);
+            }
+            None => {
+                let _ = writeln!(s, "#define {n}(...) (fgft_touch_sfi(), ({n})(__VA_ARGS__))");
+            }
+        }
     }
     s.push('\n');
 }

@@ -58,6 +58,10 @@ struct InlineRaw {
     device: Vec<String>,
     #[serde(default)]
     device_macros: BTreeMap<String, String>,
+    #[serde(default)]
+    mmio_read: BTreeMap<String, u8>,
+    #[serde(default)]
+    mmio_write: BTreeMap<String, u8>,
 }
 
 #[derive(Debug, Default, Deserialize, Clone)]
@@ -338,6 +342,14 @@ impl ApiEntry {
     }
 }
 
+/// An MMIO accessor of `[inline] mmio_read` / `mmio_write`: it takes the
+/// address last (`readl(addr)`, `writel(value, addr)`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mmio {
+    pub write: bool,
+    pub bytes: u8,
+}
+
 /// The loaded table.
 #[derive(Debug, Clone, Default)]
 pub struct Table {
@@ -350,6 +362,10 @@ pub struct Table {
     /// `device_macros` maps kernel macros to the accessor they expand to.
     pub device_inline: BTreeSet<String>,
     pub device_macros: BTreeMap<String, String>,
+    /// The MMIO accessors among `device_inline` (`[inline] mmio_read`,
+    /// `mmio_write`): whether the accessor writes, and the bytes it
+    /// accesses. SFI code checks the address first (fgft_mmio_check()).
+    pub mmio: BTreeMap<String, Mmio>,
     /// Kernel symbols an SFI object may call without a wrapper (`[direct]`).
     pub direct: BTreeSet<String>,
     /// Kernel globals SFI code may read; value: header that declares it.
@@ -386,6 +402,7 @@ impl Table {
     pub fn from_sources(sources: &[TableSource]) -> Result<Table, Error> {
         let mut t = Table::default();
         let mut macro_srcs = Vec::new();
+        let mut mmio_srcs = Vec::new();
         for src in sources {
             let f: TableFile = tables::parse_toml(src, TABLE_NAME)?;
             t.inline_names.extend(f.inline.names.iter().cloned());
@@ -396,6 +413,21 @@ impl Table {
             for (m, to) in &f.inline.device_macros {
                 t.device_macros.insert(m.clone(), to.clone());
                 macro_srcs.push((src, m.clone(), to.clone()));
+            }
+            for (write, map) in [(false, &f.inline.mmio_read), (true, &f.inline.mmio_write)] {
+                for (n, &bytes) in map {
+                    if ![1, 2, 4, 8].contains(&bytes) {
+                        return Err(located(
+                            src,
+                            &format!("{n} ="),
+                            format!(
+                                "[inline] mmio: `{n}` accesses {bytes} bytes; an MMIO accessor accesses 1, 2, 4 or 8"
+                            ),
+                        ));
+                    }
+                    t.mmio.insert(n.clone(), Mmio { write, bytes });
+                    mmio_srcs.push((src, n.clone()));
+                }
             }
             t.direct.extend(f.direct.symbols.iter().cloned());
             for g in f.globals.read {
@@ -417,6 +449,16 @@ impl Table {
         }
         for src in sources {
             t.check_releases(src)?;
+        }
+        // Each MMIO accessor is a `device` accessor.
+        for (src, n) in mmio_srcs {
+            if !t.device_inline.contains(&n) {
+                return Err(located(
+                    src,
+                    &format!("{n} ="),
+                    format!("[inline] mmio: `{n}` is not in `device`"),
+                ));
+            }
         }
         // Each of `device_macros` expands to a `device` accessor.
         for (src, m, to) in macro_srcs {
@@ -1071,6 +1113,57 @@ mod tests {
         assert_eq!(t.apis["ioremap"].memory, Memory::Io);
         assert_eq!(t.apis["dma_alloc_coherent"].memory, Memory::Shared);
         assert_eq!(t.apis["kmalloc"].memory, Memory::Plain);
+    }
+
+    #[test]
+    fn mmio_accessors_are_device_accessors_of_1_2_4_or_8_bytes() {
+        let t = Table::from_sources(&[TableSource {
+            path: None,
+            text: BUILTIN.to_string(),
+        }])
+        .unwrap();
+        assert_eq!(
+            t.mmio["readl"],
+            Mmio {
+                write: false,
+                bytes: 4
+            }
+        );
+        assert_eq!(
+            t.mmio["__writeq"],
+            Mmio {
+                write: true,
+                bytes: 8
+            }
+        );
+        assert!(!t.mmio.contains_key("__inb"));
+        let ok = "[inline]\ndevice = [\"rd\"]\nmmio_read = { rd = 2 }\n";
+        assert_eq!(
+            Table::from_sources(&[src(ok)]).unwrap().mmio["rd"],
+            Mmio {
+                write: false,
+                bytes: 2
+            }
+        );
+        for (text, want) in [
+            (
+                "[inline]\ndevice = [\"rd\"]\nmmio_write = { wr = 4 }\n",
+                "`wr` is not in `device`",
+            ),
+            (
+                "[inline]\ndevice = [\"rd\"]\nmmio_read = { rd = 3 }\n",
+                "`rd` accesses 3 bytes",
+            ),
+        ] {
+            match Table::from_sources(&[src(text)]) {
+                Err(Error::Located(d)) => {
+                    assert!(d[0].message.contains(want), "{}", d[0].message);
+                    // On the accessor's line of `mmio_*`, not of `device`.
+                    assert!(d[0].range.start > text.find("mmio").unwrap());
+                }
+                other => panic!("expected a located error, got {other:?}"),
+            }
+        }
     }
 
     #[test]
