@@ -201,7 +201,8 @@ long ST_FN(edge)(void *arg)
  * A register read (a->kind 1) or write (2) at a->io + a->io_off, through
  * the accessors as the SFI module redefines them (compensations.toml
  * [inline] mmio_read, mmio_write), then the same register again: the
- * second access passes inline once the first has passed.
+ * second access passes inline once the first has passed.  Kind 3: the
+ * check a wrapper of an I/O-cookie accessor (iowrite32()) makes.
  */
 long ST_FN(mmio)(void *arg)
 {
@@ -215,6 +216,9 @@ long ST_FN(mmio)(void *arg)
 	} else if (a->kind == 2) {
 		FGFT_MMIO_W(writel, 4, 0x5a5a5a5a, r);
 		FGFT_MMIO_W(writel, 4, 0x5a5a5a5a, r);
+	} else if (a->kind == 3) {
+		/* What a wrapper of iowrite32() checks before the call. */
+		fgft_iomem_check(r);
 	}
 	return v;
 }

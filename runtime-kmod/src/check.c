@@ -425,28 +425,37 @@ static bool fgft_mmio_page_ok(unsigned long a)
 	return true;
 }
 
+bool fgft_mmio_ok(unsigned long addr, unsigned long len)
+{
+	unsigned long last = addr + len - 1, page = addr & PAGE_MASK;
+
+	if (!len || last < addr)
+		return false;
+	if ((last ^ addr) < PAGE_SIZE && (page == this_cpu_read(fgft_win.io[0]) ||
+					  page == this_cpu_read(fgft_win.io[1])))
+		return true;
+	if (!fgft_mmio_page_ok(addr) ||
+	    ((last ^ addr) >= PAGE_SIZE && !fgft_mmio_page_ok(last)))
+		return false;
+	/*
+	 * An access inside the page passes inline next time (the inline check
+	 * takes aligned ones only).  One value per word, so no pair of writes
+	 * can be torn by an interrupt or a move to another cpu.
+	 */
+	if ((last ^ addr) < PAGE_SIZE) {
+		this_cpu_write(fgft_win.io[1], this_cpu_read(fgft_win.io[0]));
+		this_cpu_write(fgft_win.io[0], page);
+	}
+	return true;
+}
+
 void fgft_mmio_miss(unsigned long addr, unsigned long len,
 		    unsigned int rights)
 {
-	unsigned long last = addr + len - 1;
 	struct fgft_txn *t = fgft_active();
 
-	if (!t)
+	if (!t || fgft_mmio_ok(addr, len))
 		return;
-	if (len && last >= addr && fgft_mmio_page_ok(addr) &&
-	    ((last ^ addr) < PAGE_SIZE || fgft_mmio_page_ok(last))) {
-		/*
-		 * Only an aligned access passes inline, so the page goes in
-		 * for those; one value per word, so no pair of writes can be
-		 * torn by an interrupt or a move to another cpu.
-		 */
-		if (!(addr & (len - 1)) && is_power_of_2(len)) {
-			this_cpu_write(fgft_win.io[1],
-				       this_cpu_read(fgft_win.io[0]));
-			this_cpu_write(fgft_win.io[0], addr & PAGE_MASK);
-		}
-		return;
-	}
 	/* The report names the accessor's caller in SFI code. */
 	fgft_note_refusal(t, addr, len, rights, _RET_IP_);
 	fgft_fail_active(t, FGFT_CAUSE_RANGE);

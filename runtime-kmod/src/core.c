@@ -1329,12 +1329,14 @@ void fgft_iomem_check(const void __iomem *addr)
 	const void *p = (const void __force *)addr;
 	struct fgft_txn *txn;
 
-	if ((unsigned long)p < FGFT_PIO_RESERVED || is_vmalloc_addr(p))
+	/* A port cookie, or the first byte in device memory. */
+	if ((unsigned long)p < FGFT_PIO_RESERVED ||
+	    fgft_mmio_ok((unsigned long)p, 1))
 		return;
 	txn = fgft_current();
 	if (IS_ERR_OR_NULL(txn))
 		return;
-	pr_err_ratelimited("%s: I/O address %p is neither a port nor ioremapped\n",
+	pr_err_ratelimited("%s: I/O address %p is neither a port nor device memory\n",
 			   txn->ep && txn->ep->name ? txn->ep->name : "txn",
 			   p);
 	if (txn->state == FGFT_TXN_BODY && txn_owned(txn))

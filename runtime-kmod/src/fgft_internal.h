@@ -631,6 +631,12 @@ fgft_fail_active(struct fgft_txn *t, enum fgft_cause cause)
 /* check.c */
 bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
 		 unsigned int rights);
+/*
+ * Whether @len bytes at @addr lie in device memory: this cpu's MMIO pages,
+ * or pages mapped in the vmalloc area to frames that are no RAM (loaded
+ * into the MMIO pages then).
+ */
+bool fgft_mmio_ok(unsigned long addr, unsigned long len);
 void fgft_note_refusal(struct fgft_txn *t, unsigned long addr, size_t len,
 		       unsigned int rights, unsigned long ip);
 int fgft_check_init(void);

@@ -582,9 +582,10 @@ void fgft_callback_point(struct fgft_txn *txn);
 
 /*
  * Added: an I/O cookie SFI code hands an accessor (ioread32, iowrite8, ...):
- * a port cookie or an address in the ioremap (vmalloc) area passes; anything
- * else (a corrupted __iomem pointer) fails the running body instead of
- * faulting inside the accessor.  The cookie is never read.
+ * a port cookie or an address whose page is device memory (as for
+ * fgft_mmio_miss()) passes; anything else (a corrupted __iomem pointer, or
+ * one to kernel memory) fails the running body instead of faulting inside
+ * the accessor or writing that memory.  The cookie is never read.
  */
 void fgft_iomem_check(const void __iomem *addr);
 
