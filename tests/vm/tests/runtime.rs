@@ -232,7 +232,8 @@ fn runtime_recovers_every_fault_kind() {
 
     // MMIO accessors: device memory passes (the value as a plain read
     // gets it), kernel memory and a NULL-based register are refused first;
-    // so does a wrapper's I/O-cookie check for vmalloc() memory.
+    // so does a wrapper's I/O-cookie check for vmalloc() memory, and a
+    // read through a base that was unmapped after bodies used it.
     let m = mark(&out, "st-mmio");
     assert_eq!(
         (
@@ -243,9 +244,10 @@ fn runtime_recovers_every_fault_kind() {
             field(m, "null_cause"),
             field(m, "cookie_dev_failed"),
             field(m, "cookie_vmalloc_cause"),
+            field(m, "unmapped_cause"),
             field(m, "intact")
         ),
-        ("0", "1", "range", "range", "range", "0", "range", "1"),
+        ("0", "1", "range", "range", "range", "0", "range", "range", "1"),
         "{m}"
     );
 
