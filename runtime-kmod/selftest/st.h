@@ -59,7 +59,8 @@ struct st_args {
 	void (*in_body)(struct st_args *a);	/* hook run inside the body */
 	u8 *place;		/* granted in place, stores logged (64 bytes) */
 	void __iomem *io;	/* mmio: the register base */
-	unsigned long io_off;	/* mmio: the register's offset */
+	unsigned long io_off;	/* mmio: the register's offset (or port) */
+	u8 *rep_buf;		/* mmio: a string port read's buffer (NULL: copy) */
 };
 
 /* Provided by st_main.c: allocation with its compensation (a wrapper). */

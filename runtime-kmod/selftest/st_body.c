@@ -202,7 +202,8 @@ long ST_FN(edge)(void *arg)
  * the accessors as the SFI module redefines them (compensations.toml
  * [inline] mmio_read, mmio_write), then the same register again: the
  * second access passes inline once the first has passed.  Kind 3: the
- * check a wrapper of an I/O-cookie accessor (iowrite32()) makes.
+ * check a wrapper of an I/O-cookie accessor (iowrite32()) makes.  Kind 4:
+ * a string port read (compensations.toml [inline] rep_in) into a buffer.
  */
 long ST_FN(mmio)(void *arg)
 {
@@ -219,6 +220,16 @@ long ST_FN(mmio)(void *arg)
 	} else if (a->kind == 3) {
 		/* What a wrapper of iowrite32() checks before the call. */
 		fgft_iomem_check(r);
+	} else if (a->kind == 4) {
+		/*
+		 * Four bytes from port a->io_off (the POST diagnostic port,
+		 * which has no side effect on a read) into a->rep_buf, or the
+		 * object's copy the transaction granted.
+		 */
+		u8 *buf = a->rep_buf ? a->rep_buf : a->copy;
+
+		FGFT_REP_IN(insb, 1, (int)a->io_off, buf, 4);
+		v = buf[0] | 0x100;
 	}
 	return v;
 }

@@ -485,7 +485,9 @@ static int st_wild_bitop(void)
  * NULL-based register are refused before the access: cause range, the
  * memory untouched.  The I/O-cookie check of the wrappers
  * (fgft_iomem_check()) passes the mapping and refuses vmalloc() memory.
- * Last, the mapping is unmapped and read again: refused too, not a fault.
+ * A string port read (insb(), [inline] rep_in) into the granted copy
+ * passes, into kernel memory that is not granted is refused.  Last, the
+ * mapping is unmapped and read again: refused too, not a fault.
  */
 #define ST_HPET_BASE	0xfed00000UL
 
@@ -500,12 +502,28 @@ static int st_mmio_one(void __iomem *io, unsigned long off, int kind,
 	return st_txn(&st_entry, st_sfi_mmio, &a, &st_kobj, NULL, r);
 }
 
+/*
+ * A string port read (port 0x80) into @buf, or with @buf NULL into the
+ * object's copy, which st_txn() grants.
+ */
+static void st_rep_one(u8 *buf, struct st_res *r)
+{
+	struct st_args a;
+
+	st_args_init(&a, 4);
+	a.io_off = 0x80;
+	a.rep_buf = buf;
+	st_txn(&st_entry, st_sfi_mmio, &a, &st_kobj, NULL, r);
+}
+
 static int st_mmio(void)
 {
 	void __iomem *io = ioremap(ST_HPET_BASE, PAGE_SIZE);
 	u8 *km = kzalloc(64, GFP_KERNEL);
 	u8 *vm = vzalloc(PAGE_SIZE);
 	struct st_res dev, kmem, vmem, null, cookie_dev, cookie_vmem, stale;
+	struct st_res rep_copy, rep_victim;
+	u8 victim[sizeof(st_victim)];
 	void __iomem *gone;
 	long plain = 0;
 	bool intact;
@@ -522,28 +540,38 @@ static int st_mmio(void)
 	st_mmio_one(NULL, 0x3818, 1, &null);
 	st_mmio_one(io, 4, 3, &cookie_dev);
 	st_mmio_one((void __iomem *)vm, 8, 3, &cookie_vmem);
+	/* A string port read into granted memory, then into kernel memory. */
+	memcpy(victim, st_victim, sizeof(victim));
+	st_rep_one(NULL, &rep_copy);
+	st_rep_one(st_victim, &rep_victim);
 	/* The mapping the first body read through, unmapped, then read again. */
 	gone = io;
 	iounmap(io);
 	io = NULL;
 	st_mmio_one(gone, 0, 1, &stale);
-	intact = !memchr_inv(km, 0, 64) && !memchr_inv(vm, 0, PAGE_SIZE);
+	intact = !memchr_inv(km, 0, 64) && !memchr_inv(vm, 0, PAGE_SIZE) &&
+		 !memcmp(victim, st_victim, sizeof(victim));
 	st_mark("mmio",
-		"ok=%d dev_failed=%d dev_ret_ok=%d kmalloc_cause=%s vmalloc_cause=%s null_cause=%s cookie_dev_failed=%d cookie_vmalloc_cause=%s unmapped_cause=%s intact=%d",
+		"ok=%d dev_failed=%d dev_ret_ok=%d kmalloc_cause=%s vmalloc_cause=%s null_cause=%s cookie_dev_failed=%d cookie_vmalloc_cause=%s unmapped_cause=%s rep_copy_failed=%d rep_victim_cause=%s intact=%d",
 		!dev.failed && dev.ret == 2 * plain &&
 		kmem.failed && kmem.cause == FGFT_CAUSE_RANGE &&
 		vmem.failed && vmem.cause == FGFT_CAUSE_RANGE &&
 		null.failed && null.cause == FGFT_CAUSE_RANGE &&
 		!cookie_dev.failed && cookie_vmem.failed &&
 		cookie_vmem.cause == FGFT_CAUSE_RANGE &&
-		stale.failed && stale.cause == FGFT_CAUSE_RANGE && intact,
+		stale.failed && stale.cause == FGFT_CAUSE_RANGE &&
+		!rep_copy.failed && rep_copy.ret >= 0x100 && rep_victim.failed &&
+		rep_victim.cause == FGFT_CAUSE_RANGE && intact,
 		dev.failed, dev.ret == 2 * plain,
 		kmem.failed ? cause_name(kmem.cause) : "none",
 		vmem.failed ? cause_name(vmem.cause) : "none",
 		null.failed ? cause_name(null.cause) : "none",
 		cookie_dev.failed,
 		cookie_vmem.failed ? cause_name(cookie_vmem.cause) : "none",
-		stale.failed ? cause_name(stale.cause) : "none", intact);
+		stale.failed ? cause_name(stale.cause) : "none",
+		rep_copy.failed,
+		rep_victim.failed ? cause_name(rep_victim.cause) : "none",
+		intact);
 out:
 	if (io)
 		iounmap(io);

@@ -645,6 +645,31 @@ static __always_inline void fgft_mmio_check(unsigned long a, unsigned long len,
 	(fn)((v), __fgft_io);						\
 })
 
+/*
+ * The redefinitions of the string port accessors in SFI code (insw(),
+ * outsl(), ...; compensations.toml [inline] rep_in and rep_out): @fn moves
+ * @n elements of @size bytes between port @port and the buffer @b in one
+ * instruction the sanitizer does not see, so the buffer is checked first as
+ * a wrapper checks a kernel call's buffer (written for rep_in, with its
+ * old bytes logged where the body works in place; read for rep_out).
+ */
+#define FGFT_REP_IN(fn, size, port, b, n) ({				\
+	__auto_type __fgft_b = (b);					\
+	unsigned long __fgft_n = (n);					\
+									\
+	fgft_check_or_fail(__fgft_b, __fgft_n * (size), FGFT_W);	\
+	fgft_touch_sfi();						\
+	(fn)((port), __fgft_b, __fgft_n);				\
+})
+#define FGFT_REP_OUT(fn, size, port, b, n) ({				\
+	__auto_type __fgft_b = (b);					\
+	unsigned long __fgft_n = (n);					\
+									\
+	fgft_check_or_fail(__fgft_b, __fgft_n * (size), FGFT_R);	\
+	fgft_touch_sfi();						\
+	(fn)((port), __fgft_b, __fgft_n);				\
+})
+
 /* Probes of the unnamed arguments of variadic kernel calls. */
 #include <fgft/va.h>
 

@@ -232,8 +232,9 @@ fn runtime_recovers_every_fault_kind() {
 
     // MMIO accessors: device memory passes (the value as a plain read
     // gets it), kernel memory and a NULL-based register are refused first;
-    // so does a wrapper's I/O-cookie check for vmalloc() memory, and a
-    // read through a base that was unmapped after bodies used it.
+    // so does a wrapper's I/O-cookie check for vmalloc() memory, a read
+    // through a base that was unmapped after bodies used it, and a string
+    // port read into memory that is not granted (into the copy it passes).
     let m = mark(&out, "st-mmio");
     assert_eq!(
         (
@@ -245,9 +246,11 @@ fn runtime_recovers_every_fault_kind() {
             field(m, "cookie_dev_failed"),
             field(m, "cookie_vmalloc_cause"),
             field(m, "unmapped_cause"),
+            field(m, "rep_copy_failed"),
+            field(m, "rep_victim_cause"),
             field(m, "intact")
         ),
-        ("0", "1", "range", "range", "range", "0", "range", "range", "1"),
+        ("0", "1", "range", "range", "range", "0", "range", "range", "0", "range", "1"),
         "{m}"
     );
 

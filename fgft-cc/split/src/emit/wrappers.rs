@@ -3,7 +3,7 @@
 //! macros that send SFI calls to them, and the SFI module's own runtime file
 //! (table of main-module addresses, object translation, init/exit).
 
-use crate::plan::table::{ApiEntry, ArgSpec, LockKind, Table};
+use crate::plan::table::{ApiEntry, ArgSpec, IoAccess, IoKind, LockKind, Table};
 use crate::plan::Plan;
 use fgft_base::{ident, lex};
 use std::collections::BTreeSet;
@@ -326,21 +326,38 @@ fn device_accessors(s: &mut String, plan: &Plan, table: &Table) {
         return;
     }
     s.push_str(
-        "/*\n * Register accessors (compensations.toml [inline] device): each access\n * marks the transaction as having touched its device, so that an abort\n * restores the device only if the call touched it.  An MMIO accessor\n * ([inline] mmio_read, mmio_write) first checks that its address is device\n * memory (fgft_mmio_check()).\n */\n",
+        "/*\n * Register accessors (compensations.toml [inline] device): each access\n * marks the transaction as having touched its device, so that an abort\n * restores the device only if the call touched it.  An MMIO accessor\n * ([inline] mmio_read, mmio_write) first checks that its address is device\n * memory (fgft_mmio_check()), a string port accessor (rep_in, rep_out)\n * that the body may write or read its buffer.\n */\n",
     );
     for n in &used {
         let _ = writeln!(s, "#undef {n}");
-        match table.mmio.get(n) {
-            Some(m) if m.write => {
-                let _ = writeln!(s, "#define {n}(v, a) FGFT_MMIO_W({n}, {}, v, a)", m.bytes);
+        let def = match table.io_checked.get(n) {
+            Some(IoAccess {
+                kind: IoKind::MmioRead,
+                bytes,
+            }) => {
+                format!("{n}(a) FGFT_MMIO_R({n}, {bytes}, a)")
             }
-            Some(m) => {
-                let _ = writeln!(s, "#define {n}(a) FGFT_MMIO_R({n}, {}, a)", m.bytes);
+            Some(IoAccess {
+                kind: IoKind::MmioWrite,
+                bytes,
+            }) => {
+                format!("{n}(v, a) FGFT_MMIO_W({n}, {bytes}, v, a)")
             }
-            None => {
-                let _ = writeln!(s, "#define {n}(...) (fgft_touch_sfi(), ({n})(__VA_ARGS__))");
+            Some(IoAccess {
+                kind: IoKind::RepIn,
+                bytes,
+            }) => {
+                format!("{n}(p, b, c) FGFT_REP_IN({n}, {bytes}, p, b, c)")
             }
-        }
+            Some(IoAccess {
+                kind: IoKind::RepOut,
+                bytes,
+            }) => {
+                format!("{n}(p, b, c) FGFT_REP_OUT({n}, {bytes}, p, b, c)")
+            }
+            None => format!("{n}(...) (fgft_touch_sfi(), ({n})(__VA_ARGS__))"),
+        };
+        let _ = writeln!(s, "#define {def}");
     }
     s.push('\n');
 }

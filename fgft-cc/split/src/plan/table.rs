@@ -62,6 +62,10 @@ struct InlineRaw {
     mmio_read: BTreeMap<String, u8>,
     #[serde(default)]
     mmio_write: BTreeMap<String, u8>,
+    #[serde(default)]
+    rep_in: BTreeMap<String, u8>,
+    #[serde(default)]
+    rep_out: BTreeMap<String, u8>,
 }
 
 #[derive(Debug, Default, Deserialize, Clone)]
@@ -342,12 +346,44 @@ impl ApiEntry {
     }
 }
 
-/// An MMIO accessor of `[inline] mmio_read` / `mmio_write`: it takes the
-/// address last (`readl(addr)`, `writel(value, addr)`).
+/// A register accessor whose memory operand SFI code checks first: an
+/// MMIO accessor (`[inline] mmio_read`, `mmio_write`: the address last,
+/// `readl(addr)`, `writel(value, addr)`) or a string port accessor
+/// (`rep_in`, `rep_out`: `insw(port, buffer, count)`), with the bytes of
+/// one access or element.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Mmio {
-    pub write: bool,
+pub struct IoAccess {
+    pub kind: IoKind,
     pub bytes: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IoKind {
+    MmioRead,
+    MmioWrite,
+    /// Port to buffer: the buffer is written.
+    RepIn,
+    /// Buffer to port: the buffer is read.
+    RepOut,
+}
+
+impl IoKind {
+    fn key(self) -> &'static str {
+        match self {
+            IoKind::MmioRead => "mmio_read",
+            IoKind::MmioWrite => "mmio_write",
+            IoKind::RepIn => "rep_in",
+            IoKind::RepOut => "rep_out",
+        }
+    }
+
+    /// The widths an accessor of this kind may have.
+    fn widths(self) -> &'static [u8] {
+        match self {
+            IoKind::MmioRead | IoKind::MmioWrite => &[1, 2, 4, 8],
+            IoKind::RepIn | IoKind::RepOut => &[1, 2, 4],
+        }
+    }
 }
 
 /// The loaded table.
@@ -362,10 +398,11 @@ pub struct Table {
     /// `device_macros` maps kernel macros to the accessor they expand to.
     pub device_inline: BTreeSet<String>,
     pub device_macros: BTreeMap<String, String>,
-    /// The MMIO accessors among `device_inline` (`[inline] mmio_read`,
-    /// `mmio_write`): whether the accessor writes, and the bytes it
-    /// accesses. SFI code checks the address first (fgft_mmio_check()).
-    pub mmio: BTreeMap<String, Mmio>,
+    /// The accessors among `device_inline` whose memory operand SFI code
+    /// checks first (`[inline] mmio_read`, `mmio_write`, `rep_in`,
+    /// `rep_out`): fgft_mmio_check() for an MMIO address, the range check
+    /// of a kernel call's buffer for a string port accessor's buffer.
+    pub io_checked: BTreeMap<String, IoAccess>,
     /// Kernel symbols an SFI object may call without a wrapper (`[direct]`).
     pub direct: BTreeSet<String>,
     /// Kernel globals SFI code may read; value: header that declares it.
@@ -402,7 +439,7 @@ impl Table {
     pub fn from_sources(sources: &[TableSource]) -> Result<Table, Error> {
         let mut t = Table::default();
         let mut macro_srcs = Vec::new();
-        let mut mmio_srcs = Vec::new();
+        let mut io_srcs = Vec::new();
         for src in sources {
             let f: TableFile = tables::parse_toml(src, TABLE_NAME)?;
             t.inline_names.extend(f.inline.names.iter().cloned());
@@ -414,19 +451,27 @@ impl Table {
                 t.device_macros.insert(m.clone(), to.clone());
                 macro_srcs.push((src, m.clone(), to.clone()));
             }
-            for (write, map) in [(false, &f.inline.mmio_read), (true, &f.inline.mmio_write)] {
+            for (kind, map) in [
+                (IoKind::MmioRead, &f.inline.mmio_read),
+                (IoKind::MmioWrite, &f.inline.mmio_write),
+                (IoKind::RepIn, &f.inline.rep_in),
+                (IoKind::RepOut, &f.inline.rep_out),
+            ] {
                 for (n, &bytes) in map {
-                    if ![1, 2, 4, 8].contains(&bytes) {
+                    if !kind.widths().contains(&bytes) {
+                        let ok: Vec<String> = kind.widths().iter().map(|w| w.to_string()).collect();
                         return Err(located(
                             src,
                             &format!("{n} ="),
                             format!(
-                                "[inline] mmio: `{n}` accesses {bytes} bytes; an MMIO accessor accesses 1, 2, 4 or 8"
+                                "[inline] {}: `{n}` accesses {bytes} bytes; one of {} expected",
+                                kind.key(),
+                                ok.join(", ")
                             ),
                         ));
                     }
-                    t.mmio.insert(n.clone(), Mmio { write, bytes });
-                    mmio_srcs.push((src, n.clone()));
+                    t.io_checked.insert(n.clone(), IoAccess { kind, bytes });
+                    io_srcs.push((src, kind, n.clone()));
                 }
             }
             t.direct.extend(f.direct.symbols.iter().cloned());
@@ -450,13 +495,13 @@ impl Table {
         for src in sources {
             t.check_releases(src)?;
         }
-        // Each MMIO accessor is a `device` accessor.
-        for (src, n) in mmio_srcs {
+        // Each checked accessor is a `device` accessor.
+        for (src, kind, n) in io_srcs {
             if !t.device_inline.contains(&n) {
                 return Err(located(
                     src,
                     &format!("{n} ="),
-                    format!("[inline] mmio: `{n}` is not in `device`"),
+                    format!("[inline] {}: `{n}` is not in `device`", kind.key()),
                 ));
             }
         }
@@ -1116,50 +1161,42 @@ mod tests {
     }
 
     #[test]
-    fn mmio_accessors_are_device_accessors_of_1_2_4_or_8_bytes() {
+    fn checked_io_accessors_are_device_accessors_of_a_width_of_their_kind() {
         let t = Table::from_sources(&[TableSource {
             path: None,
             text: BUILTIN.to_string(),
         }])
         .unwrap();
-        assert_eq!(
-            t.mmio["readl"],
-            Mmio {
-                write: false,
-                bytes: 4
-            }
-        );
-        assert_eq!(
-            t.mmio["__writeq"],
-            Mmio {
-                write: true,
-                bytes: 8
-            }
-        );
-        assert!(!t.mmio.contains_key("__inb"));
+        let io = |kind, bytes| IoAccess { kind, bytes };
+        assert_eq!(t.io_checked["readl"], io(IoKind::MmioRead, 4));
+        assert_eq!(t.io_checked["__writeq"], io(IoKind::MmioWrite, 8));
+        assert_eq!(t.io_checked["insw"], io(IoKind::RepIn, 2));
+        assert_eq!(t.io_checked["outsl"], io(IoKind::RepOut, 4));
+        assert!(!t.io_checked.contains_key("__inb"));
         let ok = "[inline]\ndevice = [\"rd\"]\nmmio_read = { rd = 2 }\n";
         assert_eq!(
-            Table::from_sources(&[src(ok)]).unwrap().mmio["rd"],
-            Mmio {
-                write: false,
-                bytes: 2
-            }
+            Table::from_sources(&[src(ok)]).unwrap().io_checked["rd"],
+            io(IoKind::MmioRead, 2)
         );
         for (text, want) in [
             (
                 "[inline]\ndevice = [\"rd\"]\nmmio_write = { wr = 4 }\n",
-                "`wr` is not in `device`",
+                "[inline] mmio_write: `wr` is not in `device`",
             ),
             (
                 "[inline]\ndevice = [\"rd\"]\nmmio_read = { rd = 3 }\n",
-                "`rd` accesses 3 bytes",
+                "`rd` accesses 3 bytes; one of 1, 2, 4, 8 expected",
+            ),
+            (
+                "[inline]\ndevice = [\"rd\"]\nrep_in = { rd = 8 }\n",
+                "`rd` accesses 8 bytes; one of 1, 2, 4 expected",
             ),
         ] {
             match Table::from_sources(&[src(text)]) {
                 Err(Error::Located(d)) => {
                     assert!(d[0].message.contains(want), "{}", d[0].message);
-                    // On the accessor's line of `mmio_*`, not of `device`.
-                    assert!(d[0].range.start > text.find("mmio").unwrap());
+                    // On the accessor's line of its kind, not of `device`.
+                    assert!(d[0].range.start > text.find("device").unwrap() + 10);
                 }
                 other => panic!("expected a located error, got {other:?}"),
             }
