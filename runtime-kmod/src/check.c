@@ -381,20 +381,16 @@ EXPORT_SYMBOL_GPL(fgft_check_or_fail);
 /* ---- MMIO accessors of SFI code ---- */
 
 /*
- * Frames found to be no RAM: a frame's kind does not change, so entries
- * are never emptied, only replaced.  Any cpu may read or write any entry.
+ * Whether @a is mapped in the vmalloc area to a frame that is no RAM: no
+ * struct page, or a reserved one (a hole).  page_is_ram() would take the
+ * resource lock, which an interrupt's body may find held for writing on
+ * its own cpu; this test takes no lock.
  */
-#define FGFT_IO_PFNS	8
-static unsigned long fgft_io_pfns[FGFT_IO_PFNS];
-static unsigned int fgft_io_pfn_next;
-
-/* Whether @a is mapped in the vmalloc area to a frame that is no RAM. */
 static bool fgft_mmio_page_ok(unsigned long a)
 {
 	unsigned long pfn;
 	unsigned int level;
 	pte_t *pte;
-	int i;
 
 	if (!is_vmalloc_addr((void *)a))
 		return false;
@@ -414,15 +410,7 @@ static bool fgft_mmio_page_ok(unsigned long a)
 	default:
 		return false;
 	}
-	for (i = 0; i < FGFT_IO_PFNS; i++)
-		if (READ_ONCE(fgft_io_pfns[i]) == pfn + 1)
-			return true;
-	if (page_is_ram(pfn))
-		return false;
-	i = (READ_ONCE(fgft_io_pfn_next) + 1) % FGFT_IO_PFNS;
-	WRITE_ONCE(fgft_io_pfn_next, i);
-	WRITE_ONCE(fgft_io_pfns[i], pfn + 1);
-	return true;
+	return !pfn_valid(pfn) || PageReserved(pfn_to_page(pfn));
 }
 
 bool fgft_mmio_ok(unsigned long addr, unsigned long len)

@@ -592,8 +592,9 @@ void fgft_iomem_check(const void __iomem *addr);
 /*
  * Added: the slow path of fgft_mmio_check(): an MMIO access of @len bytes at
  * @addr by the body running here passes when each page it touches is mapped
- * in the vmalloc area (where ioremap() maps) to a frame that is no RAM, and
- * its page then goes into this cpu's MMIO pages; anything else (a NULL-based
+ * in the vmalloc area (where ioremap() maps) to a frame that is no RAM (no
+ * struct page, or a reserved one), and its page then goes into this cpu's
+ * MMIO pages; anything else (a NULL-based
  * or corrupted register base, a pointer to kernel memory) fails the body
  * (FGFT_CAUSE_RANGE) before the access.  Outside a body it does nothing.
  */
