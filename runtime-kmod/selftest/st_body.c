@@ -228,7 +228,7 @@ long ST_FN(mmio)(void *arg)
 		 */
 		u8 *buf = a->rep_buf ? a->rep_buf : a->copy;
 
-		FGFT_REP_IN(insb, 1, (int)a->io_off, buf, 4);
+		FGFT_REP(insb, 1, FGFT_W, (int)a->io_off, buf, 4);
 		v = buf[0] | 0x100;
 	}
 	return v;

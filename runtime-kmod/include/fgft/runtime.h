@@ -651,22 +651,15 @@ static __always_inline void fgft_mmio_check(unsigned long a, unsigned long len,
  * outsl(), ...; compensations.toml [inline] rep_in and rep_out): @fn moves
  * @n elements of @size bytes between port @port and the buffer @b in one
  * instruction the sanitizer does not see, so the buffer is checked first as
- * a wrapper checks a kernel call's buffer (written for rep_in, with its
- * old bytes logged where the body works in place; read for rep_out).
+ * a wrapper checks a kernel call's buffer: @rights FGFT_W for rep_in
+ * (written, its old bytes logged where the body works in place), FGFT_R
+ * for rep_out.
  */
-#define FGFT_REP_IN(fn, size, port, b, n) ({				\
+#define FGFT_REP(fn, size, rights, port, b, n) ({			\
 	__auto_type __fgft_b = (b);					\
 	unsigned long __fgft_n = (n);					\
 									\
-	fgft_check_or_fail(__fgft_b, __fgft_n * (size), FGFT_W);	\
-	fgft_touch_sfi();						\
-	(fn)((port), __fgft_b, __fgft_n);				\
-})
-#define FGFT_REP_OUT(fn, size, port, b, n) ({				\
-	__auto_type __fgft_b = (b);					\
-	unsigned long __fgft_n = (n);					\
-									\
-	fgft_check_or_fail(__fgft_b, __fgft_n * (size), FGFT_R);	\
+	fgft_check_or_fail(__fgft_b, __fgft_n * (size), rights);	\
 	fgft_touch_sfi();						\
 	(fn)((port), __fgft_b, __fgft_n);				\
 })

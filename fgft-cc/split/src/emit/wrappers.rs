@@ -322,13 +322,19 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
 /// first (compensations.toml `[inline] device`).
 fn device_accessors(s: &mut String, plan: &Plan, table: &Table) {
     let used = table.device_accessors(plan.entries.iter().flat_map(|e| e.apis.iter()));
+    s.push_str(&accessor_redefinitions(&used, table));
+}
+
+/// The redefinitions of the register accessors `used` (empty for none).
+fn accessor_redefinitions(used: &BTreeSet<String>, table: &Table) -> String {
+    let mut s = String::new();
     if used.is_empty() {
-        return;
+        return s;
     }
     s.push_str(
         "/*\n * Register accessors (compensations.toml [inline] device): each access\n * marks the transaction as having touched its device, so that an abort\n * restores the device only if the call touched it.  An MMIO accessor\n * ([inline] mmio_read, mmio_write) first checks that its address is device\n * memory (fgft_mmio_check()), a string port accessor (rep_in, rep_out)\n * that the body may write or read its buffer.\n */\n",
     );
-    for n in &used {
+    for n in used {
         let _ = writeln!(s, "#undef {n}");
         let def = match table.io_checked.get(n) {
             Some(IoAccess {
@@ -347,19 +353,20 @@ fn device_accessors(s: &mut String, plan: &Plan, table: &Table) {
                 kind: IoKind::RepIn,
                 bytes,
             }) => {
-                format!("{n}(p, b, c) FGFT_REP_IN({n}, {bytes}, p, b, c)")
+                format!("{n}(p, b, c) FGFT_REP({n}, {bytes}, FGFT_W, p, b, c)")
             }
             Some(IoAccess {
                 kind: IoKind::RepOut,
                 bytes,
             }) => {
-                format!("{n}(p, b, c) FGFT_REP_OUT({n}, {bytes}, p, b, c)")
+                format!("{n}(p, b, c) FGFT_REP({n}, {bytes}, FGFT_R, p, b, c)")
             }
             None => format!("{n}(...) (fgft_touch_sfi(), ({n})(__VA_ARGS__))"),
         };
         let _ = writeln!(s, "#define {def}");
     }
     s.push('\n');
+    s
 }
 
 /// Variadic table functions the SFI code calls.
@@ -1213,6 +1220,31 @@ pub fn check_captures(table: &Table) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::plan::table::parse_proto;
+
+    #[test]
+    fn accessors_are_redefined_by_kind() {
+        let table = Table::from_sources(&[fgft_parse::tables::TableSource {
+            path: None,
+            text: crate::plan::table::BUILTIN.to_string(),
+        }])
+        .unwrap();
+        let used: BTreeSet<String> = ["readl", "__writeq", "insw", "outsl", "__inb"]
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        let out = accessor_redefinitions(&used, &table);
+        for line in [
+            "#define readl(a) FGFT_MMIO_R(readl, 4, a)",
+            "#define __writeq(v, a) FGFT_MMIO_W(__writeq, 8, v, a)",
+            "#define insw(p, b, c) FGFT_REP(insw, 2, FGFT_W, p, b, c)",
+            "#define outsl(p, b, c) FGFT_REP(outsl, 4, FGFT_R, p, b, c)",
+            "#define __inb(...) (fgft_touch_sfi(), (__inb)(__VA_ARGS__))",
+        ] {
+            assert!(out.lines().any(|l| l == line), "{line} in:\n{out}");
+        }
+        assert_eq!(out.matches("#undef ").count(), 5);
+        assert!(accessor_redefinitions(&BTreeSet::new(), &table).is_empty());
+    }
 
     fn entry(proto: &str, undo: &str) -> ApiEntry {
         let name = proto[..proto.find('(').unwrap()]
