@@ -416,21 +416,22 @@ static bool fgft_mmio_page_ok(unsigned long a)
 bool fgft_mmio_ok(unsigned long addr, unsigned long len)
 {
 	unsigned long last = addr + len - 1, page = addr & PAGE_MASK;
+	bool one_page = (last ^ addr) < PAGE_SIZE;
 
 	if (!len || last < addr)
 		return false;
-	if ((last ^ addr) < PAGE_SIZE && (page == this_cpu_read(fgft_win.io[0]) ||
-					  page == this_cpu_read(fgft_win.io[1])))
+	if (one_page && (page == this_cpu_read(fgft_win.io[0]) ||
+			 page == this_cpu_read(fgft_win.io[1])))
 		return true;
 	if (!fgft_mmio_page_ok(addr) ||
-	    ((last ^ addr) >= PAGE_SIZE && !fgft_mmio_page_ok(last)))
+	    (!one_page && !fgft_mmio_page_ok(last)))
 		return false;
 	/*
 	 * An access inside the page passes inline next time (the inline check
 	 * takes aligned ones only).  One value per word, so no pair of writes
 	 * can be torn by an interrupt or a move to another cpu.
 	 */
-	if ((last ^ addr) < PAGE_SIZE) {
+	if (one_page) {
 		this_cpu_write(fgft_win.io[1], this_cpu_read(fgft_win.io[0]));
 		this_cpu_write(fgft_win.io[0], page);
 	}

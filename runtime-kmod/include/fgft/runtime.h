@@ -594,9 +594,9 @@ void fgft_iomem_check(const void __iomem *addr);
  * @addr by the body running here passes when each page it touches is mapped
  * in the vmalloc area (where ioremap() maps) to a frame that is no RAM (no
  * struct page, or a reserved one), and its page then goes into this cpu's
- * MMIO pages; anything else (a NULL-based
- * or corrupted register base, a pointer to kernel memory) fails the body
- * (FGFT_CAUSE_RANGE) before the access.  Outside a body it does nothing.
+ * MMIO pages; anything else (a NULL-based or corrupted register base, a
+ * pointer to kernel memory) fails the body (FGFT_CAUSE_RANGE) before the
+ * access.  Outside a body it does nothing.
  */
 void fgft_mmio_miss(unsigned long addr, unsigned long len,
 		    unsigned int rights);
