@@ -62,7 +62,10 @@
 //! A boot that oopses, panics or times out before `/init` prints
 //! `fgft-boot` has run nothing of the scenario; it is booted again, at most
 //! twice, and the failed consoles are kept as `<name>.boot-failed-<n>.log`
-//! ([`failed_before_scenario`]).
+//! ([`failed_before_scenario`]). So is a run whose first oops is an `int3`
+//! trap in the kernel's own text, at any time: the emulation's race when the
+//! kernel patches a static key ([`emulation_text_poke_race`]). Writable
+//! `-drive` images are restored before a retried boot.
 //!
 //! # Guest programs
 //!
@@ -123,7 +126,9 @@ pub use env::Env;
 pub use guest::{guest_program, guest_tool, host_program};
 pub use kbuild::kbuild;
 pub use modules::{resolve_modules, ModuleDep, ModulesDep};
-pub use qemu::{check_qemu_args, failed_before_scenario, pinned_in_log, run, VmSpec};
+pub use qemu::{
+    check_qemu_args, emulation_text_poke_race, failed_before_scenario, pinned_in_log, run, VmSpec,
+};
 
 use std::path::PathBuf;
 
