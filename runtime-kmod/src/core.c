@@ -1295,6 +1295,9 @@ static void release_unlocked(struct fgft_txn *txn, bool mutexes)
 	if (IS_ERR_OR_NULL(txn) || !txn_owned(txn))
 		return;
 	l = &txn->log;
+	/* Most bodies hold no lock here: no record to walk. */
+	if (!l->nlocks)
+		return;
 	/* Newest first, so interrupt flags come back in the order saved. */
 	for (i = l->n; i-- > 0;) {
 		struct fgft_rec *r = &l->r[i];
