@@ -9,10 +9,17 @@
  * Its in-place transactions may touch them; their stores are logged like
  * every in-place store, so an abort puts them back.
  *
- * Invariant: an object is in the table from its allocation (or its
+ * The objects sit in a red-black tree by address, each add and each free
+ * O(log n): a NIC driver adds and frees a receive buffer per frame.
+ *
+ * Invariants: an object is in the tree from its allocation (or its
  * transaction's commit) until the driver frees it, and is taken out
- * before the memory goes back to the allocator.
+ * before the memory goes back to the allocator.  The objects in the tree
+ * are disjoint: memory the allocator hands out is no live object's, so an
+ * object it overlaps was freed where the table did not see it (the stack
+ * freed a buffer the driver handed on), and is dropped when it is added.
  */
+#include <linux/rbtree.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <fgft/runtime.h>
@@ -20,10 +27,22 @@
 #include "fgft_internal.h"
 #include "fgft_rtab.h"
 
+struct fgft_heap_obj {
+	struct rb_node rb;
+	unsigned long start;
+	unsigned long end;
+};
+
 struct fgft_heap_tab {
 	rwlock_t lock;
-	struct fgft_rtab rt;
+	struct rb_root root;
+	/* Nodes of freed objects, for the next adds (under the lock). */
+	struct fgft_heap_obj *spare;
+	unsigned long nr_spare;
 };
+
+/* Spare nodes kept beyond which freed ones go back to the allocator. */
+#define FGFT_HEAP_SPARE	256
 
 static struct fgft_heap_tab *heap_tab(struct fgft_heap *h)
 {
@@ -38,7 +57,7 @@ int fgft_heap_init(struct fgft_heap *h)
 	if (!tab)
 		return -ENOMEM;
 	rwlock_init(&tab->lock);
-	fgft_rtab_init(&tab->rt);
+	tab->root = RB_ROOT;
 	/* Published initialized: pairs with heap_tab(). */
 	smp_store_release(&h->tab, tab);
 	return 0;
@@ -48,27 +67,109 @@ EXPORT_SYMBOL_GPL(fgft_heap_init);
 void fgft_heap_destroy(struct fgft_heap *h)
 {
 	struct fgft_heap_tab *tab = xchg(&h->tab, NULL);
+	struct fgft_heap_obj *o, *n;
 
 	if (!tab)
 		return;
-	fgft_rtab_destroy(&tab->rt);
+	rbtree_postorder_for_each_entry_safe(o, n, &tab->root, rb)
+		kfree(o);
+	while (tab->spare) {
+		o = tab->spare;
+		tab->spare = (struct fgft_heap_obj *)o->end;
+		kfree(o);
+	}
 	kfree(tab);
 }
 EXPORT_SYMBOL_GPL(fgft_heap_destroy);
 
+/* The object with the highest start at or below @addr, or NULL. */
+static struct fgft_heap_obj *obj_at_or_below(struct fgft_heap_tab *tab,
+					     unsigned long addr)
+{
+	struct rb_node *n = tab->root.rb_node;
+	struct fgft_heap_obj *best = NULL;
+
+	while (n) {
+		struct fgft_heap_obj *o = rb_entry(n, struct fgft_heap_obj, rb);
+
+		if (o->start <= addr) {
+			best = o;
+			n = n->rb_right;
+		} else {
+			n = n->rb_left;
+		}
+	}
+	return best;
+}
+
+/* The object containing @addr, or NULL. */
+static struct fgft_heap_obj *obj_containing(struct fgft_heap_tab *tab,
+					    unsigned long addr)
+{
+	struct fgft_heap_obj *o = obj_at_or_below(tab, addr);
+
+	return o && addr < o->end ? o : NULL;
+}
+
+/* Takes @o out of the tree; its node becomes a spare (under the lock). */
+static void obj_drop(struct fgft_heap *h, struct fgft_heap_tab *tab,
+		     struct fgft_heap_obj *o)
+{
+	rb_erase(&o->rb, &tab->root);
+	h->nr_live--;
+	if (tab->nr_spare >= FGFT_HEAP_SPARE) {
+		kfree(o);
+		return;
+	}
+	/* A spare's end links the next spare. */
+	o->end = (unsigned long)tab->spare;
+	tab->spare = o;
+	tab->nr_spare++;
+}
+
 static void heap_add_now(struct fgft_heap *h, unsigned long obj, size_t len)
 {
 	struct fgft_heap_tab *tab = heap_tab(h);
-	unsigned long flags;
+	unsigned long end = obj + len, flags;
+	struct fgft_heap_obj *o, *old;
+	struct rb_node **link, *parent = NULL;
 
-	if (!tab || !len)
+	if (!tab || !len || end < obj)
 		return;
 	write_lock_irqsave(&tab->lock, flags);
-	/* Without memory for the slot the object stays unknown: refused. */
-	if (fgft_rtab_map(&tab->rt, obj, len, FGFT_RW) >= 0)
-		h->nr_live++;
-	/* Readers under the read lock find it settled. */
-	fgft_rtab_settle(&tab->rt);
+	o = tab->spare;
+	if (o) {
+		tab->spare = (struct fgft_heap_obj *)o->end;
+		tab->nr_spare--;
+	} else {
+		write_unlock_irqrestore(&tab->lock, flags);
+		/* Without memory the object stays unknown: refused. */
+		o = kmalloc(sizeof(*o), GFP_ATOMIC);
+		if (!o)
+			return;
+		write_lock_irqsave(&tab->lock, flags);
+	}
+	o->start = obj;
+	o->end = end;
+	/* Objects it overlaps were freed unseen: dropped. */
+	old = obj_at_or_below(tab, end - 1);
+	while (old && old->end > obj) {
+		struct rb_node *prev = rb_prev(&old->rb);
+
+		obj_drop(h, tab, old);
+		old = prev ? rb_entry(prev, struct fgft_heap_obj, rb) : NULL;
+	}
+	link = &tab->root.rb_node;
+	while (*link) {
+		parent = *link;
+		if (obj < rb_entry(parent, struct fgft_heap_obj, rb)->start)
+			link = &parent->rb_left;
+		else
+			link = &parent->rb_right;
+	}
+	rb_link_node(&o->rb, parent, link);
+	rb_insert_color(&o->rb, &tab->root);
+	h->nr_live++;
 	write_unlock_irqrestore(&tab->lock, flags);
 }
 
@@ -93,6 +194,7 @@ EXPORT_SYMBOL_GPL(fgft_heap_add);
 void fgft_heap_del(struct fgft_heap *h, const void *obj)
 {
 	struct fgft_heap_tab *tab;
+	struct fgft_heap_obj *o;
 	unsigned long flags;
 
 	if (!h || IS_ERR_OR_NULL(obj))
@@ -101,14 +203,10 @@ void fgft_heap_del(struct fgft_heap *h, const void *obj)
 	if (!tab)
 		return;
 	write_lock_irqsave(&tab->lock, flags);
-	if (fgft_rtab_find_start(&tab->rt, (uintptr_t)obj) < 0) {
-		int id = fgft_rtab_find_containing(&tab->rt, (uintptr_t)obj);
-
-		if (id >= 0)
-			obj = (const void *)tab->rt.g[id].start;
-	}
-	while (fgft_rtab_unmap(&tab->rt, (uintptr_t)obj, UINT_MAX) > 0)
-		h->nr_live--;
+	/* The object @obj points into (its start, or inside it). */
+	o = obj_containing(tab, (unsigned long)obj);
+	if (o)
+		obj_drop(h, tab, o);
 	write_unlock_irqrestore(&tab->lock, flags);
 }
 EXPORT_SYMBOL_GPL(fgft_heap_del);
@@ -139,24 +237,32 @@ bool fgft_heap_allows(struct fgft_txn *t, struct fgft_heap *h,
 		      unsigned long addr, size_t len, unsigned int rights)
 {
 	struct fgft_heap_tab *tab = heap_tab(h);
-	uintptr_t start = 0, end = 0;
-	unsigned long flags;
-	int id;
+	unsigned long start = 0, end = 0, flags, a = addr;
+	struct fgft_heap_obj *o;
 
-	if (!tab || !READ_ONCE(h->nr_live))
+	if (!tab || !READ_ONCE(h->nr_live) || !len || addr + len < addr)
 		return false;
 	read_lock_irqsave(&tab->lock, flags);
-	id = fgft_rtab_check_slow(&tab->rt, addr, len, rights);
-	if (id >= 0 && id != FGFT_RTAB_PIECEWISE) {
-		start = tab->rt.g[id].start;
-		end = tab->rt.g[id].end;
-	} else if (id >= 0) {
+	o = obj_containing(tab, addr);
+	if (o && addr + len <= o->end) {
+		start = o->start;
+		end = o->end;
+	} else {
 		/* Across adjacent objects: this access only. */
-		start = addr;
-		end = addr + len;
+		while (o && o->start <= a && a < addr + len) {
+			struct rb_node *next = rb_next(&o->rb);
+
+			a = o->end;
+			o = next ? rb_entry(next, struct fgft_heap_obj, rb) :
+				   NULL;
+		}
+		if (a >= addr + len) {
+			start = addr;
+			end = addr + len;
+		}
 	}
 	read_unlock_irqrestore(&tab->lock, flags);
-	if (id < 0)
+	if (end == start)
 		return false;
 	fgft_rtab_map(&t->rtab, start, end - start, FGFT_RW);
 	return true;
