@@ -20,7 +20,7 @@ pub(crate) fn fnv1a(data: &[u8], mut h: u64) -> u64 {
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 
 /// One of our guest programs, `tools/vm/guest/<name>.c` (`fgft-ethtool`,
-/// `fgft-pkt`), built static. Returns the host path of the binary; put it in
+/// `fgft-pkt`, `fgft-tcp`), built static. Returns the host path of the binary; put it in
 /// a guest with [`crate::VmSpec::add_tool`] or [`crate::VmSpec::files`].
 pub fn guest_tool(env: &Env, name: &str) -> Result<PathBuf, VmError> {
     let src = env
@@ -189,7 +189,7 @@ mod tests {
     #[test]
     fn tools_build_static_and_cached() {
         let env = Env::load().expect("fgft environment (scripts/setup.sh)");
-        for tool in ["fgft-ethtool", "fgft-pkt"] {
+        for tool in ["fgft-ethtool", "fgft-pkt", "fgft-tcp"] {
             let a = guest_tool(&env, tool).unwrap();
             let b = guest_tool(&env, tool).unwrap();
             assert_eq!(a, b);

@@ -76,7 +76,10 @@
 //!   `FGFT-MARK ethtool op=<op> ret=<rc> errno=<n> value=<v> dev=<if> ...`
 //!   line per operation (`all` runs every getter);
 //! - `fgft-pkt [-u] [-n N | -d SECS] IFA IFB`: raw frames from IFA to IFB's
-//!   MAC, `FGFT-MARK pkt sent=N received=M secs=S fps=F ...`.
+//!   MAC, `FGFT-MARK pkt sent=N received=M secs=S fps=F ...`;
+//! - `fgft-tcp [-d SECS] IFA IFB`: one TCP stream from IFA to IFB, IFB moved
+//!   into a network namespace of its own so that the stream crosses the
+//!   hub, `FGFT-MARK tcp bytes=N secs=S mbps=M ...` (netperf's TCP_STREAM).
 //!
 //! Their header comments document every option and field.
 //!

@@ -3,7 +3,7 @@
 //! macros that send SFI calls to them, and the SFI module's own runtime file
 //! (table of main-module addresses, object translation, init/exit).
 
-use crate::plan::table::{ApiEntry, ArgSpec, IoAccess, IoKind, LockKind, Table};
+use crate::plan::table::{ApiEntry, ArgSpec, IoAccess, IoKind, LockKind, MoreGrant, Table};
 use crate::plan::Plan;
 use fgft_base::{ident, lex};
 use std::collections::BTreeSet;
@@ -490,11 +490,12 @@ pub(crate) fn sfi_rt(
             let rights = e.grant.as_ref().map_or("rw".to_string(), |g| g.1.clone());
             for c in plan.containers.iter().filter(|c| c.apis.contains(w)) {
                 let sym = c.symbol(d);
-                e.grant_more.push((
-                    format!("(char *)ret - {sym}[1]"),
-                    format!("{sym}[0]"),
-                    rights.clone(),
-                ));
+                e.grant_more.push(MoreGrant {
+                    addr: format!("(char *)ret - {sym}[1]"),
+                    len: format!("{sym}[0]"),
+                    rights: rights.clone(),
+                    when: None,
+                });
             }
             // Without a heap the object stays the transaction's alone.
             if !plan.heap {
@@ -1104,10 +1105,15 @@ fn call_body(s: &mut String, d: &str, e: &ApiEntry) {
     let grants = e
         .grant
         .iter()
-        .map(|(len, r)| ("ret".to_string(), len.clone(), r.clone()))
+        .map(|(len, r)| MoreGrant {
+            addr: "ret".to_string(),
+            len: len.clone(),
+            rights: r.clone(),
+            when: None,
+        })
         .chain(e.grant_more.iter().cloned());
-    for (addr, len, rights) in grants {
-        let r = match rights.as_str() {
+    for g in grants {
+        let r = match g.rights.as_str() {
             "r" => "FGFT_R",
             // A new object: an abort drops it, so its old bytes are not
             // kept (restoring them would undo what the kernel linked it
@@ -1115,11 +1121,25 @@ fn call_body(s: &mut String, d: &str, e: &ApiEntry) {
             "new" => "FGFT_RW | FGFT_NOLOG",
             _ => "FGFT_RW",
         };
-        s.push_str("\tif (txn && !IS_ERR_OR_NULL(ret))\n");
+        match (&g.when, e.is_void()) {
+            (Some(w), _) => {
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    fgft_stubs::wrap_call(1, &format!("if (txn && ({w}))"), "")
+                );
+            }
+            (None, true) => s.push_str("\tif (txn)\n"),
+            (None, false) => s.push_str("\tif (txn && !IS_ERR_OR_NULL(ret))\n"),
+        }
         let _ = writeln!(
             s,
             "{}",
-            fgft_stubs::wrap_call(2, &format!("fgft_map(txn, {addr}, {len}, {r})"), ";")
+            fgft_stubs::wrap_call(
+                2,
+                &format!("fgft_map(txn, {}, {}, {r})", g.addr, g.len),
+                ";"
+            )
         );
     }
     // Into the driver's heap when the transaction commits.
@@ -1288,6 +1308,42 @@ mod tests {
             note: None,
             source: "t".into(),
         }
+    }
+
+    #[test]
+    fn further_grants_are_mapped_under_their_condition() {
+        let mut e = entry(
+            "int pskb_expand_head(struct sk_buff *skb, int nhead, int ntail, gfp_t gfp_mask)",
+            "",
+        );
+        e.undo = None;
+        e.effect = "state".into();
+        e.grant_more = vec![MoreGrant {
+            addr: "skb->head".into(),
+            len: "n".into(),
+            rights: "new".into(),
+            when: Some("!ret".into()),
+        }];
+        let mut s = String::new();
+        call_body(&mut s, "d", &e);
+        assert!(
+            s.contains(
+                "\tif (txn && (!ret))\n\t\tfgft_map(txn, skb->head, n, FGFT_RW | FGFT_NOLOG);\n"
+            ),
+            "{s}"
+        );
+        // Without a condition: a pointer result that is no error or NULL;
+        // a void function's always.
+        e.grant_more[0].when = None;
+        let mut s = String::new();
+        call_body(&mut s, "d", &e);
+        assert!(s.contains("\tif (txn && !IS_ERR_OR_NULL(ret))\n"), "{s}");
+        let mut v = entry("void skb_trim(struct sk_buff *skb, unsigned int len)", "");
+        v.undo = None;
+        v.grant_more = e.grant_more.clone();
+        let mut s = String::new();
+        call_body(&mut s, "d", &v);
+        assert!(s.contains("\tif (txn)\n\t\tfgft_map(txn, skb->head"), "{s}");
     }
 
     #[test]

@@ -121,6 +121,20 @@ struct GrantRaw {
     len: String,
     #[serde(default)]
     rights: Option<String>,
+    #[serde(default)]
+    when: Option<String>,
+}
+
+/// A further range a wrapper maps after the call (`grant_more`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MoreGrant {
+    pub addr: String,
+    pub len: String,
+    /// `r`, `rw` or `new`, as `grant_rights`.
+    pub rights: String,
+    /// The C condition under which it is mapped; None: `ret` is no error
+    /// or NULL pointer (always for a void function).
+    pub when: Option<String>,
 }
 
 /// A parameter of a wrapped function.
@@ -280,8 +294,8 @@ pub struct ApiEntry {
     pub model: Option<String>,
     pub returns: Returns,
     pub grant: Option<(String, String)>,
-    /// Further ranges to grant after the call: (address, length, rights).
-    pub grant_more: Vec<(String, String, String)>,
+    /// Further ranges to grant after the call.
+    pub grant_more: Vec<MoreGrant>,
     pub save: Option<String>,
     pub undo: Option<String>,
     pub undo_if: Option<String>,
@@ -924,7 +938,7 @@ fn params_ret_void(raw: &EntryRaw) -> bool {
     })
 }
 
-type Grants = (Option<(String, String)>, Vec<(String, String, String)>);
+type Grants = (Option<(String, String)>, Vec<MoreGrant>);
 
 fn grants_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Grants, Error> {
     // Fresh memory an abort frees (its undo) needs no write log: nothing
@@ -939,24 +953,30 @@ fn grants_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Grants, Er
                 .unwrap_or_else(|| default.to_string()),
         )
     });
-    let grant_more: Vec<(String, String, String)> = raw
+    let grant_more: Vec<MoreGrant> = raw
         .grant_more
         .iter()
-        .map(|g| {
-            (
-                g.addr.clone(),
-                g.len.clone(),
-                g.rights.clone().unwrap_or_else(|| "rw".into()),
-            )
+        .map(|g| MoreGrant {
+            addr: g.addr.clone(),
+            len: g.len.clone(),
+            rights: g.rights.clone().unwrap_or_else(|| "rw".into()),
+            when: g.when.clone(),
         })
         .collect();
     let ok = |r: &str| matches!(r, "r" | "rw" | "new");
-    for (_, _, r) in &grant_more {
-        if !ok(r) {
+    for g in &grant_more {
+        if !ok(&g.rights) {
             return Err(located(
                 src,
-                r,
+                &g.rights,
                 format!("api `{name}`: grant rights are `r`, `rw` or `new`"),
+            ));
+        }
+        if g.when.as_deref().is_some_and(|w| w.trim().is_empty()) {
+            return Err(located(
+                src,
+                &format!("[api.{name}]"),
+                format!("api `{name}`: grant_more's `when` is an empty condition"),
             ));
         }
     }
