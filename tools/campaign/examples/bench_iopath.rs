@@ -69,16 +69,85 @@ fn dump_stages(s: &mut String, io: &[String], kind: &str, round: usize) {
     }
 }
 
+/// One kind of traffic: its name, the guest command measuring it, the
+/// marker that command prints, and the marker field that is the figure.
+struct Load {
+    name: &'static str,
+    marker: &'static str,
+    field: &'static str,
+    unit: &'static str,
+}
+
+/// Raw minimum-size frames (fgft-pkt, every frame is one transmit) and one
+/// TCP stream (fgft-tcp, as netperf's TCP_STREAM measured the paper's
+/// e1000: full-size frames, and with TSO one transmit for many of them).
+const LOADS: [Load; 2] = [
+    Load {
+        name: "frames",
+        marker: "pkt",
+        field: "fps",
+        unit: "frames/s",
+    },
+    Load {
+        name: "tcp",
+        marker: "tcp",
+        field: "mbps",
+        unit: "Mbit/s",
+    },
+];
+
+impl Load {
+    fn command(&self, secs: u32) -> String {
+        match self.name {
+            "frames" => format!("fgft-pkt -d {secs} -w 5000 eth0 eth1"),
+            _ => format!("fgft-tcp -d {secs} -W 1 -w 5000 eth0 eth1"),
+        }
+    }
+}
+
+/// Measures every load once as `kind` (stage files reset before and dumped
+/// after each).
+fn measure(s: &mut String, loads: &[&Load], io: &[String], kind: &str, round: usize, secs: u32) {
+    let perf = perf_program();
+    for l in loads {
+        s.push_str("echo 1 > /sys/kernel/debug/fgft/reset 2>/dev/null\n");
+        let record = match &perf {
+            Some(p) => format!(
+                "{} record -q -a -e cpu-clock -F 2000 -o /tmp/perf.data -- ",
+                p.display()
+            ),
+            None => String::new(),
+        };
+        s.push_str(&format!(
+            "echo FGFT-MARK tp-begin kind={kind} load={} round={round}\n{record}{}\n",
+            l.name,
+            l.command(secs)
+        ));
+        // Round 0 only: the profile of each build and load, by symbol.
+        if let Some(p) = perf.as_ref().filter(|_| round == 0) {
+            s.push_str(&format!(
+                "{} report -i /tmp/perf.data --stdio -n --sort sym --percent-limit 0.5 \
+                 2>/dev/null | grep -v '^#' | grep . | sed 's/^/FGFT-PERF {kind}@{} /'\n",
+                p.display(),
+                l.name
+            ));
+        }
+        if kind != "stock" {
+            dump_stages(s, io, &format!("{kind}@{}", l.name), round);
+        }
+    }
+}
+
 fn script(
     cfg: &Config,
     stock: &Path,
     builds: &[(&str, &FgftModules)],
+    loads: &[&Load],
     rounds: usize,
     secs: u32,
 ) -> String {
     let d = &cfg.driver;
     let io = &d.io_path;
-    let measure = format!("fgft-pkt -d {secs} -w 5000 eth0 eth1");
     let mut s = String::new();
     s.push_str(&format!(
         "insmod {} || exit 3\n",
@@ -87,32 +156,25 @@ fn script(
     s.push_str(&cfg.load_deps());
     for r in 0..rounds {
         s.push_str(&format!(
-            "insmod {ko} || exit 4\nsleep 1\n{setup}\necho FGFT-MARK tp-begin kind=stock round={r}\n{measure}\nrmmod {m}\n",
+            "insmod {ko} || exit 4\nsleep 1\n{setup}\n",
             ko = guest("stock", stock),
-            m = cfg.sysfs_module(),
             setup = d.setup
         ));
+        measure(&mut s, loads, io, "stock", r, secs);
+        s.push_str(&format!("rmmod {}\n", cfg.sysfs_module()));
         for (flavor, mods) in builds {
             for m in &mods.modules[1..] {
                 s.push_str(&format!("insmod {} || exit 5\n", guest(flavor, m)));
             }
             s.push_str(&format!("sleep 1\n{}\n", d.setup));
-            s.push_str("echo 1 > /sys/kernel/debug/fgft/reset\n");
-            s.push_str(&format!(
-                "echo FGFT-MARK tp-begin kind={flavor} round={r}\n{measure}\n"
-            ));
-            dump_stages(&mut s, io, flavor, r);
+            measure(&mut s, loads, io, flavor, r, secs);
             if *flavor == "isolated" {
                 for e in io {
                     s.push_str(&format!(
                         "echo 0 > /sys/kernel/debug/fgft/entries/{e}/isolate\n"
                     ));
                 }
-                s.push_str("echo 1 > /sys/kernel/debug/fgft/reset\n");
-                s.push_str(&format!(
-                    "echo FGFT-MARK tp-begin kind=off round={r}\n{measure}\n"
-                ));
-                dump_stages(&mut s, io, "off", r);
+                measure(&mut s, loads, io, "off", r, secs);
             }
             for m in mods.modules[1..].iter().rev() {
                 s.push_str(&format!("rmmod {}\n", module_name(m)));
@@ -120,6 +182,15 @@ fn script(
         }
     }
     s
+}
+
+/// `FGFT_BENCH_PERF`: a host `perf` binary to sample every measurement with
+/// in the guest (`cpu-clock`, all CPUs); round 0's profiles are printed on
+/// the console as `FGFT-PERF <kind>@<load> <percent> <samples> <symbol>`
+/// (see the VM log). Samples cost throughput, so the figures of a profiled
+/// run are not the benchmark's.
+fn perf_program() -> Option<PathBuf> {
+    std::env::var_os("FGFT_BENCH_PERF").map(PathBuf::from)
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -157,7 +228,13 @@ fn per_call(m: &fgft_vm::Marker) -> Option<BTreeMap<String, f64>> {
     Some(out)
 }
 
-fn bench(env: &Env, path: &Path, rounds: usize, secs: u32) -> Result<String, CampaignError> {
+fn bench(
+    env: &Env,
+    path: &Path,
+    loads: &[&Load],
+    rounds: usize,
+    secs: u32,
+) -> Result<String, CampaignError> {
     let cfg = Config::load(path)?;
     let d = &cfg.driver;
     if d.io_path.is_empty() {
@@ -191,46 +268,62 @@ fn bench(env: &Env, path: &Path, rounds: usize, secs: u32) -> Result<String, Cam
     }
     spec.qemu_args = d.qemu.clone();
     spec.stock_modules = d.deps.clone();
-    spec.timeout = Duration::from_secs(180 + rounds as u64 * (4 * secs as u64 + 90));
-    spec.script = script(&cfg, &stock, &builds, rounds, secs);
+    spec.timeout =
+        Duration::from_secs(180 + rounds as u64 * loads.len() as u64 * (4 * secs as u64 + 90));
+    spec.script = script(&cfg, &stock, &builds, loads, rounds, secs);
     spec.add_tool(env, "fgft-pkt")?;
+    spec.add_tool(env, "fgft-tcp")?;
+    if let Some(p) = perf_program() {
+        spec.add_host_program(&p)?;
+    }
     let out = fgft_vm::run(env, &spec)?;
 
-    let mut fps: BTreeMap<String, Vec<f64>> = BTreeMap::new();
-    let mut kind: Option<String> = None;
-    // (entry, kind) -> stage -> per-round values.
+    // (load, kind) -> per-round figures.
+    let mut figures: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    let mut begun: Option<(String, String)> = None;
+    // (entry, kind@load) -> stage -> per-round values.
     let mut stages: BTreeMap<(String, String), BTreeMap<String, Vec<f64>>> = BTreeMap::new();
     for m in &out.markers {
-        match m.name.as_str() {
-            "tp-begin" => kind = m.get("kind").map(str::to_string),
-            "pkt" => {
-                if let (Some(k), Some(v)) = (kind.take(), m.parse::<f64>("fps")) {
-                    fps.entry(k).or_default().push(v);
+        if m.name == "tp-begin" {
+            begun = m
+                .get("load")
+                .zip(m.get("kind"))
+                .map(|(l, k)| (l.to_string(), k.to_string()));
+        } else if m.name == "stages" {
+            let (Some(e), Some(k)) = (m.get("entry"), m.get("kind")) else {
+                continue;
+            };
+            if let Some(pc) = per_call(m) {
+                let slot = stages.entry((e.to_string(), k.to_string())).or_default();
+                for (st, v) in pc {
+                    slot.entry(st).or_default().push(v);
                 }
             }
-            "stages" => {
-                let (Some(e), Some(k)) = (m.get("entry"), m.get("kind")) else {
-                    continue;
-                };
-                if let Some(pc) = per_call(m) {
-                    let slot = stages.entry((e.to_string(), k.to_string())).or_default();
-                    for (st, v) in pc {
-                        slot.entry(st).or_default().push(v);
-                    }
+        } else if let Some(l) = loads.iter().find(|l| l.marker == m.name) {
+            if let (Some((load, k)), Some(v)) = (begun.take(), m.parse::<f64>(l.field)) {
+                if load == l.name {
+                    figures.entry((load, k)).or_default().push(v);
                 }
             }
-            _ => {}
         }
     }
     let want = ["stock", "isolated", "off", "noreads"];
-    if want
+    let missing: Vec<String> = loads
         .iter()
-        .any(|k| fps.get(*k).map_or(0, Vec::len) != rounds)
-    {
+        .flat_map(|l| want.iter().map(move |k| (l.name, *k)))
+        .filter(|(l, k)| {
+            figures
+                .get(&(l.to_string(), k.to_string()))
+                .map_or(0, Vec::len)
+                != rounds
+        })
+        .map(|(l, k)| format!("{l}/{k}"))
+        .collect();
+    if !missing.is_empty() {
         return Err(CampaignError::Msg(format!(
-            "{}: not every round measured: {:?}\n{}",
+            "{}: not every round measured: {}\n{}",
             d.name,
-            fps.iter().map(|(k, v)| (k, v.len())).collect::<Vec<_>>(),
+            missing.join(", "),
             out.summary()
         )));
     }
@@ -239,65 +332,87 @@ fn bench(env: &Env, path: &Path, rounds: usize, secs: u32) -> Result<String, Cam
         "### {} ({} rounds of {secs} s)\n\n",
         d.name, rounds
     ));
-    r.push_str("| build | frames/s (median) | against stock |\n|---|---:|---:|\n");
-    let stock_fps = median(&mut fps["stock"].clone());
+    r.push_str("| build |");
+    for l in loads {
+        r.push_str(&format!(
+            " {} ({}, median) | against stock |",
+            l.name, l.unit
+        ));
+    }
+    r.push_str("\n|---|");
+    r.push_str(&"---:|---:|".repeat(loads.len()));
+    r.push('\n');
     for k in want {
-        let v = median(&mut fps[k].clone());
         let name = match k {
             "stock" => "stock",
             "isolated" => "I/O path isolated (stage stamps)",
             "off" => "same modules, I/O path isolation off",
             _ => "I/O path isolated, no read checks",
         };
-        r.push_str(&format!("| {name} | {v:.0} | {:.3} |\n", v / stock_fps));
+        r.push_str(&format!("| {name} |"));
+        for l in loads {
+            let get = |k: &str| median(&mut figures[&(l.name.to_string(), k.to_string())].clone());
+            let v = get(k);
+            r.push_str(&format!(" {v:.1} | {:.3} |", v / get("stock")));
+        }
+        r.push('\n');
     }
-    r.push_str(
-        "\nns per call, medians over the rounds (`off`: the entry called with isolation off):\n\n",
-    );
+    for l in loads {
+        stage_tables(&mut r, &d.io_path, &stages, l.name);
+    }
+    Ok(r)
+}
+
+/// The per-stage and per-event tables of one load.
+fn stage_tables(
+    r: &mut String,
+    io: &[String],
+    stages: &BTreeMap<(String, String), BTreeMap<String, Vec<f64>>>,
+    load: &str,
+) {
+    let get = |e: &str, k: &str, st: &str| {
+        stages
+            .get(&(e.to_string(), format!("{k}@{load}")))
+            .and_then(|m| m.get(st))
+            .map(|v| median(&mut v.clone()))
+            .unwrap_or(f64::NAN)
+    };
+    r.push_str(&format!(
+        "\n{load}: ns per call, medians over the rounds (`off`: the entry called with isolation off):\n\n"
+    ));
     r.push_str("| entry | calls | begin | grant | copy-in | body | body, no read checks | copy-out | commit | total | off | total / off |\n");
     r.push_str("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-    for e in &d.io_path {
-        let get = |k: &str, st: &str| {
-            stages
-                .get(&(e.clone(), k.to_string()))
-                .and_then(|m| m.get(st))
-                .map(|v| median(&mut v.clone()))
-                .unwrap_or(f64::NAN)
-        };
-        let off = get("off", "plain");
-        let total = get("isolated", "total");
-        let mut row = format!("| {e} | {:.0} ", get("isolated", "calls"));
+    for e in io {
+        let off = get(e, "off", "plain");
+        let total = get(e, "isolated", "total");
+        let mut row = format!("| {e} | {:.0} ", get(e, "isolated", "calls"));
         for st in ["begin", "grant", "copy_in", "body"] {
-            row.push_str(&format!("| {:.0} ", get("isolated", st)));
+            row.push_str(&format!("| {:.0} ", get(e, "isolated", st)));
         }
-        row.push_str(&format!("| {:.0} ", get("noreads", "body")));
+        row.push_str(&format!("| {:.0} ", get(e, "noreads", "body")));
         for st in ["copy_out", "commit"] {
-            row.push_str(&format!("| {:.0} ", get("isolated", st)));
+            row.push_str(&format!("| {:.0} ", get(e, "isolated", st)));
         }
         row.push_str(&format!("| {total:.0} | {off:.0} | {:.1} |\n", total / off));
         r.push_str(&row);
     }
-    r.push_str("\nWhat one isolated call does, on average (medians over the rounds):\n\n| entry |");
+    r.push_str(&format!(
+        "\n{load}: what one isolated call does, on average (medians over the rounds):\n\n| entry |"
+    ));
     for (_, title) in EVENTS {
         r.push_str(&format!(" {title} |"));
     }
     r.push_str("\n|---|");
     r.push_str(&"---:|".repeat(EVENTS.len()));
     r.push('\n');
-    for e in &d.io_path {
+    for e in io {
         r.push_str(&format!("| {e} |"));
         for (ev, _) in EVENTS {
-            let v = stages
-                .get(&(e.clone(), "isolated".to_string()))
-                .and_then(|m| m.get(ev))
-                .map(|v| median(&mut v.clone()))
-                .unwrap_or(f64::NAN);
-            r.push_str(&format!(" {v:.1} |"));
+            r.push_str(&format!(" {:.1} |", get(e, "isolated", ev)));
         }
         r.push('\n');
     }
     r.push('\n');
-    Ok(r)
 }
 
 fn main() -> ExitCode {
@@ -323,10 +438,25 @@ fn main() -> ExitCode {
     };
     let rounds = num("FGFT_BENCH_ROUNDS", 5) as usize;
     let secs = num("FGFT_BENCH_SECS", 5) as u32;
+    let names = std::env::var("FGFT_BENCH_LOADS").unwrap_or_else(|_| "frames,tcp".into());
+    let mut loads: Vec<&Load> = Vec::new();
+    for n in names.split(',').filter(|n| !n.is_empty()) {
+        match LOADS.iter().find(|l| l.name == n) {
+            Some(l) => loads.push(l),
+            None => {
+                eprintln!("bench_iopath: FGFT_BENCH_LOADS: unknown load `{n}` (frames, tcp)");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if loads.is_empty() {
+        eprintln!("bench_iopath: FGFT_BENCH_LOADS names no load (frames, tcp)");
+        return ExitCode::FAILURE;
+    }
     println!("## I/O path stage times (QEMU TCG, one boot per driver)\n");
     let mut failed = false;
     for c in &configs {
-        match bench(&env, c, rounds, secs) {
+        match bench(&env, c, &loads, rounds, secs) {
             Ok(r) => print!("{r}"),
             Err(e) => {
                 eprintln!("bench_iopath: {}: {e}", c.display());
