@@ -440,7 +440,11 @@ impl TypeBuilder<'_, '_> {
                 }
                 continue;
             }
-            if u.write {
+            // A member used whole whose own members are written
+            // (`&dev->stats` handed to a call, `dev->stats.rx_missed_errors
+            // += n`): written too.
+            let write = u.write || self.embedded_written(&fty, 0);
+            if write {
                 *writes = true;
             }
             // Hints on this member.
@@ -486,7 +490,7 @@ impl TypeBuilder<'_, '_> {
                     out.push(FieldSpec {
                         path,
                         copy_in: true,
-                        copy_out: u.write,
+                        copy_out: write,
                         how: FieldHow::Bytes,
                     });
                     continue;
@@ -500,11 +504,23 @@ impl TypeBuilder<'_, '_> {
             out.push(FieldSpec {
                 path,
                 copy_in: true,
-                copy_out: u.write,
+                copy_out: write,
                 how,
             });
         }
         self.shared_fields(t, prefix, out);
+    }
+
+    /// Whether the closure writes a member of an embedded record of type
+    /// `t`, at any depth (a member of one of its embedded records too).
+    fn embedded_written(&self, t: &CType, depth: usize) -> bool {
+        if depth > 8 || !matches!(t, CType::Record(_)) {
+            return false;
+        }
+        let prog = self.inp.prog;
+        self.uses.members(t).iter().any(|(m, u)| {
+            u.write || self.embedded_written(&prog.resolve(&prog.field_type(t, m)), depth + 1)
+        })
     }
 
     /// How a member with a marshaling hint is copied.
