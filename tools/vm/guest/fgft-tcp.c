@@ -25,11 +25,16 @@
  * namespace), frame_bytes the bytes received per frame; retrans and rtt_us
  * are the sender's TCP_INFO at the end (segments retransmitted over the
  * connection's life, smoothed round-trip time). At the end the child
- * moves B back into this namespace (its addresses are gone then) and exits.
+ * moves B back into this namespace (its addresses are gone then) and
+ * exits, and B is brought up again, as it was.
  *
  * Both interfaces are brought up first, and the tool waits up to
  * LINK_WAIT_MS (default 5000) for both links (operstate "up" or "unknown",
  * as fgft-pkt does) and then for the connection.
+ *
+ * No step waits for good: a write that moves nothing for 5 s ends the run
+ * (a dead link), and so does a receiver that does not finish 5 s after the
+ * stream ends (it is killed, and its namespace's end gives B back).
  *
  * Exit status: 0 if bytes arrived during the measurement, 1 if none did or
  * on a set-up error, 2 on a usage error.
@@ -247,7 +252,7 @@ static int receiver(const char *ifb, int to_parent, int from_parent,
 {
 	struct sockaddr_in sin = { .sin_family = AF_INET,
 				   .sin_port = htons(PORT) };
-	struct timeval tick = { 0, 20000 };
+	struct timeval tick = { 0, 20000 }, accept_to = { 0, 0 };
 	static char buf[1 << 16];
 	int fd, ls, cs, one = 1, ifindex;
 	double t0;
@@ -279,6 +284,9 @@ static int receiver(const char *ifb, int to_parent, int from_parent,
 	}
 	if (write(to_parent, "l", 1) != 1)
 		return 1;
+	/* The parent gives up connecting after wait_ms + 10 s: so does accept. */
+	accept_to.tv_sec = wait_ms / 1000 + 15;
+	setsockopt(ls, SOL_SOCKET, SO_RCVTIMEO, &accept_to, sizeof(accept_to));
 	cs = accept(ls, NULL, NULL);
 	if (cs < 0) {
 		perror("fgft-tcp: accept");
@@ -290,7 +298,8 @@ static int receiver(const char *ifb, int to_parent, int from_parent,
 		n = read(cs, buf, sizeof(buf));
 		if (n > 0)
 			sh->bytes += (unsigned long long)n;
-		else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+		else if (n == 0 || (errno != EAGAIN && errno != EINTR) ||
+			 getppid() == 1)
 			break;
 		if (sh->sample) {
 			sh->rx_frames = rx_frames_now(ifb);
@@ -308,6 +317,29 @@ static int receiver(const char *ifb, int to_parent, int from_parent,
 	return 0;
 }
 
+/*
+ * Writes MSG bytes at a time until END (CLOCK_MONOTONIC seconds). Each
+ * write gives up after the socket's send time-out, so a stream that stops
+ * moving (no acknowledgement comes back) ends in 5 s: -1 then.
+ */
+static int send_until(int s, const char *buf, long msg, double end)
+{
+	double moved = now_s();
+
+	while (now_s() < end) {
+		if (write(s, buf, msg) > 0) {
+			moved = now_s();
+			continue;
+		}
+		if ((errno != EAGAIN && errno != EINTR) || now_s() - moved > 5) {
+			if (errno == EAGAIN)
+				errno = ETIMEDOUT;
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Asks the receiver for B's rx_packets; waits up to 1 s for the answer. */
 static unsigned long long rx_sample(struct shared *sh)
 {
@@ -317,6 +349,26 @@ static unsigned long long rx_sample(struct shared *sh)
 	while (sh->sample && now_s() - t0 < 1.0)
 		sleep_ms(1);
 	return sh->rx_frames;
+}
+
+/*
+ * B back in this namespace and up, as it was before: the receiver moves it
+ * back when it ends, or its namespace's end does when it was killed (the
+ * kernel returns a physical interface to the initial namespace, shortly
+ * after). Waits up to 5 s for it. 0 when it is back up.
+ */
+static int give_back(int fd, const char *ifb)
+{
+	double t0 = now_s();
+
+	while (!if_nametoindex(ifb) && now_s() - t0 < 5)
+		sleep_ms(10);
+	if (iface_up(fd, ifb)) {
+		fprintf(stderr, "fgft-tcp: %s is not back: %s\n", ifb,
+			strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static void usage(void)
@@ -345,6 +397,7 @@ int main(int argc, char **argv)
 				   .sin_port = htons(PORT) };
 	const char *ifa, *ifb;
 	double t0, t_conn, ts, te;
+	struct timeval tick = { 0, 100000 }, connect_to;
 	socklen_t tilen = sizeof(struct tcp_info);
 	struct tcp_info ti;
 	struct shared *sh;
@@ -416,11 +469,24 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	inet_pton(AF_INET, ADDR_B, &sin.sin_addr);
+	connect_to.tv_sec = wait_ms / 1000 + 10;
+	connect_to.tv_usec = 0;
 	t0 = now_s();
 	for (;;) {
 		s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (s >= 0 && !connect(s, (struct sockaddr *)&sin, sizeof(sin)))
+		/*
+		 * No call may block for good: connect() waits as long as the
+		 * links may take (the stack resends the SYN meanwhile), then
+		 * each write the send time-out (tick).
+		 */
+		if (s >= 0)
+			setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &connect_to,
+				   sizeof(connect_to));
+		if (s >= 0 && !connect(s, (struct sockaddr *)&sin, sizeof(sin))) {
+			setsockopt(s, SOL_SOCKET, SO_SNDTIMEO, &tick,
+				   sizeof(tick));
 			break;
+		}
 		if (s >= 0)
 			close(s);
 		s = -1;
@@ -434,19 +500,15 @@ int main(int argc, char **argv)
 	t_conn = now_s() - t0;
 
 	ts = now_s() + warm;
-	te = ts + secs;
-	b0 = tx0 = 0;
-	while (now_s() < ts)
-		if (write(s, buf, msg) < 0)
-			goto write_failed;
+	if (send_until(s, buf, msg, ts))
+		goto write_failed;
 	b0 = sh->bytes;
 	tx0 = stat_of(ifa, "tx_packets");
 	rx0 = rx_sample(sh);
 	ts = now_s();
 	te = ts + secs;
-	while (now_s() < te)
-		if (write(s, buf, msg) < 0)
-			goto write_failed;
+	if (send_until(s, buf, msg, te))
+		goto write_failed;
 	b1 = sh->bytes;
 	te = now_s();
 	tx1 = stat_of(ifa, "tx_packets");
@@ -455,8 +517,19 @@ int main(int argc, char **argv)
 		memset(&ti, 0, sizeof(ti));
 	close(s);
 	s = -1;
-	if (waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
-	    WEXITSTATUS(status)) {
+	/* The receiver ends at the stream's end, or is stopped. */
+	t0 = now_s();
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		if (now_s() - t0 > 5) {
+			kill(child, SIGKILL);
+			waitpid(child, &status, 0);
+			break;
+		}
+		sleep_ms(5);
+	}
+	if (give_back(fd, ifb))
+		return 1;
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "fgft-tcp: the receiver failed\n");
 		return 1;
 	}
@@ -475,5 +548,6 @@ fail:
 		close(s);
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
+	give_back(fd, ifb);
 	return 1;
 }
