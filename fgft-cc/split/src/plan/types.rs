@@ -442,10 +442,31 @@ impl TypeBuilder<'_, '_> {
             }
             // A member used whole whose own members are written
             // (`&dev->stats` handed to a call, `dev->stats.rx_missed_errors
-            // += n`): written too.
-            let write = u.write || self.embedded_written(&fty, 0);
-            if write {
+            // += n`): the written scalars are copied out one by one (other
+            // contexts update their neighbours meanwhile); a written member
+            // that is no scalar makes the whole member written.
+            let mut inner = Vec::new();
+            if !u.write {
+                self.written_paths(&fty, "", 0, &mut inner);
+                if fty != sym_sub {
+                    self.written_paths(&sym_sub, "", 0, &mut inner);
+                }
+                inner.sort();
+                inner.dedup();
+            }
+            let write = u.write || inner.iter().any(|(_, scalar)| !scalar);
+            if write || !inner.is_empty() {
                 *writes = true;
+            }
+            if !write {
+                for (sub, _) in &inner {
+                    out.push(FieldSpec {
+                        path: format!("{path}.{sub}"),
+                        copy_in: false,
+                        copy_out: true,
+                        how: FieldHow::Assign,
+                    });
+                }
             }
             // Hints on this member.
             // A hint inferred from one object's allocation counts only
@@ -511,16 +532,33 @@ impl TypeBuilder<'_, '_> {
         self.shared_fields(t, prefix, out);
     }
 
-    /// Whether the closure writes a member of an embedded record of type
-    /// `t`, at any depth (a member of one of its embedded records too).
-    fn embedded_written(&self, t: &CType, depth: usize) -> bool {
-        if depth > 8 || !matches!(t, CType::Record(_)) {
-            return false;
+    /// The members of an embedded record of type `t` the closure writes,
+    /// at any depth (`rx_missed_errors`, `a.b`), each with whether it is a
+    /// scalar. A member of a kernel record the program does not lay out is
+    /// typed symbolically (`FieldOf(struct net_device, stats)`).
+    fn written_paths(&self, t: &CType, prefix: &str, depth: usize, out: &mut Vec<(String, bool)>) {
+        if depth > 8 || !matches!(t, CType::Record(_) | CType::FieldOf(..)) {
+            return;
         }
         let prog = self.inp.prog;
-        self.uses.members(t).iter().any(|(m, u)| {
-            u.write || self.embedded_written(&prog.resolve(&prog.field_type(t, m)), depth + 1)
-        })
+        for (m, u) in self.uses.members(t) {
+            let fty = prog.resolve(&prog.field_type(t, &m));
+            let path = format!("{prefix}{m}");
+            if u.write {
+                let scalar = !matches!(
+                    fty,
+                    CType::Record(_) | CType::Ptr(_) | CType::Array(..) | CType::Unknown
+                );
+                out.push((path, scalar));
+                continue;
+            }
+            let pfx = format!("{path}.");
+            self.written_paths(&fty, &pfx, depth + 1, out);
+            let sub = CType::FieldOf(Box::new(t.clone()), m.clone());
+            if fty != sub {
+                self.written_paths(&sub, &pfx, depth + 1, out);
+            }
+        }
     }
 
     /// How a member with a marshaling hint is copied.
