@@ -66,12 +66,18 @@
 #define ADDR_B		"10.211.0.2"
 #define NETMASK		"255.255.255.0"
 
-/* What the receiving child shares with the parent. */
+/*
+ * What the receiving child shares with the parent, each field read and
+ * written with the compiler's atomic built-ins (get()/put()).
+ */
 struct shared {
-	volatile unsigned long long bytes;	/* read so far */
-	volatile unsigned long long rx_frames;	/* B's rx_packets, sampled */
-	volatile int sample;			/* parent asks for rx_frames */
+	unsigned long long bytes;	/* read so far */
+	unsigned long long rx_frames;	/* B's rx_packets, sampled */
+	int sample;			/* parent asks for rx_frames */
 };
+
+#define get(field)	__atomic_load_n(&(field), __ATOMIC_ACQUIRE)
+#define put(field, v)	__atomic_store_n(&(field), (v), __ATOMIC_RELEASE)
 
 static double now_s(void)
 {
@@ -297,13 +303,13 @@ static int receiver(const char *ifb, int to_parent, int from_parent,
 	for (;;) {
 		n = read(cs, buf, sizeof(buf));
 		if (n > 0)
-			sh->bytes += (unsigned long long)n;
+			put(sh->bytes, get(sh->bytes) + (unsigned long long)n);
 		else if (n == 0 || (errno != EAGAIN && errno != EINTR) ||
 			 getppid() == 1)
 			break;
-		if (sh->sample) {
-			sh->rx_frames = rx_frames_now(ifb);
-			sh->sample = 0;
+		if (get(sh->sample)) {
+			put(sh->rx_frames, rx_frames_now(ifb));
+			put(sh->sample, 0);
 		}
 	}
 	close(cs);
@@ -345,10 +351,10 @@ static unsigned long long rx_sample(struct shared *sh)
 {
 	double t0 = now_s();
 
-	sh->sample = 1;
-	while (sh->sample && now_s() - t0 < 1.0)
+	put(sh->sample, 1);
+	while (get(sh->sample) && now_s() - t0 < 1.0)
 		sleep_ms(1);
-	return sh->rx_frames;
+	return get(sh->rx_frames);
 }
 
 /*
@@ -371,7 +377,7 @@ static int give_back(int fd, const char *ifb)
 	return 0;
 }
 
-static void usage(void)
+static void print_usage(void)
 {
 	fprintf(stderr,
 		"usage: fgft-tcp [-d SECONDS] [-W WARM_SECONDS] [-m WRITE_BYTES] [-w LINK_WAIT_MS] IFACE_A IFACE_B\n");
@@ -384,7 +390,7 @@ static long num(const char *s, long lo, long hi)
 	long v = strtol(s, &end, 10);
 
 	if (*s == '\0' || *end != '\0' || v < lo || v > hi)
-		usage();
+		print_usage();
 	return v;
 }
 
@@ -419,11 +425,11 @@ int main(int argc, char **argv)
 			wait_ms = num(optarg, 0, 600000);
 			break;
 		default:
-			usage();
+			print_usage();
 		}
 	}
 	if (argc - optind != 2)
-		usage();
+		print_usage();
 	ifa = argv[optind];
 	ifb = argv[optind + 1];
 	signal(SIGPIPE, SIG_IGN);
@@ -502,14 +508,14 @@ int main(int argc, char **argv)
 	ts = now_s() + warm;
 	if (send_until(s, buf, msg, ts))
 		goto write_failed;
-	b0 = sh->bytes;
+	b0 = get(sh->bytes);
 	tx0 = stat_of(ifa, "tx_packets");
 	rx0 = rx_sample(sh);
 	ts = now_s();
 	te = ts + secs;
 	if (send_until(s, buf, msg, te))
 		goto write_failed;
-	b1 = sh->bytes;
+	b1 = get(sh->bytes);
 	te = now_s();
 	tx1 = stat_of(ifa, "tx_packets");
 	rx1 = rx_sample(sh);
