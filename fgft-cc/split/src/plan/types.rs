@@ -445,15 +445,11 @@ impl TypeBuilder<'_, '_> {
             // += n`): the written scalars are copied out one by one (other
             // contexts update their neighbours meanwhile); a written member
             // that is no scalar makes the whole member written.
-            let mut inner = Vec::new();
-            if !u.write {
-                self.written_paths(&fty, "", 0, &mut inner);
-                if fty != sym_sub {
-                    self.written_paths(&sym_sub, "", 0, &mut inner);
-                }
-                inner.sort();
-                inner.dedup();
-            }
+            let inner = if u.write {
+                Vec::new()
+            } else {
+                self.written_inside(&fty, &sym_sub)
+            };
             let write = u.write || inner.iter().any(|(_, scalar)| !scalar);
             if write || !inner.is_empty() {
                 *writes = true;
@@ -530,6 +526,19 @@ impl TypeBuilder<'_, '_> {
             });
         }
         self.shared_fields(t, prefix, out);
+    }
+
+    /// The written members inside a member of type `fty` (or, symbolically,
+    /// `sym`), sorted: `written_paths` of both.
+    fn written_inside(&self, fty: &CType, sym: &CType) -> Vec<(String, bool)> {
+        let mut inner = Vec::new();
+        self.written_paths(fty, "", 0, &mut inner);
+        if fty != sym {
+            self.written_paths(sym, "", 0, &mut inner);
+        }
+        inner.sort();
+        inner.dedup();
+        inner
     }
 
     /// The members of an embedded record of type `t` the closure writes,
