@@ -46,6 +46,8 @@
 #include <linux/if_ether.h>
 #include <linux/if_packet.h>
 
+#include "fgft-link.h"
+
 #define FGFT_ETH_P	0x88b5
 #define FGFT_MAGIC	0x46474654u	/* "FGFT" */
 #define MAX_SEQ		(1u << 24)
@@ -80,44 +82,6 @@ static int iface_info(int fd, struct iface *ifc)
 		return -1;
 	memcpy(ifc->mac, ifr.ifr_hwaddr.sa_data, ETH_ALEN);
 	return 0;
-}
-
-static int iface_up(int fd, const char *name)
-{
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-		return -1;
-	ifr.ifr_flags |= IFF_UP;
-	return ioctl(fd, SIOCSIFFLAGS, &ifr);
-}
-
-/*
- * Ready to pass frames: carrier on and operstate "up". The second comes
- * from linkwatch, which also swaps the noop qdisc (which drops silently)
- * for the real one, up to a second after the carrier. A driver that never
- * changes its carrier (8139too, tulip, ne2k-pci, pcnet32 on QEMU) leaves
- * operstate "unknown", which the kernel only keeps for a carrier that was on
- * at registration and at open, so the real qdisc is in place: ready too.
- * (The carrier attribute itself is no use here: reading it takes the RTNL,
- * which a driver that died in an ethtool call never gives back.)
- */
-static int link_ready(const char *name)
-{
-	char path[128], buf[16] = "";
-	FILE *f;
-	int up;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	up = fgets(buf, sizeof(buf), f) &&
-	     (!strncmp(buf, "up", 2) || !strncmp(buf, "unknown", 7));
-	fclose(f);
-	return up;
 }
 
 struct counters {

@@ -61,6 +61,8 @@
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 
+#include "fgft-link.h"
+
 #define PORT		5001
 #define ADDR_A		"10.211.0.1"
 #define ADDR_B		"10.211.0.2"
@@ -110,18 +112,6 @@ static int set_addr(int fd, const char *name, const char *addr)
 	return ioctl(fd, SIOCSIFNETMASK, &ifr);
 }
 
-static int iface_up(int fd, const char *name)
-{
-	struct ifreq ifr;
-
-	memset(&ifr, 0, sizeof(ifr));
-	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
-	if (ioctl(fd, SIOCGIFFLAGS, &ifr) < 0)
-		return -1;
-	ifr.ifr_flags |= IFF_UP;
-	return ioctl(fd, SIOCSIFFLAGS, &ifr);
-}
-
 /* Carrier on (IFF_RUNNING), asked in the caller's namespace. */
 static int running(int fd, const char *name)
 {
@@ -131,23 +121,6 @@ static int running(int fd, const char *name)
 	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", name);
 	return ioctl(fd, SIOCGIFFLAGS, &ifr) == 0 &&
 	       (ifr.ifr_flags & IFF_RUNNING);
-}
-
-/* As fgft-pkt: operstate "up", or "unknown" for drivers that never set it. */
-static int link_ready(const char *name)
-{
-	char path[128], buf[16] = "";
-	FILE *f;
-	int up;
-
-	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", name);
-	f = fopen(path, "r");
-	if (!f)
-		return 0;
-	up = fgets(buf, sizeof(buf), f) &&
-	     (!strncmp(buf, "up", 2) || !strncmp(buf, "unknown", 7));
-	fclose(f);
-	return up;
 }
 
 /*
