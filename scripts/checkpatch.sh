@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 eval "$(bash scripts/setup.sh --print-env)"
 cp=$SRC612/scripts/checkpatch.pl
 files=$(git ls-files -- 'runtime-kmod/*.[ch]' 'corpus/drivers/*.[ch]' \
-	'annotations/include/*.h' 'tools/vm/guest/*.[ch]' 'tests/vm/fixtures/*.[ch]' \
+	'annotations/include/*.h' 'tools/vm/guest/*.[ch]' 'tools/vm/plugin/*.[ch]' 'tests/vm/fixtures/*.[ch]' \
 	'tools/campaign/guest/*.c' 'fgft-cc/inject/src/*.c' \
 	'fgft-cc/tests/split_fixtures/*.[ch]' |
 	grep -v '/ustest/' || true)

@@ -337,3 +337,52 @@ fn a_hung_guest_times_out() {
         out.marker("sleeping").is_some()
     );
 }
+
+/// The instruction profile (QEMU plugin): a span with ten times the loop
+/// counts about ten times the user instructions, the kernel's own work is
+/// named by its symbols, and copying the symbols counts in no span.
+#[test]
+fn instruction_profile_counts_spans_by_symbol() {
+    let env = env();
+    let mut spec = VmSpec::new("smoke-insn");
+    let prof = fgft_vm::InsnProfile::attach(&env, &mut spec, 3).unwrap();
+    let lp = |n: u32| format!("i=0; while [ $i -lt {n} ]; do i=$((i+1)); done\n");
+    spec.script = format!(
+        "{}{}{}{}{}",
+        fgft_vm::InsnProfile::mark(1),
+        lp(2_000),
+        fgft_vm::InsnProfile::mark(2),
+        lp(20_000),
+        fgft_vm::InsnProfile::mark(3)
+    );
+    spec.timeout = Duration::from_secs(90);
+    let out = run(&env, &spec).unwrap();
+    assert!(out.is_clean(), "{out}");
+    let spans = prof.read().unwrap();
+    let marks: Vec<u32> = spans.iter().map(|s| s.mark).collect();
+    assert_eq!(marks, [1, 2, 3, 0], "{spans:?}");
+    let user = |i: usize| *spans[i].by_symbol.get("[user]").unwrap_or(&0) as f64;
+    let ratio = user(2) / user(1);
+    assert!(
+        (8.0..12.0).contains(&ratio),
+        "user instructions {ratio:.2}x"
+    );
+    // The boot decompresses and checks keys in named kernel functions; no
+    // span has the symbol copy's formatting (vsnprintf) in any bulk.
+    assert!(
+        spans[0]
+            .by_symbol
+            .keys()
+            .filter(|k| !k.starts_with('['))
+            .count()
+            > 1000
+    );
+    for s in &spans[1..3] {
+        let fmt = *s.by_symbol.get("vsnprintf").unwrap_or(&0);
+        assert!(
+            fmt < s.total() / 100,
+            "span {} counts the symbol copy: {fmt}",
+            s.mark
+        );
+    }
+}

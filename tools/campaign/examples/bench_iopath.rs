@@ -13,6 +13,11 @@
 //! with 8139too on QEMU: after a few streams its second interface does not
 //! come back from the receiver's network namespace, so `tcp` is for e1000.
 //! `FGFT_BENCH_PERF` (a host `perf`) profiles each measurement in the guest.
+//! `FGFT_BENCH_INSN=1` counts the guest's instructions per measurement with
+//! QEMU's plugin (`fgft_vm::InsnProfile`): instructions per received frame
+//! of each build, and the symbols whose count isolation changes most. It
+//! sees what `perf` cannot (code with interrupts off) and repeats from run
+//! to run; it does not count QEMU's device emulation.
 //!
 //! Per round, in one boot:
 //! - **stock**: the driver built from the same sources, frames/s;
@@ -32,7 +37,7 @@
 use fgft_campaign::config::Config;
 use fgft_campaign::fgft::FgftModules;
 use fgft_campaign::{prepare, CampaignError};
-use fgft_vm::{Env, VmSpec};
+use fgft_vm::{Env, InsnProfile, InsnSpan, VmSpec};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -82,6 +87,8 @@ struct Load {
     marker: &'static str,
     field: &'static str,
     unit: &'static str,
+    /// The marker field counting the frames received.
+    frames: &'static str,
 }
 
 /// Raw minimum-size frames (fgft-pkt, every frame is one transmit) and one
@@ -93,12 +100,14 @@ const LOADS: [Load; 2] = [
         marker: "pkt",
         field: "fps",
         unit: "frames/s",
+        frames: "received",
     },
     Load {
         name: "tcp",
         marker: "tcp",
         field: "mbps",
         unit: "Mbit/s",
+        frames: "rx_frames",
     },
 ];
 
@@ -113,7 +122,17 @@ impl Load {
 
 /// Measures every load once as `kind` (stage files reset before and dumped
 /// after each).
-fn measure(s: &mut String, loads: &[&Load], io: &[String], kind: &str, round: usize, secs: u32) {
+///
+/// With `marks` (an instruction profile), each measurement is a span of its
+/// own: a mark before the command and one after it, whose labels go to
+/// `marks` (`-` for the span before, `kind@load#round` for the measurement).
+fn measure(
+    s: &mut String,
+    loads: &[&Load],
+    io: &[String],
+    (kind, round, secs): (&str, usize, u32),
+    marks: &mut Option<Vec<String>>,
+) {
     let perf = perf_program();
     for l in loads {
         s.push_str("echo 1 > /sys/kernel/debug/fgft/reset 2>/dev/null\n");
@@ -125,10 +144,18 @@ fn measure(s: &mut String, loads: &[&Load], io: &[String], kind: &str, round: us
             None => String::new(),
         };
         s.push_str(&format!(
-            "echo FGFT-MARK tp-begin kind={kind} load={} round={round}\n{record}{}\n",
-            l.name,
-            l.command(secs)
+            "echo FGFT-MARK tp-begin kind={kind} load={} round={round}\n",
+            l.name
         ));
+        if let Some(m) = marks.as_mut() {
+            m.push("-".into());
+            s.push_str(&InsnProfile::mark(m.len()));
+        }
+        s.push_str(&format!("{record}{}\n", l.command(secs)));
+        if let Some(m) = marks.as_mut() {
+            m.push(format!("{kind}@{}#{round}", l.name));
+            s.push_str(&InsnProfile::mark(m.len()));
+        }
         // Round 0 only: the profile of each build and load, by symbol.
         if let Some(p) = perf.as_ref().filter(|_| round == 0) {
             s.push_str(&format!(
@@ -151,6 +178,7 @@ fn script(
     loads: &[&Load],
     rounds: usize,
     secs: u32,
+    marks: &mut Option<Vec<String>>,
 ) -> String {
     let d = &cfg.driver;
     let io = &d.io_path;
@@ -166,21 +194,21 @@ fn script(
             ko = guest("stock", stock),
             setup = d.setup
         ));
-        measure(&mut s, loads, io, "stock", r, secs);
+        measure(&mut s, loads, io, ("stock", r, secs), marks);
         s.push_str(&format!("rmmod {}\n", cfg.sysfs_module()));
         for (flavor, mods) in builds {
             for m in &mods.modules[1..] {
                 s.push_str(&format!("insmod {} || exit 5\n", guest(flavor, m)));
             }
             s.push_str(&format!("sleep 1\n{}\n", d.setup));
-            measure(&mut s, loads, io, flavor, r, secs);
+            measure(&mut s, loads, io, (flavor, r, secs), marks);
             if *flavor == "isolated" {
                 for e in io {
                     s.push_str(&format!(
                         "echo 0 > /sys/kernel/debug/fgft/entries/{e}/isolate\n"
                     ));
                 }
-                measure(&mut s, loads, io, "off", r, secs);
+                measure(&mut s, loads, io, ("off", r, secs), marks);
             }
             for m in mods.modules[1..].iter().rev() {
                 s.push_str(&format!("rmmod {}\n", module_name(m)));
@@ -276,7 +304,12 @@ fn bench(
     spec.stock_modules = d.deps.clone();
     spec.timeout =
         Duration::from_secs(180 + rounds as u64 * loads.len() as u64 * (4 * secs as u64 + 90));
-    spec.script = script(&cfg, &stock, &builds, loads, rounds, secs);
+    let mut marks = insn_wanted().then(Vec::new);
+    spec.script = script(&cfg, &stock, &builds, loads, rounds, secs, &mut marks);
+    let insn = match &marks {
+        Some(m) => Some(InsnProfile::attach(env, &mut spec, m.len())?),
+        None => None,
+    };
     spec.add_tool(env, "fgft-pkt")?;
     spec.add_tool(env, "fgft-tcp")?;
     if let Some(p) = perf_program() {
@@ -284,8 +317,9 @@ fn bench(
     }
     let out = fgft_vm::run(env, &spec)?;
 
-    // (load, kind) -> per-round figures.
+    // (load, kind) -> per-round figures, and frames received.
     let mut figures: BTreeMap<(String, String), Vec<f64>> = BTreeMap::new();
+    let mut frames: BTreeMap<String, f64> = BTreeMap::new();
     let mut begun: Option<(String, String)> = None;
     // (entry, kind@load) -> stage -> per-round values.
     let mut stages: BTreeMap<(String, String), BTreeMap<String, Vec<f64>>> = BTreeMap::new();
@@ -308,6 +342,10 @@ fn bench(
         } else if let Some(l) = loads.iter().find(|l| l.marker == m.name) {
             if let (Some((load, k)), Some(v)) = (begun.take(), m.parse::<f64>(l.field)) {
                 if load == l.name {
+                    let round = figures.get(&(load.clone(), k.clone())).map_or(0, Vec::len);
+                    if let Some(n) = m.parse::<f64>(l.frames) {
+                        frames.insert(format!("{k}@{load}#{round}"), n);
+                    }
                     figures.entry((load, k)).or_default().push(v);
                 }
             }
@@ -366,7 +404,103 @@ fn bench(
     for l in loads {
         stage_tables(&mut r, &d.io_path, &stages, l.name);
     }
+    if let (Some(p), Some(m)) = (&insn, &marks) {
+        let spans = p.read()?;
+        for l in loads {
+            insn_tables(&mut r, &spans, m, &frames, l.name);
+        }
+    }
     Ok(r)
+}
+
+/// `FGFT_BENCH_INSN=1`: the guest's instructions counted by QEMU
+/// ([`InsnProfile`]) per measurement.
+fn insn_wanted() -> bool {
+    std::env::var("FGFT_BENCH_INSN").is_ok_and(|v| v == "1")
+}
+
+/// Instructions per received frame of each build (all rounds together),
+/// and the symbols whose instructions per frame isolation changes most.
+fn insn_tables(
+    r: &mut String,
+    spans: &[InsnSpan],
+    labels: &[String],
+    frames: &BTreeMap<String, f64>,
+    load: &str,
+) {
+    // kind -> (instructions by symbol, frames), summed over the rounds.
+    let mut per: BTreeMap<String, (BTreeMap<String, u64>, f64)> = BTreeMap::new();
+    for s in spans {
+        let Some(label) = (s.mark as usize).checked_sub(1).and_then(|i| labels.get(i)) else {
+            continue;
+        };
+        let Some((kind, rest)) = label.split_once('@') else {
+            continue;
+        };
+        if !rest.starts_with(&format!("{load}#")) {
+            continue;
+        }
+        let Some(n) = frames.get(label) else { continue };
+        let slot = per.entry(kind.to_string()).or_default();
+        for (sym, c) in &s.by_symbol {
+            *slot.0.entry(sym.clone()).or_insert(0) += c;
+        }
+        slot.1 += n;
+    }
+    let Some((stock, stock_n)) = per.get("stock") else {
+        return;
+    };
+    let per_frame = |m: &BTreeMap<String, u64>, n: f64| m.values().sum::<u64>() as f64 / n.max(1.0);
+    let base = per_frame(stock, *stock_n);
+    r.push_str(&format!(
+        "
+{load}: guest instructions per received frame (QEMU's count, every round;          device emulation and idle cpus count none):
+
+         | build | frames | instructions per frame | against stock |
+|---|---:|---:|---:|
+"
+    ));
+    for (kind, (m, n)) in &per {
+        let v = per_frame(m, *n);
+        r.push_str(&format!(
+            "| {kind} | {n:.0} | {v:.0} | {:.2} |
+",
+            v / base
+        ));
+    }
+    let Some((iso, iso_n)) = per.get("isolated") else {
+        return;
+    };
+    let mut rows: Vec<(String, f64, f64)> = stock
+        .keys()
+        .chain(iso.keys())
+        .map(|k| {
+            let f = |m: &BTreeMap<String, u64>, n: f64| *m.get(k).unwrap_or(&0) as f64 / n.max(1.0);
+            (k.clone(), f(stock, *stock_n), f(iso, *iso_n))
+        })
+        .collect();
+    rows.sort_by(|a, b| {
+        (b.2 - b.1)
+            .abs()
+            .total_cmp(&(a.2 - a.1).abs())
+            .then(a.0.cmp(&b.0))
+    });
+    rows.dedup_by(|a, b| a.0 == b.0);
+    r.push_str(&format!(
+        "
+{load}: the 30 symbols whose instructions per frame change most, isolated against stock:
+
+         | symbol | stock | isolated | change |
+|---|---:|---:|---:|
+"
+    ));
+    for (k, a, b) in rows.iter().take(30) {
+        r.push_str(&format!(
+            "| `{k}` | {a:.0} | {b:.0} | {:+.0} |
+",
+            b - a
+        ));
+    }
 }
 
 /// The per-stage and per-event tables of one load.

@@ -43,9 +43,15 @@ pub fn guest_tool(env: &Env, name: &str) -> Result<PathBuf, VmError> {
 /// program is not rebuilt. A
 /// compiler warning is an error ([`VmError::Build`]).
 pub fn guest_program(env: &Env, src: &Path) -> Result<PathBuf, VmError> {
+    build_c(env, src, CFLAGS)
+}
+
+/// [`guest_program`] with other flags (a host shared object, say): the
+/// same cache, keyed by the flags too.
+pub(crate) fn build_c(env: &Env, src: &Path, flags: &[&str]) -> Result<PathBuf, VmError> {
     let text = fs::read(src).map_err(|e| VmError::io(src, e))?;
     let mut h = fnv1a(&text, FNV_OFFSET);
-    h = fnv1a(CFLAGS.join(" ").as_bytes(), h);
+    h = fnv1a(flags.join(" ").as_bytes(), h);
     if let Some(dir) = src.parent().filter(|d| !d.as_os_str().is_empty()) {
         let mut headers: Vec<PathBuf> = fs::read_dir(dir)
             .map_err(|e| VmError::io(dir, e))?
@@ -89,7 +95,7 @@ pub fn guest_program(env: &Env, src: &Path) -> Result<PathBuf, VmError> {
     }
     let tmp = dir.join(format!("{stem}-{h:016x}.tmp{}", std::process::id()));
     let out = Command::new("gcc")
-        .args(CFLAGS)
+        .args(flags)
         .arg("-o")
         .arg(&tmp)
         .arg(src)
@@ -97,7 +103,7 @@ pub fn guest_program(env: &Env, src: &Path) -> Result<PathBuf, VmError> {
         .map_err(|source| VmError::Spawn {
             cmd: format!(
                 "gcc {} -o {} {}",
-                CFLAGS.join(" "),
+                flags.join(" "),
                 tmp.display(),
                 src.display()
             ),

@@ -79,7 +79,8 @@
 //!   MAC, `FGFT-MARK pkt sent=N received=M secs=S fps=F ...`;
 //! - `fgft-tcp [-d SECS] IFA IFB`: one TCP stream from IFA to IFB, IFB moved
 //!   into a network namespace of its own so that the stream crosses the
-//!   hub, `FGFT-MARK tcp bytes=N secs=S mbps=M ...` (netperf's TCP_STREAM).
+//!   hub, `FGFT-MARK tcp bytes=N secs=S mbps=M ...` (netperf's TCP_STREAM);
+//! - `fgft-insnmark`: a mark of the instruction profile ([`InsnProfile`]).
 //!
 //! Their header comments document every option and field.
 //!
@@ -117,6 +118,7 @@ mod cpio;
 mod env;
 mod guest;
 mod initramfs;
+mod insn;
 mod kbuild;
 mod modules;
 mod pin;
@@ -127,6 +129,7 @@ pub use console::{parse_console, Marker, OopsRule, Outcome, OOPS_RULES};
 pub use cpio::CpioWriter;
 pub use env::Env;
 pub use guest::{guest_program, guest_tool, host_program};
+pub use insn::{parse_kallsyms, InsnProfile, Span as InsnSpan, SYMS_SERIAL};
 pub use kbuild::kbuild;
 pub use modules::{resolve_modules, ModuleDep, ModulesDep};
 pub use qemu::{
