@@ -453,12 +453,9 @@ fn insn_tables(
     let per_frame = |m: &BTreeMap<String, u64>, n: f64| m.values().sum::<u64>() as f64 / n.max(1.0);
     let base = per_frame(stock, *stock_n);
     r.push_str(&format!(
-        "
-{load}: guest instructions per received frame (QEMU's count, every round;          device emulation and idle cpus count none):
-
-         | build | frames | instructions per frame | against stock |
-|---|---:|---:|---:|
-"
+        "\n{load}: guest instructions per received frame (QEMU's count, every round; \
+         device emulation and idle cpus count none):\n\n\
+         | build | frames | instructions per frame | against stock |\n|---|---:|---:|---:|\n"
     ));
     for (kind, (m, n)) in &per {
         let v = per_frame(m, *n);
@@ -487,12 +484,8 @@ fn insn_tables(
     });
     rows.dedup_by(|a, b| a.0 == b.0);
     r.push_str(&format!(
-        "
-{load}: the 30 symbols whose instructions per frame change most, isolated against stock:
-
-         | symbol | stock | isolated | change |
-|---|---:|---:|---:|
-"
+        "\n{load}: the 30 symbols whose instructions per frame change most, isolated against stock:\n\n\
+         | symbol | stock | isolated | change |\n|---|---:|---:|---:|\n"
     ));
     for (k, a, b) in rows.iter().take(30) {
         r.push_str(&format!(
