@@ -1290,6 +1290,7 @@ EXPORT_SYMBOL_GPL(fgft_shadow);
 static void release_unlocked(struct fgft_txn *txn, bool mutexes)
 {
 	struct fgft_undolog *l;
+	struct fgft_rec *r;
 	u32 i;
 
 	if (IS_ERR_OR_NULL(txn) || !txn_owned(txn))
@@ -1299,11 +1300,9 @@ static void release_unlocked(struct fgft_txn *txn, bool mutexes)
 	if (!l->nlocks)
 		return;
 	/* Newest first, so interrupt flags come back in the order saved. */
-	for (i = l->n; i-- > 0;) {
-		struct fgft_rec *r = &l->r[i];
-
-		if (r->kind != FGFT_REC_LOCK || r->released ||
-		    !r->unlock_pending ||
+	i = fgft_undo_locks_from(l);
+	while ((r = fgft_undo_lock_prev(l, &i))) {
+		if (r->released || !r->unlock_pending ||
 		    (!mutexes && r->lock_kind == FGFT_LOCK_MUTEX))
 			continue;
 		r->released = 1;
@@ -1465,8 +1464,18 @@ static void lock_misuse(struct fgft_txn *txn, const char *what, void *lock)
  */
 static bool lock_readable(struct fgft_txn *txn, void *lock)
 {
+	uintptr_t a = (uintptr_t)lock;
 	u32 word;
 
+	/*
+	 * Memory the body was granted lately, or its stack, is mapped: no
+	 * probe (a lock lives in the object it guards, which the body has
+	 * just used).
+	 */
+	if (fgft_rtab_hit(&txn->rtab, a, sizeof(word), FGFT_R) ||
+	    fgft_rtab_hit_victim(&txn->rtab, a, sizeof(word), FGFT_R) ||
+	    fgft_on_stack(txn, a, sizeof(word)))
+		return true;
 	if (!copy_from_kernel_nofault(&word, lock, sizeof(word)))
 		return true;
 	pr_err_ratelimited("%s: lock %p is not kernel memory\n",
@@ -1803,13 +1812,11 @@ static struct fgft_rec *section_rec(struct fgft_txn *txn, void *tag,
 				    bool pending)
 {
 	struct fgft_undolog *l = &txn->log;
-	u32 i;
+	u32 i = fgft_undo_locks_from(l);
+	struct fgft_rec *r;
 
-	for (i = l->n; i-- > 0;) {
-		struct fgft_rec *r = &l->r[i];
-
-		if (r->kind == FGFT_REC_LOCK && !r->released &&
-		    r->a[0] == (unsigned long)tag &&
+	while ((r = fgft_undo_lock_prev(l, &i))) {
+		if (!r->released && r->a[0] == (unsigned long)tag &&
 		    !!r->unlock_pending == pending)
 			return r;
 	}
@@ -1893,13 +1900,11 @@ static struct fgft_rec *call_rec(struct fgft_txn *txn, void *arg,
 				 void (*release)(void *))
 {
 	struct fgft_undolog *l = &txn->log;
-	u32 i;
+	u32 i = fgft_undo_locks_from(l);
+	struct fgft_rec *r;
 
-	for (i = l->n; i-- > 0;) {
-		struct fgft_rec *r = &l->r[i];
-
-		if (r->kind == FGFT_REC_LOCK && !r->released &&
-		    r->lock_kind == FGFT_LOCK_CALL &&
+	while ((r = fgft_undo_lock_prev(l, &i))) {
+		if (!r->released && r->lock_kind == FGFT_LOCK_CALL &&
 		    r->a[0] == (unsigned long)arg &&
 		    r->a[1] == (unsigned long)release)
 			return r;

@@ -59,8 +59,12 @@ struct fgft_rtab_hs {
 struct fgft_rtab {
 	/* Last-hit window: an access inside it with these rights is allowed. */
 	struct fgft_rtab_win hit;
-	/* Earlier hits, most recent first (a hit there moves it up). */
+	/*
+	 * Earlier hits, a ring: vic[vnext] is the next to be replaced (a hit
+	 * there swaps it with the last hit).
+	 */
 	struct fgft_rtab_win vic[FGFT_RTAB_VICTIMS];
+	u32 vnext;
 
 	struct fgft_grant *g;
 	u32 ng;		/* slots used in g[] (live, dead or free) */

@@ -57,11 +57,22 @@ struct fgft_rec {
 	unsigned long a[4];
 };
 
+/* LOCK records a log lists by index (more: its walks go through r[]). */
+#define FGFT_LOCKIDX	8
+
 struct fgft_undolog {
 	struct fgft_rec *r;
 	u32 n;
 	u32 cap;
 	u32 nlocks;		/* LOCK records not yet released */
+	/*
+	 * LOCK records in r[], released ones too, and the indices of the
+	 * first FGFT_LOCKIDX: a lookup of a lock, or of those to release at
+	 * a call-back, visits them instead of every record (a file system's
+	 * body logs hundreds of undos and holds a lock or two).
+	 */
+	u32 nlockrec;
+	u32 lockrec[FGFT_LOCKIDX];
 	/* Statistics of the last finish. */
 	u32 ran_undo;
 	u32 ran_defer;
@@ -122,6 +133,31 @@ void fgft_undo_add_lock(struct fgft_undolog *l, u32 lock_kind, void *lock,
 /* Defers the release of a lock the transaction did not take. */
 int fgft_undo_add_unlock(struct fgft_undolog *l, u32 lock_kind, void *lock,
 			 unsigned long flags);
+/*
+ * The LOCK records of @l, newest first: start with
+ * *@i = fgft_undo_locks_from(@l), then each fgft_undo_lock_prev() gives the
+ * next older one, NULL after the oldest.  Records added meanwhile are not
+ * visited.
+ */
+static inline u32 fgft_undo_locks_from(const struct fgft_undolog *l)
+{
+	return l->nlockrec <= FGFT_LOCKIDX ? l->nlockrec : l->n;
+}
+
+static inline struct fgft_rec *fgft_undo_lock_prev(struct fgft_undolog *l,
+						   u32 *i)
+{
+	if (l->nlockrec <= FGFT_LOCKIDX)
+		return *i ? &l->r[l->lockrec[--*i]] : NULL;
+	while (*i) {
+		struct fgft_rec *r = &l->r[--*i];
+
+		if (r->kind == FGFT_REC_LOCK)
+			return r;
+	}
+	return NULL;
+}
+
 /* The newest LOCK record of @lock still held, or NULL. */
 struct fgft_rec *fgft_undo_find_lock(struct fgft_undolog *l, const void *lock);
 /*

@@ -20,16 +20,19 @@ static void hit_clear(struct fgft_rtab *t)
 	win_clear(&t->hit);
 	for (i = 0; i < FGFT_RTAB_VICTIMS; i++)
 		win_clear(&t->vic[i]);
+	t->vnext = 0;
 }
 
-/* Makes grant @id the last hit; the last hit becomes the first victim. */
+/*
+ * Makes grant @id the last hit; the last hit takes the place of the victim
+ * that left the last hit longest ago (a ring: shifting the windows down
+ * cost a memmove of all of them per grant).
+ */
 static __always_inline void hit_set(struct fgft_rtab *t, int id)
 {
-	int i;
-
-	for (i = FGFT_RTAB_VICTIMS - 1; i > 0; i--)
-		t->vic[i] = t->vic[i - 1];
-	t->vic[0] = t->hit;
+	t->vic[t->vnext] = t->hit;
+	if (++t->vnext == FGFT_RTAB_VICTIMS)
+		t->vnext = 0;
 	t->hit.start = t->g[id].start;
 	t->hit.end = t->g[id].end;
 	t->hit.rights = t->g[id].rights;
@@ -425,18 +428,58 @@ void fgft_rtab_destroy(struct fgft_rtab *t)
 	fgft_rtab_init(t);
 }
 
+/* Grants made since the last settle that a lookup scans instead. */
+#define FGFT_RTAB_TAIL	16
+
+/*
+ * A live grant with @rights that covers [@addr, @end) alone, among the
+ * sorted part of the index and the grants appended since (at most
+ * FGFT_RTAB_TAIL): -1 if none does.  Settles nothing: a body that grants
+ * and looks up in turn (a file system's buffers and folios) would sort the
+ * index again at every lookup.
+ */
+static int cover_unsettled(const struct fgft_rtab *t, uintptr_t addr,
+			   uintptr_t end, u32 rights)
+{
+	const struct fgft_ivx *x = &t->ix;
+	u32 i;
+
+	for (i = fgft_ivx_upper_sorted(x, addr); i > 0 && x->e[i - 1].reach > addr;
+	     i--) {
+		const struct fgft_ive *e = &x->e[i - 1];
+
+		if (!e->dead && e->end >= end &&
+		    (t->g[e->id].rights & rights) == rights)
+			return (int)e->id;
+	}
+	for (i = x->nsorted; i < x->n; i++) {
+		const struct fgft_ive *e = &x->e[i];
+
+		if (!e->dead && e->start <= addr && e->end >= end &&
+		    (t->g[e->id].rights & rights) == rights)
+			return (int)e->id;
+	}
+	return -1;
+}
+
 int fgft_rtab_check_slow(struct fgft_rtab *t, uintptr_t addr, size_t len,
 			 u32 rights)
 {
 	const struct fgft_ivx *x = &t->ix;
 	uintptr_t end = addr + len;
 	uintptr_t a = addr;
+	int id;
 
 	t->nr_slow++;
 	if (end < addr)
 		return -1;
 	if (!len)
 		return FGFT_RTAB_PIECEWISE;
+	if (!fgft_ivx_settled(x) && x->n - x->nsorted <= FGFT_RTAB_TAIL) {
+		id = cover_unsettled(t, addr, end, rights);
+		if (id >= 0)
+			return id;
+	}
 	while (a < end) {
 		uintptr_t best_end = a;
 		int best = -1;

@@ -50,6 +50,9 @@ void fgft_undo_add_lock(struct fgft_undolog *l, u32 lock_kind, void *lock,
 	r->a[0] = (unsigned long)lock;
 	r->a[1] = flags;
 	l->nlocks++;
+	if (l->nlockrec < FGFT_LOCKIDX)
+		l->lockrec[l->nlockrec] = l->n - 1;
+	l->nlockrec++;
 }
 
 int fgft_undo_add_unlock(struct fgft_undolog *l, u32 lock_kind, void *lock,
@@ -70,15 +73,13 @@ int fgft_undo_add_unlock(struct fgft_undolog *l, u32 lock_kind, void *lock,
 
 struct fgft_rec *fgft_undo_find_lock(struct fgft_undolog *l, const void *lock)
 {
-	u32 i;
+	u32 i = fgft_undo_locks_from(l);
+	struct fgft_rec *r;
 
 	if (!l->nlocks)
 		return NULL;
-	for (i = l->n; i > 0; i--) {
-		struct fgft_rec *r = &l->r[i - 1];
-
-		if (r->kind == FGFT_REC_LOCK && !r->released &&
-		    r->a[0] == (unsigned long)lock)
+	while ((r = fgft_undo_lock_prev(l, &i))) {
+		if (!r->released && r->a[0] == (unsigned long)lock)
 			return r;
 	}
 	return NULL;
@@ -142,12 +143,14 @@ void fgft_undo_finish(struct fgft_undolog *l, bool abort,
 	}
 	l->n = 0;
 	l->nlocks = 0;
+	l->nlockrec = 0;
 }
 
 void fgft_undo_trim(struct fgft_undolog *l, u32 keep)
 {
 	l->n = 0;
 	l->nlocks = 0;
+	l->nlockrec = 0;
 	if (l->cap > keep) {
 		fgft_mem_free(l->r);
 		l->r = NULL;

@@ -430,7 +430,11 @@ proptest! {
                         m.g.iter_mut().for_each(|g| g.live = false);
                     }
                 }
-                prop_assert_eq!(t.validate(), 0, "invariants after op {} {:?}", i, op);
+                // Validating settles the index: every few operations only,
+                // so that lookups also meet grants not yet sorted in.
+                if i % 5 == 4 || i + 1 == ops.len() {
+                    prop_assert_eq!(t.validate(), 0, "invariants after op {} {:?}", i, op);
+                }
                 prop_assert_eq!(t.nlive(), m.live());
             }
         }

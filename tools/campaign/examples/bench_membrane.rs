@@ -14,6 +14,8 @@
 //! `--profile` prints where an isolated operation's time goes, per entry
 //! point (the runtime's stage sums, `membrane::profile`);
 //! `FGFT_FS_READS=0` profiles an SFI module built without load checks;
+//! `FGFT_FS_INSN=1` also counts the guest's instructions by symbol (QEMU's
+//! plugin, `fgft_vm::InsnProfile`) in both workloads;
 //! `FGFT_FS_PERF=/usr/bin/perf` also samples the guest with that `perf`
 //! during both workloads and prints the samples by symbol, most added by
 //! isolation first.
@@ -78,8 +80,13 @@ fn overhead_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignE
 /// events per call.
 fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignError> {
     let perf = std::env::var_os("FGFT_FS_PERF").map(std::path::PathBuf::from);
-    let (per, (iso, off), perf_rows) =
-        membrane::profile(env, fs, ops, var("FGFT_FS_READS", 1) == 0, perf.as_deref())?;
+    let insn = var("FGFT_FS_INSN", 0) == 1;
+    let (per, (iso, off), perf_rows, spans) = membrane::profile(
+        env,
+        fs,
+        ops,
+        (var("FGFT_FS_READS", 1) == 0, perf.as_deref(), insn),
+    )?;
     let m = fs.name;
     println!("{m}: {ops} operations: {iso:.3} s isolated, {off:.3} s with isolation off");
     let stages = ["begin", "grant", "copy_in", "body", "copy_out", "commit"];
@@ -140,6 +147,39 @@ fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignEr
             us(total, n),
             ev.join(" ")
         );
+    }
+    if let Some((i, o)) = &spans {
+        let (ti, to) = (i.total() as f64, o.total() as f64);
+        println!(
+            "guest instructions (QEMU's count) per operation: {:.0} isolated, {:.0} isolation off ({:.2}x)",
+            ti / ops as f64,
+            to / ops as f64,
+            ti / to.max(1.0)
+        );
+        let mut rows: Vec<(&String, u64, u64)> = i
+            .by_symbol
+            .keys()
+            .chain(o.by_symbol.keys())
+            .map(|k| {
+                let g = |s: &fgft_vm::InsnSpan| *s.by_symbol.get(k).unwrap_or(&0);
+                (k, g(i), g(o))
+            })
+            .collect();
+        rows.sort_by(|a, b| (b.1 as i64 - b.2 as i64).cmp(&(a.1 as i64 - a.2 as i64)));
+        rows.dedup_by(|a, b| a.0 == b.0);
+        println!(
+            "  per operation: {:>8} {:>8} {:>8}  symbol",
+            "iso", "off", "added"
+        );
+        for (k, a, b) in rows.iter().take(50) {
+            let per = |x: u64| x as f64 / ops as f64;
+            println!(
+                "  {:>22.0} {:>8.0} {:>+8.0}  {k}",
+                per(*a),
+                per(*b),
+                per(*a) - per(*b)
+            );
+        }
     }
     if !perf_rows.is_empty() {
         println!("guest perf (cpu-clock samples at 4 kHz, both CPUs), by what isolation adds:");

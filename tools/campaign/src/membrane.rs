@@ -20,7 +20,7 @@
 //! native and the fgft run of one variant do the same operations.
 
 use crate::{io, CampaignError};
-use fgft_vm::{Env, Marker, Outcome, VmSpec};
+use fgft_vm::{Env, InsnProfile, InsnSpan, Marker, Outcome, VmSpec};
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -724,7 +724,12 @@ pub type Stages = BTreeMap<String, u64>;
 /// A profile: per entry point (isolated sums, plain sums), the workload's
 /// wall times (isolated, isolation off) in seconds, and the guest `perf`
 /// samples of both workloads by symbol (empty without `perf`).
-pub type Profile = (BTreeMap<String, (Stages, Stages)>, (f64, f64), Vec<PerfRow>);
+pub type Profile = (
+    BTreeMap<String, (Stages, Stages)>,
+    (f64, f64),
+    Vec<PerfRow>,
+    Option<(InsnSpan, InsnSpan)>,
+);
 
 /// One symbol of a guest `perf report -n --sort sym`: its samples in the
 /// workload run isolated (`iso`) and with isolation off (`off`).
@@ -772,13 +777,14 @@ pub fn perf_rows(console: &str) -> Vec<PerfRow> {
 /// stage times, the workload run isolated, then again with every entry's
 /// isolation off (each call's plain cycles).  `no_read_checks` builds the
 /// SFI module without its load checks; `perf` (a host `perf` binary) samples
-/// the whole guest during the isolated workload and reports by symbol.
+/// the whole guest during the isolated workload and reports by symbol;
+/// `insn` counts both workloads' guest instructions by symbol (QEMU's
+/// plugin, [`InsnProfile`]: isolated, then isolation off).
 pub fn profile(
     env: &Env,
     fs: &Fs,
     ops: usize,
-    no_read_checks: bool,
-    perf: Option<&Path>,
+    (no_read_checks, perf, insn): (bool, Option<&Path>, bool),
 ) -> Result<Profile, CampaignError> {
     let m = fs.name;
     let (rt, built) = split_fs_with(
@@ -798,6 +804,18 @@ pub fn profile(
     if let Some(perf) = perf {
         spec.add_host_program(perf)?;
     }
+    let counter = if insn {
+        Some(InsnProfile::attach(env, &mut spec, 4)?)
+    } else {
+        None
+    };
+    let mark = |n: usize| {
+        if insn {
+            InsnProfile::mark(n)
+        } else {
+            String::new()
+        }
+    };
     let perf_bin = perf.map(|p| p.display().to_string());
     let sample = |mode: &str| match &perf_bin {
         Some(p) => format!("{p} record -q -a -e cpu-clock -F 4000 -o /tmp/perf-{mode}.data -- "),
@@ -822,17 +840,21 @@ pub fn profile(
     spec.script.push_str(&format!(
         "mkdir -p /mnt/{m} && mount -t {m} /dev/vda /mnt/{m} || exit 11\n\
          mkdir /mnt/{m}/iso /mnt/{m}/off\n\
-         {}fgft-fsw -n {ops} -s 1 /mnt/{m}/iso | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=iso /'\n\
-         {}{}\
+         {}{}fgft-fsw -n {ops} -s 1 /mnt/{m}/iso | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=iso /'\n\
+         {}{}{}\
          for d in {e}/*; do echo N > $d/isolate; done\n\
          echo 1 > /sys/kernel/debug/fgft/reset\n\
-         {}fgft-fsw -n {ops} -s 1 /mnt/{m}/off | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=off /'\n\
-         {}{}\
+         {}{}fgft-fsw -n {ops} -s 1 /mnt/{m}/off | sed 's/^FGFT-MARK fsw /FGFT-MARK pfsw build=off /'\n\
+         {}{}{}\
          umount /mnt/{m} || exit 15\n",
+        mark(1),
         sample("iso"),
+        mark(2),
         report("iso"),
         dump("iso"),
+        mark(3),
         sample("off"),
+        mark(4),
         report("off"),
         dump("off")
     ));
@@ -864,7 +886,20 @@ pub fn profile(
         workload_ok(w, "profile run")?;
         Ok(w.parse::<f64>("ns").unwrap_or(0.0) / 1e9)
     };
-    Ok((per, (wall("iso")?, wall("off")?), perf_rows(&out.console)))
+    let spans = match counter {
+        Some(c) => {
+            let spans = c.read()?;
+            let span = |n: u32| spans.iter().find(|s| s.mark == n).cloned();
+            span(2).zip(span(4))
+        }
+        None => None,
+    };
+    Ok((
+        per,
+        (wall("iso")?, wall("off")?),
+        perf_rows(&out.console),
+        spans,
+    ))
 }
 
 /// The median of `v` (0 when empty).
