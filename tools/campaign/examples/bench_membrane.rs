@@ -156,17 +156,16 @@ fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignEr
             to / ops as f64,
             ti / to.max(1.0)
         );
-        let mut rows: Vec<(&String, u64, u64)> = i
-            .by_symbol
-            .keys()
-            .chain(o.by_symbol.keys())
+        let keys: std::collections::BTreeSet<&String> =
+            i.by_symbol.keys().chain(o.by_symbol.keys()).collect();
+        let mut rows: Vec<(&String, u64, u64)> = keys
+            .into_iter()
             .map(|k| {
                 let g = |s: &fgft_vm::InsnSpan| *s.by_symbol.get(k).unwrap_or(&0);
                 (k, g(i), g(o))
             })
             .collect();
-        rows.sort_by(|a, b| (b.1 as i64 - b.2 as i64).cmp(&(a.1 as i64 - a.2 as i64)));
-        rows.dedup_by(|a, b| a.0 == b.0);
+        rows.sort_by_key(|r| std::cmp::Reverse(r.1 as i64 - r.2 as i64));
         println!(
             "  per operation: {:>8} {:>8} {:>8}  symbol",
             "iso", "off", "added"
