@@ -468,13 +468,18 @@ fn insn_tables(
     let Some((iso, iso_n)) = per.get("isolated") else {
         return;
     };
-    let mut rows: Vec<(String, f64, f64)> = stock
-        .keys()
-        .chain(iso.keys())
-        .map(|k| {
-            let f = |m: &BTreeMap<String, u64>, n: f64| *m.get(k).unwrap_or(&0) as f64 / n.max(1.0);
-            (k.clone(), f(stock, *stock_n), f(iso, *iso_n))
-        })
+    // By function: an SFI copy and the native code it stands for are one
+    // row.
+    let mut by: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for (k, n) in stock {
+        by.entry(fgft_vm::function_of(k)).or_default().0 += *n as f64 / stock_n.max(1.0);
+    }
+    for (k, n) in iso {
+        by.entry(fgft_vm::function_of(k)).or_default().1 += *n as f64 / iso_n.max(1.0);
+    }
+    let mut rows: Vec<(String, f64, f64)> = by
+        .into_iter()
+        .map(|(k, (a, b))| (k.to_string(), a, b))
         .collect();
     rows.sort_by(|a, b| {
         (b.2 - b.1)
@@ -482,10 +487,9 @@ fn insn_tables(
             .total_cmp(&(a.2 - a.1).abs())
             .then(a.0.cmp(&b.0))
     });
-    rows.dedup_by(|a, b| a.0 == b.0);
     r.push_str(&format!(
-        "\n{load}: the 30 symbols whose instructions per frame change most, isolated against stock:\n\n\
-         | symbol | stock | isolated | change |\n|---|---:|---:|---:|\n"
+        "\n{load}: the 30 functions whose instructions per frame change most, isolated against stock:\n\n\
+         | function | stock | isolated | change |\n|---|---:|---:|---:|\n"
     ));
     for (k, a, b) in rows.iter().take(30) {
         r.push_str(&format!(

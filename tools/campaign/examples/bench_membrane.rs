@@ -156,18 +156,19 @@ fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignEr
             to / ops as f64,
             ti / to.max(1.0)
         );
-        let keys: std::collections::BTreeSet<&String> =
-            i.by_symbol.keys().chain(o.by_symbol.keys()).collect();
-        let mut rows: Vec<(&String, u64, u64)> = keys
-            .into_iter()
-            .map(|k| {
-                let g = |s: &fgft_vm::InsnSpan| *s.by_symbol.get(k).unwrap_or(&0);
-                (k, g(i), g(o))
-            })
-            .collect();
-        rows.sort_by_key(|r| std::cmp::Reverse(r.1 as i64 - r.2 as i64));
+        // By function: an SFI copy and the native code it stands for are
+        // one row.
+        let mut by: std::collections::BTreeMap<&str, (u64, u64)> = Default::default();
+        for (k, n) in &i.by_symbol {
+            by.entry(fgft_vm::function_of(k)).or_default().0 += n;
+        }
+        for (k, n) in &o.by_symbol {
+            by.entry(fgft_vm::function_of(k)).or_default().1 += n;
+        }
+        let mut rows: Vec<(&str, u64, u64)> = by.into_iter().map(|(k, (a, b))| (k, a, b)).collect();
+        rows.sort_by_key(|r| std::cmp::Reverse((r.1 as i64 - r.2 as i64).abs()));
         println!(
-            "  per operation: {:>8} {:>8} {:>8}  symbol",
+            "  per operation: {:>8} {:>8} {:>8}  function",
             "iso", "off", "added"
         );
         for (k, a, b) in rows.iter().take(50) {

@@ -160,6 +160,16 @@ impl InsnProfile {
 /// instructions) pairs.
 type RawSpan = (u32, Vec<(u64, u64)>);
 
+/// The driver function a symbol is code of, so that a function's SFI copy
+/// and its native code compare as one: without the module (`name [mod]`),
+/// the SFI prefix (`fgft_sfi_`) and GCC's clone suffixes (`.part.0`,
+/// `.constprop.0`, `.isra.0`, ...).
+pub fn function_of(symbol: &str) -> &str {
+    let s = symbol.split(' ').next().unwrap_or(symbol);
+    let s = s.strip_prefix("fgft_sfi_").unwrap_or(s);
+    s.split('.').next().unwrap_or(s)
+}
+
 /// The plugin's output, mark by mark.
 fn parse_counts(text: &str) -> Result<Vec<RawSpan>, String> {
     let mut out: Vec<RawSpan> = Vec::new();
@@ -268,6 +278,17 @@ mod tests {
         let b = attribute(&counts[1].1, &syms);
         assert_eq!(b.get("fgft_sfi_poll [e1000_sfi]"), Some(&5));
         assert_eq!(b.get("[unknown]"), Some(&1));
+    }
+
+    #[test]
+    fn a_function_and_its_sfi_copy_are_one() {
+        assert_eq!(
+            function_of("fgft_sfi_fat_parse_long.part.0 [vfat_sfi]"),
+            "fat_parse_long"
+        );
+        assert_eq!(function_of("fat_parse_long [vfat]"), "fat_parse_long");
+        assert_eq!(function_of("vsnprintf"), "vsnprintf");
+        assert_eq!(function_of("[user]"), "[user]");
     }
 
     #[test]
