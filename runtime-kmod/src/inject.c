@@ -45,14 +45,26 @@ static bool fgft_inject_txn;
 module_param(fgft_inject_txn, bool, 0644);
 MODULE_PARM_DESC(fgft_inject_txn, "a variant fires only inside an fgft transaction");
 
+/*
+ * How many times a variant fired (write 0 to start counting again): a
+ * campaign tells a persistent fault that its workload never reached from
+ * one that reached it and showed no error.  Hits on several cpus at once
+ * may count one; a campaign reads it for a single workload.
+ */
+static unsigned long fgft_inject_fired;
+module_param(fgft_inject_fired, ulong, 0644);
+MODULE_PARM_DESC(fgft_inject_fired, "times a variant fired since 0 was written");
+
 bool fgft_inject_hit(int id)
 {
 	if (likely(READ_ONCE(fgft_inject_id) != id))
 		return false;
 	if (READ_ONCE(fgft_inject_txn) && !fgft_active())
 		return false;
-	if (READ_ONCE(fgft_inject_once))
-		return cmpxchg(&fgft_inject_id, id, 0) == id;
+	if (READ_ONCE(fgft_inject_once) &&
+	    cmpxchg(&fgft_inject_id, id, 0) != id)
+		return false;
+	WRITE_ONCE(fgft_inject_fired, READ_ONCE(fgft_inject_fired) + 1);
 	return true;
 }
 EXPORT_SYMBOL_GPL(fgft_inject_hit);

@@ -292,6 +292,19 @@ fn assert_campaign(c: &Campaign) {
             .any(|p| p.parse::<u64>("failed").unwrap_or(0) > 0),
         "a persistent fault reaches the application: {out}"
     );
+    // Every persistent variant that aborted its transactions reached the
+    // application as an error (an abort is retried once; the second
+    // returns the error); the pass counts its fires.
+    for p in out.markers_named("pexit") {
+        let id = p.get("id").unwrap_or("?");
+        assert!(p.get("fires").is_some(), "{p}");
+        if p.parse::<u64>("aborts").unwrap_or(0) > 0 {
+            assert!(
+                c.persistent_seen(id),
+                "persistent variant {id} aborted with no error seen: {p}\n{out}"
+            );
+        }
+    }
     for a in out.markers_named("after") {
         assert_eq!(
             (a.get("failed"), a.get("bad")),
