@@ -470,23 +470,8 @@ fn insn_tables(
     };
     // By function: an SFI copy and the native code it stands for are one
     // row.
-    let mut by: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
-    for (k, n) in stock {
-        by.entry(fgft_vm::function_of(k)).or_default().0 += *n as f64 / stock_n.max(1.0);
-    }
-    for (k, n) in iso {
-        by.entry(fgft_vm::function_of(k)).or_default().1 += *n as f64 / iso_n.max(1.0);
-    }
-    let mut rows: Vec<(String, f64, f64)> = by
-        .into_iter()
-        .map(|(k, (a, b))| (k.to_string(), a, b))
-        .collect();
-    rows.sort_by(|a, b| {
-        (b.2 - b.1)
-            .abs()
-            .total_cmp(&(a.2 - a.1).abs())
-            .then(a.0.cmp(&b.0))
-    });
+    let rows =
+        fgft_vm::compare_by_function((stock, 1.0 / stock_n.max(1.0)), (iso, 1.0 / iso_n.max(1.0)));
     r.push_str(&format!(
         "\n{load}: the 30 functions whose instructions per frame change most, isolated against stock:\n\n\
          | function | stock | isolated | change |\n|---|---:|---:|---:|\n"

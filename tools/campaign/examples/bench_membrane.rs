@@ -158,27 +158,14 @@ fn profile_only(env: &Env, fs: &'static Fs, ops: usize) -> Result<(), CampaignEr
         );
         // By function: an SFI copy and the native code it stands for are
         // one row.
-        let mut by: std::collections::BTreeMap<&str, (u64, u64)> = Default::default();
-        for (k, n) in &i.by_symbol {
-            by.entry(fgft_vm::function_of(k)).or_default().0 += n;
-        }
-        for (k, n) in &o.by_symbol {
-            by.entry(fgft_vm::function_of(k)).or_default().1 += n;
-        }
-        let mut rows: Vec<(&str, u64, u64)> = by.into_iter().map(|(k, (a, b))| (k, a, b)).collect();
-        rows.sort_by_key(|r| std::cmp::Reverse((r.1 as i64 - r.2 as i64).abs()));
+        let per = 1.0 / ops.max(1) as f64;
+        let rows = fgft_vm::compare_by_function((&i.by_symbol, per), (&o.by_symbol, per));
         println!(
             "  per operation: {:>8} {:>8} {:>8}  function",
             "iso", "off", "added"
         );
         for (k, a, b) in rows.iter().take(50) {
-            let per = |x: u64| x as f64 / ops as f64;
-            println!(
-                "  {:>22.0} {:>8.0} {:>+8.0}  {k}",
-                per(*a),
-                per(*b),
-                per(*a) - per(*b)
-            );
+            println!("  {a:>22.0} {b:>8.0} {:>+8.0}  {k}", a - b);
         }
     }
     if !perf_rows.is_empty() {

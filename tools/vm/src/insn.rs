@@ -156,6 +156,34 @@ impl InsnProfile {
     }
 }
 
+/// Two counts by symbol compared function by function ([`function_of`]),
+/// each scaled (by 1 / frames or 1 / operations, say): `(function, a, b)`
+/// for every function either counts, the largest change first (then by
+/// name).
+pub fn compare_by_function(
+    (a, a_scale): (&BTreeMap<String, u64>, f64),
+    (b, b_scale): (&BTreeMap<String, u64>, f64),
+) -> Vec<(String, f64, f64)> {
+    let mut by: BTreeMap<&str, (f64, f64)> = BTreeMap::new();
+    for (k, n) in a {
+        by.entry(function_of(k)).or_default().0 += *n as f64 * a_scale;
+    }
+    for (k, n) in b {
+        by.entry(function_of(k)).or_default().1 += *n as f64 * b_scale;
+    }
+    let mut rows: Vec<(String, f64, f64)> = by
+        .into_iter()
+        .map(|(k, (x, y))| (k.to_string(), x, y))
+        .collect();
+    rows.sort_by(|p, q| {
+        (q.2 - q.1)
+            .abs()
+            .total_cmp(&(p.2 - p.1).abs())
+            .then(p.0.cmp(&q.0))
+    });
+    rows
+}
+
 /// One mark of the plugin's output: its number, and (start address,
 /// instructions) pairs.
 type RawSpan = (u32, Vec<(u64, u64)>);
@@ -289,6 +317,24 @@ mod tests {
         assert_eq!(function_of("fat_parse_long [vfat]"), "fat_parse_long");
         assert_eq!(function_of("vsnprintf"), "vsnprintf");
         assert_eq!(function_of("[user]"), "[user]");
+    }
+
+    #[test]
+    fn functions_compare_scaled_largest_change_first() {
+        let m = |v: &[(&str, u64)]| -> BTreeMap<String, u64> {
+            v.iter().map(|(k, n)| (k.to_string(), *n)).collect()
+        };
+        let stock = m(&[("fat_scan [vfat]", 100), ("memcpy_orig", 40)]);
+        let iso = m(&[
+            ("fgft_sfi_fat_scan [vfat_sfi]", 300),
+            ("memcpy_orig", 40),
+            ("grant_new [fgft_rt]", 50),
+        ]);
+        let rows = compare_by_function((&stock, 0.5), (&iso, 0.25));
+        let names: Vec<&str> = rows.iter().map(|r| r.0.as_str()).collect();
+        assert_eq!(names, ["fat_scan", "grant_new", "memcpy_orig"]);
+        assert_eq!((rows[0].1, rows[0].2), (50.0, 75.0));
+        assert_eq!((rows[2].1, rows[2].2), (20.0, 10.0));
     }
 
     #[test]
