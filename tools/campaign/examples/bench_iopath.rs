@@ -420,7 +420,7 @@ fn insn_wanted() -> bool {
 }
 
 /// Instructions per received frame of each build (all rounds together),
-/// and the symbols whose instructions per frame isolation changes most.
+/// and the functions whose instructions per frame isolation changes most.
 fn insn_tables(
     r: &mut String,
     spans: &[InsnSpan],
@@ -459,11 +459,7 @@ fn insn_tables(
     ));
     for (kind, (m, n)) in &per {
         let v = per_frame(m, *n);
-        r.push_str(&format!(
-            "| {kind} | {n:.0} | {v:.0} | {:.2} |
-",
-            v / base
-        ));
+        r.push_str(&format!("| {kind} | {n:.0} | {v:.0} | {:.2} |\n", v / base));
     }
     let Some((iso, iso_n)) = per.get("isolated") else {
         return;
@@ -477,11 +473,7 @@ fn insn_tables(
          | function | stock | isolated | change |\n|---|---:|---:|---:|\n"
     ));
     for (k, a, b) in rows.iter().take(30) {
-        r.push_str(&format!(
-            "| `{k}` | {a:.0} | {b:.0} | {:+.0} |
-",
-            b - a
-        ));
+        r.push_str(&format!("| `{k}` | {a:.0} | {b:.0} | {:+.0} |\n", b - a));
     }
 }
 

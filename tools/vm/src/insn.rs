@@ -19,10 +19,10 @@
 use crate::{Env, VmError, VmSpec};
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// The disk's serial, by which the guest finds it.
-pub const SYMS_SERIAL: &str = "fgftsyms";
+const SYMS_SERIAL: &str = "fgftsyms";
 /// MiB of the disk per mark (a 6.12 kernel's `/proc/kallsyms` is about 9).
 const SLOT_MB: u64 = 32;
 /// Flags of the plugin's build.
@@ -149,11 +149,6 @@ impl InsnProfile {
         }
         Ok(out)
     }
-
-    /// Where the plugin's counts are.
-    pub fn counts_path(&self) -> &Path {
-        &self.counts
-    }
 }
 
 /// Two counts by symbol compared function by function ([`function_of`]),
@@ -240,7 +235,7 @@ fn symbols_in(disk: &[u8], slot: usize) -> Vec<(u64, String)> {
 
 /// Text symbols (`t`, `T`, `w`, `W`) of a kallsyms listing, sorted by
 /// address; a zero address (kptr_restrict) is left out.
-pub fn parse_kallsyms(text: &str) -> Vec<(u64, String)> {
+fn parse_kallsyms(text: &str) -> Vec<(u64, String)> {
     let mut v: Vec<(u64, String)> = text
         .lines()
         .filter_map(|l| {

@@ -129,9 +129,7 @@ pub use console::{parse_console, Marker, OopsRule, Outcome, OOPS_RULES};
 pub use cpio::CpioWriter;
 pub use env::Env;
 pub use guest::{guest_program, guest_tool, host_program};
-pub use insn::{
-    compare_by_function, function_of, parse_kallsyms, InsnProfile, Span as InsnSpan, SYMS_SERIAL,
-};
+pub use insn::{compare_by_function, function_of, InsnProfile, Span as InsnSpan};
 pub use kbuild::kbuild;
 pub use modules::{resolve_modules, ModuleDep, ModulesDep};
 pub use qemu::{
