@@ -246,17 +246,23 @@ void fgft_check_exit(void)
 
 /* ---- checks ---- */
 
-bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
-		 unsigned int rights)
+/*
+ * fgft_allows() past the windows: @tried says the caller found the access
+ * in none of the table's windows and not on the body's stack.
+ */
+static bool allows(struct fgft_txn *t, unsigned long addr, size_t len,
+		   unsigned int rights, bool tried)
 {
 	struct fgft_span gs;
 
-	if (fgft_rtab_hit(&t->rtab, addr, len, rights))
+	if (tried) {
+		if (fgft_rtab_check_index(&t->rtab, addr, len, rights))
+			return true;
+	} else if (fgft_rtab_hit(&t->rtab, addr, len, rights) ||
+		   fgft_on_stack(t, addr, len) ||
+		   fgft_rtab_check(&t->rtab, addr, len, rights)) {
 		return true;
-	if (fgft_on_stack(t, addr, len))
-		return true;
-	if (fgft_rtab_check(&t->rtab, addr, len, rights))
-		return true;
+	}
 	/*
 	 * The kernel's inline helpers read the running task: on PREEMPT_RT
 	 * netdev_xmit_more() is current->net_xmit.more.  Reads only.
@@ -288,6 +294,12 @@ bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
 		return true;
 	}
 	return false;
+}
+
+bool fgft_allows(struct fgft_txn *t, unsigned long addr, size_t len,
+		 unsigned int rights)
+{
+	return allows(t, addr, len, rights, false);
 }
 
 void fgft_note_refusal(struct fgft_txn *t, unsigned long addr, size_t len,
@@ -455,10 +467,10 @@ EXPORT_SYMBOL_GPL(fgft_mmio_miss);
 
 static noinline void fgft_asan_slow(struct fgft_txn *t, unsigned long addr,
 				    size_t size, unsigned int rights,
-				    unsigned long ip)
+				    unsigned long ip, bool tried)
 {
 	t->ev[FGFT_EV_SLOW]++;
-	if (fgft_allows(t, addr, size, rights))
+	if (allows(t, addr, size, rights, tried))
 		return;
 	/*
 	 * A %gs-relative load of a per-CPU variable (netdev_xmit_more(),
@@ -489,6 +501,7 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 {
 	struct fgft_txn *t;
 	unsigned long ua = 0;
+	bool tried = false;
 
 	t = this_cpu_read(fgft_hit);
 	if (likely(t && READ_ONCE(t->task) == current &&
@@ -514,6 +527,7 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 		}
 		if (fgft_on_stack(t, addr, size))
 			return;
+		tried = true;
 	} else if (likely(fgft_none_open())) {
 		return;
 	}
@@ -523,7 +537,8 @@ static __always_inline void fgft_asan_ua(unsigned long addr, size_t size,
 	if (t) {
 		if (t != this_cpu_read(fgft_hit))
 			t->ev[FGFT_EV_CHECK]++;
-		fgft_asan_slow(t, addr, size, rights, ip);
+		fgft_asan_slow(t, addr, size, rights, ip,
+			       tried && t == this_cpu_read(fgft_hit));
 		/* The check left the grant that allows it in the window. */
 		if (t->logging && log && (rights & FGFT_W) &&
 		    !(fgft_rtab_hit(&t->rtab, addr, size, rights) &&

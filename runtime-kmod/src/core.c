@@ -1234,12 +1234,13 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 	 * Not a copy: a kernel object the SFI code holds a pointer to.  A
 	 * NULL-based or wild pointer would fault inside the kernel function
 	 * (outside SFI code, with an oops report), so probe it first; memory
-	 * the transaction used last, or its stack, needs no probe.  The probe
-	 * is cheaper than a lookup in the range table (granted memory passes
-	 * it too).
+	 * the transaction used last (its windows), or its stack, needs no
+	 * probe.  The probe is cheaper than a lookup in the range table
+	 * (granted memory passes it too).
 	 */
 	if (fgft_rtab_hit(&txn->rtab, (uintptr_t)p, 1, FGFT_R) ||
-	    fgft_on_stack(txn, (unsigned long)p, 1))
+	    fgft_on_stack(txn, (unsigned long)p, 1) ||
+	    (this_cpu_read(fgft_win.body) == txn && fgft_win_allows(p, 1, FGFT_R)))
 		return (void *)p;
 	if (copy_from_kernel_nofault(&byte, p, sizeof(byte))) {
 		pr_err_ratelimited("%s: kernel-call argument %p is not kernel memory\n",

@@ -164,6 +164,9 @@ int fgft_rtab_check_slow(struct fgft_rtab *t, uintptr_t addr, size_t len,
 /* Full check: last-hit window, then the index (updates the window). */
 bool fgft_rtab_check(struct fgft_rtab *t, uintptr_t addr, size_t len,
 		     u32 rights);
+/* The same for a caller that tried the windows already: the index only. */
+bool fgft_rtab_check_index(struct fgft_rtab *t, uintptr_t addr, size_t len,
+			   u32 rights);
 
 static inline bool fgft_rtab_win_ok(const struct fgft_rtab_win *w,
 				    uintptr_t addr, size_t len, u32 rights)

@@ -510,11 +510,17 @@ int fgft_rtab_check_slow(struct fgft_rtab *t, uintptr_t addr, size_t len,
 bool fgft_rtab_check(struct fgft_rtab *t, uintptr_t addr, size_t len,
 		     u32 rights)
 {
-	int id;
-
 	if (fgft_rtab_hit(t, addr, len, rights) ||
 	    fgft_rtab_hit_victim(t, addr, len, rights))
 		return true;
+	return fgft_rtab_check_index(t, addr, len, rights);
+}
+
+bool fgft_rtab_check_index(struct fgft_rtab *t, uintptr_t addr, size_t len,
+			   u32 rights)
+{
+	int id;
+
 	id = fgft_rtab_check_slow(t, addr, len, rights);
 	if (id < 0)
 		return false;
