@@ -156,7 +156,9 @@ pub enum ArgSpec {
     Out(String),
     In(String),
     InOut(String),
-    Str,
+    /// A NUL-terminated string the kernel reads, at most this many bytes
+    /// of it when bounded (`str(n)` of strncmp).
+    Str(Option<String>),
     Func,
     /// An lvalue the kernel macro assigns (`flags` of spin_lock_irqsave):
     /// set to 0 at the call site and not passed.
@@ -596,7 +598,7 @@ impl Table {
                                     ArgSpec::Out(l) => ArgKind::Out(l.clone()),
                                     ArgSpec::In(l) => ArgKind::In(l.clone()),
                                     ArgSpec::InOut(l) => ArgKind::InOut(l.clone()),
-                                    ArgSpec::Str => ArgKind::InStr,
+                                    ArgSpec::Str(_) => ArgKind::InStr,
                                     ArgSpec::Func => ArgKind::Func,
                                 },
                             )
@@ -1064,12 +1066,14 @@ fn parse_arg(s: &str) -> Option<ArgSpec> {
     Some(match s {
         "val" => ArgSpec::Val,
         "kobj" => ArgSpec::Kobj,
-        "str" => ArgSpec::Str,
+        "str" => ArgSpec::Str(None),
         "func" => ArgSpec::Func,
         "lvalue" => ArgSpec::Lvalue,
         _ => {
             if let Some(t) = inner("shadow") {
                 ArgSpec::Shadow(t)
+            } else if let Some(l) = inner("str") {
+                ArgSpec::Str(Some(l))
             } else if let Some(l) = inner("inout") {
                 ArgSpec::InOut(l)
             } else if let Some(l) = inner("out") {
@@ -1178,6 +1182,21 @@ mod tests {
         assert_eq!(t.apis["ioremap"].memory, Memory::Io);
         assert_eq!(t.apis["dma_alloc_coherent"].memory, Memory::Shared);
         assert_eq!(t.apis["kmalloc"].memory, Memory::Plain);
+        // strncmp reads at most n bytes of either string.
+        let kinds: Vec<&ArgSpec> = t.apis["strncmp"].params.iter().map(|p| &p.kind).collect();
+        assert_eq!(kinds[0], &ArgSpec::Str(Some("n".into())));
+        assert_eq!(t.apis["strlen"].params[0].kind, ArgSpec::Str(None));
+    }
+
+    #[test]
+    fn arg_kinds_parse() {
+        assert_eq!(parse_arg("str"), Some(ArgSpec::Str(None)));
+        assert_eq!(
+            parse_arg(" str( len ) "),
+            Some(ArgSpec::Str(Some("len".into())))
+        );
+        assert_eq!(parse_arg("in(n)"), Some(ArgSpec::In("n".into())));
+        assert_eq!(parse_arg("string"), None);
     }
 
     #[test]
