@@ -24,3 +24,11 @@ long fgft_fs_keep_tail(struct inode *inode, loff_t newsize)
 	return old;
 }
 EXPORT_SYMBOL_GPL(fgft_fs_keep_tail);
+
+void fgft_new_inode_unhash(struct inode *inode)
+{
+	remove_inode_hash(inode);
+	if (READ_ONCE(inode->i_state) & I_NEW)
+		unlock_new_inode(inode);
+}
+EXPORT_SYMBOL_GPL(fgft_new_inode_unhash);

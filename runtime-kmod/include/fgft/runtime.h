@@ -380,6 +380,14 @@ struct inode;
 long fgft_fs_keep_tail(struct inode *inode, loff_t newsize);
 
 /*
+ * The undo of insert_inode_locked() (compensations.toml): the new inode of
+ * an aborted operation leaves the inode hash and, if it still holds it,
+ * its I_NEW lock (waking whoever found it there); the undo of new_inode()
+ * then drops it.
+ */
+void fgft_new_inode_unhash(struct inode *inode);
+
+/*
  * The undo of hlist_del() and hlist_del_init() (compensations.toml): puts
  * @n back where it was, after the node or head whose next pointer was at
  * @pprev.  The chain's lock, held to the end of the transaction, kept

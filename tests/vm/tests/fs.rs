@@ -190,6 +190,60 @@ fn split_vfat_keeps_every_completed_write_under_fgft() {
     assert_eq!(code, Some(0), "fsck.vfat: {text}");
 }
 
+/// ext2 (fs/ext2 without extended attributes, corpus/upstream/ext2.toml:
+/// the same operations isolated as for minix), the only ext2 in the guest
+/// (Debian builds none): the workload completes and verifies in a
+/// directory of its own (mkfs.ext2 makes lost+found at the root), every
+/// isolated operation commits, the remount finds every completed write,
+/// and fsck.ext2 -fn finds no error.  Its directory operations reach
+/// kernel calls no other corpus driver makes (a new inode's hash entry,
+/// the free-inode and free-block counters, quota), and its getattr
+/// reaches the inode only through its container (`EXT2_I(inode)`).
+#[test]
+fn split_ext2_keeps_every_completed_write_under_fgft() {
+    let env = env();
+    let fs = &membrane::EXT2;
+    let (rt, built) = membrane::split_fs(&env, fs, &env.src612, Vec::new(), "fs-ext2").unwrap();
+    let (mut spec, img) = membrane::fs_vm(&env, fs, "fs-ext2-fgft", (&rt, &built), 32).unwrap();
+    spec.script += "mkdir -p /mnt/ext2 && mount -t ext2 /dev/vda /mnt/ext2 || exit 11
+         mkdir /mnt/ext2/w
+         fgft-fsw -n 1500 -s 4 -m /tmp/ext2.model /mnt/ext2/w
+         umount /mnt/ext2 && mount -t ext2 /dev/vda /mnt/ext2 || exit 12
+         fgft-fsw -c -m /tmp/ext2.model /mnt/ext2/w
+         umount /mnt/ext2 || exit 13
+         S=/sys/kernel/debug/fgft/stats
+         echo \"FGFT-MARK rtstats $(grep -E '^(txns|commits|aborts) ' $S | tr ' ' '=' | tr '\\n' ' ')\"\n";
+    spec.timeout = Duration::from_secs(300);
+    let out = run(&env, &spec).unwrap();
+    assert!(out.is_clean(), "{out}\n{}", out.tail(80));
+    let runs = out.markers_named("fsw");
+    assert_eq!(runs.len(), 2, "{out}");
+    let (w, c) = (runs[0], runs[1]);
+    assert_eq!(
+        (w.get("mode"), w.get("failed"), w.get("bad")),
+        (Some("run"), Some("0"), Some("0")),
+        "{w}"
+    );
+    assert!(w.parse::<u64>("ok").unwrap_or(0) > 1000, "{w}");
+    assert_eq!(
+        (c.get("mode"), c.get("bad")),
+        (Some("check"), Some("0")),
+        "{c}"
+    );
+    let st = out.markers_named("rtstats");
+    let st = st
+        .first()
+        .unwrap_or_else(|| panic!("no runtime stats: {out}"));
+    let n = |k: &str| st.parse::<u64>(k).unwrap_or(0);
+    assert!(
+        n("commits") > 1000,
+        "isolated operations ran as transactions: {st}"
+    );
+    assert_eq!(n("aborts"), 0, "{st}");
+    let (code, text) = membrane::fsck("fsck.ext2", &["-f", "-n"], &img).unwrap();
+    assert_eq!(code, Some(0), "fsck.ext2: {text}");
+}
+
 /// The recovery policy `retry` (slots.toml: every inode operation): a NULL
 /// dereference planted by fgft-cc inject into minix_getattr, fired once
 /// (transient), is hidden from the workload, which completes and verifies

@@ -94,6 +94,23 @@ pub const VFAT: Fs = Fs {
     native_switch: "fat",
 };
 
+/// fs/ext2: ext2.ko, without extended attributes (corpus/upstream/ext2.toml).
+/// Debian builds none (its ext4 mounts ext2): the native build of the
+/// same sources is the only other ext2.
+pub const EXT2: Fs = Fs {
+    name: "ext2",
+    dir: "fs/ext2",
+    sidecar: "corpus/upstream/ext2.toml",
+    module: "ext2",
+    mkfs: ("mkfs.ext2", &["-q", "-F"]),
+    fsck: ("fsck.ext2", &["-f", "-n"]),
+    deps: &[],
+    stock: &[],
+    native_kbuild: "obj-m := ext2.o\next2-y := balloc.o dir.o file.o ialloc.o inode.o ioctl.o namei.o super.o symlink.o trace.o fgft_inject.o\n",
+    native: &["ext2"],
+    native_switch: "ext2",
+};
+
 /// The shell lines that load `fs`'s Debian dependencies.
 fn load_deps(fs: &Fs) -> String {
     fs.deps

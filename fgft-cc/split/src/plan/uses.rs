@@ -28,6 +28,11 @@ pub(super) struct Uses {
     /// Embedded members known to be of another type: `FieldOf(struct
     /// pci_dev, "dev")` is a `struct device` (container_of, container hints).
     pub(super) aliases: BTreeMap<CType, CType>,
+    /// Embedded type -> the records `container_of` finds it in (`struct
+    /// inode` -> `struct ext2_inode_info`): code that reads the container
+    /// (`EXT2_I(inode)->i_flags`) uses the object it embeds, whose grant
+    /// brings the container's (stubs-gen's place functions).
+    pub(super) containers: BTreeMap<CType, BTreeSet<CType>>,
     /// Carrier type -> (private area type, its accessor).
     pub(super) priv_of: BTreeMap<CType, (CType, String)>,
     pub(super) conv: BTreeMap<(CType, String), CType>,
@@ -89,6 +94,15 @@ impl Uses {
                 return r.fields.iter().any(|f| {
                     matches!(f.ty, CType::Record(_)) && self.touches(prog, &f.ty, depth + 1)
                 });
+            }
+        }
+        // A container the code reaches from it.
+        if let Some(outer) = self.containers.get(ty) {
+            if outer
+                .iter()
+                .any(|o| o != ty && self.touches(prog, o, depth + 1))
+            {
+                return true;
             }
         }
         // Members known to be of another type.
@@ -170,6 +184,10 @@ impl Uses {
                             CType::FieldOf(Box::new(prog.resolve(outer)), member.clone()),
                             inner.clone(),
                         );
+                        uses.containers
+                            .entry(prog.resolve(inner))
+                            .or_default()
+                            .insert(prog.resolve(outer));
                     }
                     _ => {}
                 }
