@@ -315,10 +315,18 @@ impl Finder<'_> {
         // clobbers the canary and what lies above it (saved registers,
         // the return address), not the function's other locals, and the
         // body runs on to its epilogue, which checks the canary.
+        // A preprocessor conditional is not the place: its directive must
+        // start a line (fs/ext2's `#if (PAGE_SIZE >= 65536)` opens
+        // ext2_rec_len_to_disk()), so the overrun goes before the first
+        // statement after it.
         let mut c = body.walk();
         let first_stmt = body
             .named_children(&mut c)
-            .find(|n| n.kind() != "declaration" && n.kind() != "comment")
+            .find(|n| {
+                n.kind() != "declaration"
+                    && n.kind() != "comment"
+                    && !n.kind().starts_with("preproc")
+            })
             .map(|n| n.start_byte())
             .or_else(|| Some(body.end_byte().saturating_sub(1)))
             .filter(|&at| at > open);

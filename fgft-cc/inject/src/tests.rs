@@ -195,6 +195,15 @@ static int fy_get(struct priv *p, int *out)
 #endif
 	return p->fdx;
 }
+
+static int fy_len(struct priv *p)
+{
+#ifdef FY_EXTRA
+	if (p->count == 3)
+		return 1 << 16;
+#endif
+	return p->count;
+}
 "#;
 
 #[test]
@@ -204,7 +213,15 @@ fn bit_fields_and_ifdef_branches_compile() {
         rel: PathBuf::from("drivers/fy/fy.c"),
         file,
     }];
-    let sites = find_sites(&src, &|n| n == "fy_get");
+    // fy_len's body opens with a directive (fs/ext2's
+    // ext2_rec_len_to_disk()): the stack overrun goes after it.
+    let sites = find_sites(&src, &|n| n == "fy_get" || n == "fy_len");
+    assert!(
+        sites
+            .iter()
+            .any(|s| s.entry == "fy_len" && s.kind == FaultKind::StackOverrun),
+        "{sites:?}"
+    );
     let vs = select(
         &src,
         &sites,
