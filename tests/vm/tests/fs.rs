@@ -15,18 +15,69 @@ fn env() -> Env {
     Env::load().expect("fgft environment (scripts/setup.sh --print-env)")
 }
 
-/// The guest part for one file system: mount, work, unmount, mount again,
+/// The guest part for one file system: mount, work in a directory of its
+/// own (mkfs.ext2 makes lost+found at the root), unmount, mount again,
 /// verify against the model, unmount.
 fn work(dev: &str, fstype: &str, seed: u32, ops: u32) -> String {
     format!(
         "mkdir -p /mnt/{fstype}\n\
          mount -t {fstype} {dev} /mnt/{fstype} || {{ echo \"FGFT-MARK fs-mount-failed fs={fstype}\"; exit 11; }}\n\
-         fgft-fsw -n {ops} -s {seed} -m /tmp/{fstype}.model /mnt/{fstype} | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw fs={fstype} /'\n\
+         mkdir -p /mnt/{fstype}/w\n\
+         fgft-fsw -n {ops} -s {seed} -m /tmp/{fstype}.model /mnt/{fstype}/w | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw fs={fstype} /'\n\
          umount /mnt/{fstype}\n\
          mount -t {fstype} {dev} /mnt/{fstype}\n\
-         fgft-fsw -c -m /tmp/{fstype}.model /mnt/{fstype} | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw fs={fstype} /'\n\
+         fgft-fsw -c -m /tmp/{fstype}.model /mnt/{fstype}/w | sed 's/^FGFT-MARK fsw /FGFT-MARK fsw fs={fstype} /'\n\
          umount /mnt/{fstype} && echo \"FGFT-MARK fs-umounted fs={fstype}\"\n"
     )
+}
+
+/// `fs` split from linux-source-6.12 with its sidecar, loaded in place of
+/// any stock module, under [`work`] (seed `seed`, 1,500 operations) on a
+/// fresh image of `mb` MiB: the workload completes and verifies, every
+/// isolated operation commits, the remount finds every completed write,
+/// and the file system's fsck finds no error.
+fn split_run_commits_and_verifies(fs: &membrane::Fs, seed: u32, mb: u64) {
+    let env = env();
+    let m = fs.name;
+    let (rt, built) =
+        membrane::split_fs(&env, fs, &env.src612, Vec::new(), &format!("fs-{m}")).unwrap();
+    let (mut spec, img) =
+        membrane::fs_vm(&env, fs, &format!("fs-{m}-fgft"), (&rt, &built), mb).unwrap();
+    spec.script += &format!(
+        "{}\
+         S=/sys/kernel/debug/fgft/stats\n\
+         echo \"FGFT-MARK rtstats $(grep -E '^(txns|commits|aborts) ' $S | tr ' ' '=' | tr '\\n' ' ')\"\n",
+        work("/dev/vda", m, seed, 1500)
+    );
+    spec.timeout = Duration::from_secs(300);
+    let out = run(&env, &spec).unwrap();
+    assert!(out.is_clean(), "{out}\n{}", out.tail(80));
+    let runs = out.markers_named("fsw");
+    assert_eq!(runs.len(), 2, "{out}");
+    let (w, c) = (runs[0], runs[1]);
+    assert_eq!(
+        (w.get("mode"), w.get("failed"), w.get("bad")),
+        (Some("run"), Some("0"), Some("0")),
+        "{w}"
+    );
+    assert!(w.parse::<u64>("ok").unwrap_or(0) > 1000, "{w}");
+    assert_eq!(
+        (c.get("mode"), c.get("bad")),
+        (Some("check"), Some("0")),
+        "{c}"
+    );
+    let st = out.markers_named("rtstats");
+    let st = st
+        .first()
+        .unwrap_or_else(|| panic!("no runtime stats: {out}"));
+    let n = |k: &str| st.parse::<u64>(k).unwrap_or(0);
+    assert!(
+        n("commits") > 1000,
+        "isolated operations ran as transactions: {st}"
+    );
+    assert_eq!(n("aborts"), 0, "{st}");
+    let (code, text) = membrane::fsck(fs.fsck.0, fs.fsck.1, &img).unwrap();
+    assert_eq!(code, Some(0), "{}: {text}", fs.fsck.0);
 }
 
 #[test]
@@ -98,46 +149,7 @@ fn stock_minix_and_vfat_keep_every_completed_write() {
 /// remount finds every completed write, and fsck.minix finds no error.
 #[test]
 fn split_minix_keeps_every_completed_write_under_fgft() {
-    let env = env();
-    let (rt, built) =
-        membrane::split_fs(&env, &membrane::MINIX, &env.src612, Vec::new(), "fs-minix").unwrap();
-    let (mut spec, img) =
-        membrane::fs_vm(&env, &membrane::MINIX, "fs-minix-fgft", (&rt, &built), 16).unwrap();
-    spec.script += &format!(
-        "{}\
-         S=/sys/kernel/debug/fgft/stats\n\
-         echo \"FGFT-MARK rtstats $(grep -E '^(txns|commits|aborts) ' $S | tr ' ' '=' | tr '\\n' ' ')\"\n",
-        work("/dev/vda", "minix", 3, 1500)
-    );
-    spec.timeout = Duration::from_secs(300);
-    let out = run(&env, &spec).unwrap();
-    assert!(out.is_clean(), "{out}\n{}", out.tail(80));
-    let runs = out.markers_named("fsw");
-    assert_eq!(runs.len(), 2, "{out}");
-    let (w, c) = (runs[0], runs[1]);
-    assert_eq!(
-        (w.get("mode"), w.get("failed"), w.get("bad")),
-        (Some("run"), Some("0"), Some("0")),
-        "{w}"
-    );
-    assert!(w.parse::<u64>("ok").unwrap_or(0) > 1000, "{w}");
-    assert_eq!(
-        (c.get("mode"), c.get("bad")),
-        (Some("check"), Some("0")),
-        "{c}"
-    );
-    let st = out.markers_named("rtstats");
-    let st = st
-        .first()
-        .unwrap_or_else(|| panic!("no runtime stats: {out}"));
-    let n = |k: &str| st.parse::<u64>(k).unwrap_or(0);
-    assert!(
-        n("commits") > 1000,
-        "isolated operations ran as transactions: {st}"
-    );
-    assert_eq!(n("aborts"), 0, "{st}");
-    let (code, text) = membrane::fsck("fsck.minix", &["-f"], &img).unwrap();
-    assert_eq!(code, Some(0), "fsck.minix: {text}");
+    split_run_commits_and_verifies(&membrane::MINIX, 3, 16);
 }
 
 /// VFAT (fs/fat: fat.ko and vfat.ko split together as one module, with
@@ -149,45 +161,7 @@ fn split_minix_keeps_every_completed_write_under_fgft() {
 /// and fsck.vfat -n finds no error.
 #[test]
 fn split_vfat_keeps_every_completed_write_under_fgft() {
-    let env = env();
-    let fs = &membrane::VFAT;
-    let (rt, built) = membrane::split_fs(&env, fs, &env.src612, Vec::new(), "fs-vfat").unwrap();
-    let (mut spec, img) = membrane::fs_vm(&env, fs, "fs-vfat-fgft", (&rt, &built), 32).unwrap();
-    spec.script += &format!(
-        "{}\
-         S=/sys/kernel/debug/fgft/stats\n\
-         echo \"FGFT-MARK rtstats $(grep -E '^(txns|commits|aborts) ' $S | tr ' ' '=' | tr '\\n' ' ')\"\n",
-        work("/dev/vda", "vfat", 4, 1500)
-    );
-    spec.timeout = Duration::from_secs(300);
-    let out = run(&env, &spec).unwrap();
-    assert!(out.is_clean(), "{out}\n{}", out.tail(80));
-    let runs = out.markers_named("fsw");
-    assert_eq!(runs.len(), 2, "{out}");
-    let (w, c) = (runs[0], runs[1]);
-    assert_eq!(
-        (w.get("mode"), w.get("failed"), w.get("bad")),
-        (Some("run"), Some("0"), Some("0")),
-        "{w}"
-    );
-    assert!(w.parse::<u64>("ok").unwrap_or(0) > 1000, "{w}");
-    assert_eq!(
-        (c.get("mode"), c.get("bad")),
-        (Some("check"), Some("0")),
-        "{c}"
-    );
-    let st = out.markers_named("rtstats");
-    let st = st
-        .first()
-        .unwrap_or_else(|| panic!("no runtime stats: {out}"));
-    let n = |k: &str| st.parse::<u64>(k).unwrap_or(0);
-    assert!(
-        n("commits") > 1000,
-        "isolated operations ran as transactions: {st}"
-    );
-    assert_eq!(n("aborts"), 0, "{st}");
-    let (code, text) = membrane::fsck("fsck.vfat", &["-n"], &img).unwrap();
-    assert_eq!(code, Some(0), "fsck.vfat: {text}");
+    split_run_commits_and_verifies(&membrane::VFAT, 4, 32);
 }
 
 /// ext2 (fs/ext2 without extended attributes, corpus/upstream/ext2.toml:
@@ -201,47 +175,7 @@ fn split_vfat_keeps_every_completed_write_under_fgft() {
 /// reaches the inode only through its container (`EXT2_I(inode)`).
 #[test]
 fn split_ext2_keeps_every_completed_write_under_fgft() {
-    let env = env();
-    let fs = &membrane::EXT2;
-    let (rt, built) = membrane::split_fs(&env, fs, &env.src612, Vec::new(), "fs-ext2").unwrap();
-    let (mut spec, img) = membrane::fs_vm(&env, fs, "fs-ext2-fgft", (&rt, &built), 32).unwrap();
-    spec.script += "mkdir -p /mnt/ext2 && mount -t ext2 /dev/vda /mnt/ext2 || exit 11
-         mkdir /mnt/ext2/w
-         fgft-fsw -n 1500 -s 4 -m /tmp/ext2.model /mnt/ext2/w
-         umount /mnt/ext2 && mount -t ext2 /dev/vda /mnt/ext2 || exit 12
-         fgft-fsw -c -m /tmp/ext2.model /mnt/ext2/w
-         umount /mnt/ext2 || exit 13
-         S=/sys/kernel/debug/fgft/stats
-         echo \"FGFT-MARK rtstats $(grep -E '^(txns|commits|aborts) ' $S | tr ' ' '=' | tr '\\n' ' ')\"\n";
-    spec.timeout = Duration::from_secs(300);
-    let out = run(&env, &spec).unwrap();
-    assert!(out.is_clean(), "{out}\n{}", out.tail(80));
-    let runs = out.markers_named("fsw");
-    assert_eq!(runs.len(), 2, "{out}");
-    let (w, c) = (runs[0], runs[1]);
-    assert_eq!(
-        (w.get("mode"), w.get("failed"), w.get("bad")),
-        (Some("run"), Some("0"), Some("0")),
-        "{w}"
-    );
-    assert!(w.parse::<u64>("ok").unwrap_or(0) > 1000, "{w}");
-    assert_eq!(
-        (c.get("mode"), c.get("bad")),
-        (Some("check"), Some("0")),
-        "{c}"
-    );
-    let st = out.markers_named("rtstats");
-    let st = st
-        .first()
-        .unwrap_or_else(|| panic!("no runtime stats: {out}"));
-    let n = |k: &str| st.parse::<u64>(k).unwrap_or(0);
-    assert!(
-        n("commits") > 1000,
-        "isolated operations ran as transactions: {st}"
-    );
-    assert_eq!(n("aborts"), 0, "{st}");
-    let (code, text) = membrane::fsck("fsck.ext2", &["-f", "-n"], &img).unwrap();
-    assert_eq!(code, Some(0), "fsck.ext2: {text}");
+    split_run_commits_and_verifies(&membrane::EXT2, 4, 32);
 }
 
 /// The recovery policy `retry` (slots.toml: every inode operation): a NULL
