@@ -3,8 +3,10 @@
 //! Job: run an out-of-tree Kbuild make in a directory against a kernel build
 //! directory and hand back its exit status and output.
 //!
-//! Invariants: the command line is always `make -C <kdir> M=<dir>`, then the
-//! `NAME=value` variables, then the targets, in the order given; stdin is
+//! Invariants: the command line is always `make -C <kdir> M=<dir>`, then
+//! `-j<n> --output-sync=target` when more than one job is asked for (each
+//! target's output stays in one piece), then the `NAME=value` variables,
+//! then the targets, in the order given; stdin is
 //! closed; stdout and stderr are captured (never inherited); the environment
 //! is the caller's with the given changes; a make that runs and fails is an
 //! [`Output`] with `success == false`, only a make that cannot start is an
@@ -22,6 +24,7 @@ pub struct Make {
     vars: Vec<(String, String)>,
     targets: Vec<String>,
     env: Vec<(String, Option<String>)>,
+    jobs: usize,
 }
 
 /// What a make run gave.
@@ -52,6 +55,21 @@ impl Make {
             vars: Vec::new(),
             targets: Vec::new(),
             env: Vec::new(),
+            jobs: 1,
+        }
+    }
+
+    /// Runs up to `n` recipes at once (`-j`); 0 means one per CPU.
+    pub fn jobs(mut self, n: usize) -> Make {
+        self.jobs = if n == 0 { cpus() } else { n };
+        self
+    }
+
+    fn job_args(&self) -> Vec<String> {
+        if self.jobs > 1 {
+            vec![format!("-j{}", self.jobs), "--output-sync=target".into()]
+        } else {
+            Vec::new()
         }
     }
 
@@ -81,6 +99,10 @@ impl Make {
     /// The command line, for messages.
     pub fn command_line(&self) -> String {
         let mut s = format!("make -C {} M={}", self.kdir.display(), self.dir.display());
+        for j in self.job_args() {
+            s.push(' ');
+            s.push_str(&j);
+        }
         for (k, v) in &self.vars {
             s.push_str(&format!(" {k}={v}"));
         }
@@ -96,7 +118,8 @@ impl Make {
         let mut c = Command::new("make");
         c.arg("-C")
             .arg(&self.kdir)
-            .arg(format!("M={}", self.dir.display()));
+            .arg(format!("M={}", self.dir.display()))
+            .args(self.job_args());
         for (k, v) in &self.vars {
             c.arg(format!("{k}={v}"));
         }
@@ -122,6 +145,11 @@ impl Make {
     }
 }
 
+/// The CPUs this process may use (1 when that cannot be told).
+pub fn cpus() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +162,15 @@ mod tests {
             .target("modules")
             .env("LC_ALL", "C");
         assert_eq!(m.command_line(), "make -C /k M=/d W=1 a.i modules");
+        let j = Make::new("/k", "/d").jobs(3).target("modules");
+        assert_eq!(
+            j.command_line(),
+            "make -C /k M=/d -j3 --output-sync=target modules"
+        );
+        assert_eq!(
+            Make::new("/k", "/d").jobs(1).command_line(),
+            "make -C /k M=/d"
+        );
     }
 
     #[test]

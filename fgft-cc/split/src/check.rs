@@ -31,6 +31,7 @@ pub fn check(out: &Path, o: &CheckOpts<'_>) -> Result<Vec<Located>, Error> {
     // The runtime's symbols resolve: OUT builds fgft_rt.ko from runtime/,
     // or names an installed one's Module.symvers.
     let built = Make::new(o.kdir, out)
+        .jobs(0)
         .target("modules")
         .run()
         .map_err(|e| Error::Msg(e.to_string()))?;
@@ -46,6 +47,11 @@ pub fn check(out: &Path, o: &CheckOpts<'_>) -> Result<Vec<Located>, Error> {
             diags.push(plain(out, format!("objtool: {m}")));
         }
     }
+    // Parallel jobs finish in any order: report by place.
+    diags.sort_by(|a, b| {
+        (&a.path, a.range.start, &a.message).cmp(&(&b.path, b.range.start, &b.message))
+    });
+    diags.dedup_by(|a, b| a.path == b.path && a.range == b.range && a.message == b.message);
     if !built.success() && diags.is_empty() {
         let tail: Vec<&str> = text.lines().rev().take(8).collect();
         diags.push(plain(

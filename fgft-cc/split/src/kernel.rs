@@ -181,6 +181,30 @@ fn function_params(body: &str, params: &[String]) -> (String, Vec<String>) {
     (out, renamed)
 }
 
+/// Each unit preprocessed with its macro definitions (a Kbuild make per
+/// unit, as many at once as there are CPUs); the results in `units`' order.
+fn preprocess_all(kdir: &Path, units: &[PathBuf]) -> Vec<Result<String, String>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done = std::sync::Mutex::new(vec![None; units.len()]);
+    let workers = fgft_base::kbuild::cpus().min(units.len());
+    std::thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(u) = units.get(i) else { break };
+                let r =
+                    fgft_parse::types::preprocess_with(kdir, u, true).map_err(|e| e.to_string());
+                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err("not preprocessed".into())))
+        .collect()
+}
+
 impl Kernel {
     /// Reads `kdir`'s Module.symvers and preprocesses each unit.
     pub fn load(kdir: &Path, units: &[PathBuf]) -> Kernel {
@@ -192,17 +216,21 @@ impl Kernel {
                 }
             }
         }
-        for u in units {
-            // Kbuild runs in KDIR: a unit named relative to where the user
-            // stands (`tun.c`) is given to it by its absolute path.
-            let abs = std::path::absolute(u).unwrap_or_else(|_| u.clone());
-            match fgft_parse::types::preprocess_with(kdir, &abs, true) {
+        // Kbuild runs in KDIR: a unit named relative to where the user
+        // stands (`tun.c`) is given to it by its absolute path.
+        let abs: Vec<PathBuf> = units
+            .iter()
+            .map(|u| std::path::absolute(u).unwrap_or_else(|_| u.clone()))
+            .collect();
+        let texts = preprocess_all(kdir, &abs);
+        for ((u, abs), text) in units.iter().zip(&abs).zip(texts) {
+            match text {
                 Ok(text) => {
-                    let seen = k.read_unit(&text, &abs);
-                    k.read_own(&text, &abs);
+                    let seen = k.read_unit(&text, abs);
+                    k.read_own(&text, abs);
                     k.unit_records.insert(u.clone(), seen);
                 }
-                Err(e) => k.unavailable.push((u.clone(), e.to_string())),
+                Err(e) => k.unavailable.push((u.clone(), e)),
             }
         }
         k
