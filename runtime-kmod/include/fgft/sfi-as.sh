@@ -50,6 +50,24 @@
 #
 # Then the body's stack, [%rsp, stack_hi) the same way (stack_hi 0: none).
 #
+# Before that, a load check becomes a store check when the code after it
+# stores to the address it checked before the address can change: gcc's
+# sanitizer checks a location once for a load and a store (a use of memory
+# that is valid for one is valid for the other), so the store of a
+# read-modify-write (x->n--, le16_add_cpu(), a bitfield) has no check of
+# its own, and would go unchecked and, in a transaction that logs its
+# stores, unlogged.  Two ways find such a check:
+#
+#	the access right after it (past register moves and stack reloads) is
+#	a store of its width: a read-modify-write in one instruction, whatever
+#	%rdi came from;
+#	the operand %rdi was set to (a leaq, or a movq of a register) is
+#	followed through straight-line code: a store to the same operand
+#	converts it; a write to one of its registers, a call that clobbers
+#	them, a jmp or a ret ends the search.  A conditional branch does not:
+#	the check then asks for the store's rights on both ways, which the
+#	grant has whenever the code stores there.
+#
 # fgft_win (struct fgft_pcwin): four load windows of (start, span + 1,
 # lim8), 24 bytes each, two store windows at 96, stack_hi at 144, the
 # site caches' pointer at 168.
@@ -79,6 +97,144 @@ if [ -z "$sites" ]; then
 	exit 1
 fi
 salt=$(( $(printf '%s' "$src" | cksum | cut -d' ' -f1) % sites ))
+
+# The load checks of locations the code then stores to, as store checks
+# (see above); awk reads the assembly and buffers it while a check is open.
+fgft_rmw=$(cat <<'EOF'
+function reg64(r) {
+	sub(/^%/, "", r)
+	if (r ~ /^r[0-9]+[dwb]?$/) { sub(/[dwb]$/, "", r); return r }
+	if (r ~ /^[abcd][lh]$/) return "r" substr(r, 1, 1) "x"
+	if (r ~ /^[re]?[abcd]x$/) { sub(/^[re]/, "", r); return "r" r }
+	if (r ~ /^[re]?(si|di|bp|sp)l?$/) { sub(/^[re]/, "", r); sub(/l$/, "", r); return "r" r }
+	return r
+}
+function trim(s) {
+	sub(/^[ \t]+/, "", s)
+	sub(/[ \t]+$/, "", s)
+	return s
+}
+function lastop(s,  i, d, c) {
+	d = 0
+	for (i = length(s); i > 0; i--) {
+		c = substr(s, i, 1)
+		if (c == ")") d++
+		else if (c == "(") d--
+		else if (c == "," && d == 0) return trim(substr(s, i + 1))
+	}
+	return trim(s)
+}
+function firstop(s,  i, d, c) {
+	d = 0
+	for (i = 1; i <= length(s); i++) {
+		c = substr(s, i, 1)
+		if (c == "(") d++
+		else if (c == ")") d--
+		else if (c == "," && d == 0) return trim(substr(s, 1, i - 1))
+	}
+	return trim(s)
+}
+# The registers the address of an operand uses, as " rbx r12 ".
+function regs(op,  out, t) {
+	out = " "
+	while (match(op, /%[a-z0-9]+/)) {
+		t = reg64(substr(op, RSTART, RLENGTH))
+		out = out t " "
+		op = substr(op, RSTART + RLENGTH)
+	}
+	return out
+}
+function flush(  i) {
+	for (i = 1; i <= nb; i++) print buf[i]
+	nb = 0
+	np = 0
+}
+function drop(k) {
+	pop[k] = ""
+}
+function live(  k, n) {
+	n = 0
+	for (k = 1; k <= np; k++) if (pop[k] != "") n++
+	return n
+}
+BEGIN { nb = 0; np = 0; rdi = ""; jn = 0 }
+{
+	line = $0
+	buf[++nb] = line
+	if (line !~ /^\t[a-z]/) {
+		if (live() == 0 && !jn) flush()
+		next
+	}
+	mn = line; sub(/^\t/, "", mn); ops = mn
+	sub(/[ \t].*$/, "", mn)
+	if (ops ~ /[ \t]/) { sub(/^[^ \t]*[ \t]+/, "", ops); sub(/#.*$/, "", ops) } else ops = ""
+	if (mn == "call") {
+		jn = 0
+		if (ops ~ /^__asan_load(1|2|4|8)_noabort$/) {
+			jn = ops; sub(/^__asan_load/, "", jn); sub(/_.*$/, "", jn); jidx = nb
+		}
+		if (ops ~ /^__asan_load(1|2|4|8|16)_noabort$/ && rdi != "") {
+			pop[++np] = rdi; pidx[np] = nb; pregs[np] = regs(rdi)
+		} else if (ops ~ /^__asan_store(1|2|4|8|16)_noabort$/ && rdi != "") {
+			for (k = 1; k <= np; k++) if (pop[k] == rdi) drop(k)
+		} else {
+			for (k = 1; k <= np; k++)
+				if (pregs[k] ~ / r(ax|cx|dx|si|di|8|9|10|11) /) drop(k)
+		}
+		rdi = ""
+		if (live() == 0 && !jn) flush()
+		next
+	}
+	if (mn ~ /^(jmp|ret|ud2)/) {
+		jn = 0
+		rdi = ""
+		flush()
+		next
+	}
+	dst = lastop(ops)
+	writes = mn ~ /^(mov|add|sub|and|or|xor|adc|sbb|inc|dec|neg|not|sh|sa|ro|rc|bts|btr|btc|xadd|xchg|cmpxchg|set|pop)/
+	# The access right after a check is the one it checks: a store of its
+	# width there (a read-modify-write) needs a store check, wherever
+	# %rdi came from (a spilled address reloaded).
+	# (Register moves and stack reloads in between are not accesses.)
+	if (jn && ops ~ /\(/ && ops !~ /\(%rsp/) {
+		if (writes && dst ~ /\(/ && \
+		    substr(mn, length(mn)) == substr("bw l   q", jn, 1))
+			sub(/__asan_load/, "__asan_store", buf[jidx])
+		jn = 0
+	}
+	if (writes && dst ~ /\(/) {
+		for (k = 1; k <= np; k++)
+			if (pop[k] != "" && pop[k] == dst) {
+				sub(/__asan_load/, "__asan_store", buf[pidx[k]])
+				drop(k)
+			}
+	}
+	if (mn ~ /^xchg/ && firstop(ops) ~ /\(/) {
+		for (k = 1; k <= np; k++)
+			if (pop[k] != "" && pop[k] == firstop(ops)) {
+				sub(/__asan_load/, "__asan_store", buf[pidx[k]])
+				drop(k)
+			}
+	}
+	# A register written: the checks of addresses through it end.
+	if (mn !~ /^(cmp|test|push|bt[wlq]?$|j)/ && dst ~ /^%/) {
+		r = reg64(dst)
+		for (k = 1; k <= np; k++) if (index(pregs[k], " " r " ")) drop(k)
+		if (r == "rdi") rdi = ""
+	}
+	if (mn !~ /^(mov|add|sub|and|or|xor|lea|cmp|test|push|j|inc|dec|neg|not|sh|sa|ro|bt|set|cmov)/) {
+		# Anything else may write registers it does not name.
+		for (k = 1; k <= np; k++)
+			if (pregs[k] ~ / r(ax|cx|dx|si|di) /) drop(k)
+	}
+	if (mn ~ /^lea/ && dst == "%rdi") rdi = firstop(ops)
+	else if (mn == "movq" && dst == "%rdi" && firstop(ops) ~ /^%r/) rdi = "(" firstop(ops) ")"
+	if (live() == 0 && !jn) flush()
+}
+END { flush() }
+EOF
+)
 
 fgft_inline() {
 	printf '\t.set .Lfgft_sn, %d\n\t.set .Lfgft_nsites, %d\n' "$salt" "$sites"
@@ -211,7 +367,7 @@ fgft_inline() {
 .Lfgft_hit\@:
 	.endm
 EOF
-	sed -E \
+	awk "$fgft_rmw" | sed -E \
 		-e 's/^\tcall\t(__asan_load(1|2|4|8|16)_noabort)$/\tfgft_ld \1, \2/' \
 		-e 's/^\tcall\t(__asan_store(1|2|4|8|16)_noabort)$/\tfgft_st \1, \2/' \
 		-e 's/^\tcall\t(__asan_loadN_noabort)$/\tfgft_ldn \1/' \

@@ -178,6 +178,67 @@ fn split_ext2_keeps_every_completed_write_under_fgft() {
     split_run_commits_and_verifies(&membrane::EXT2, 4, 32);
 }
 
+/// An aborted create leaves no trace in the file system's own counters: a
+/// NULL dereference planted by fgft-cc inject into ext2_add_link, fired
+/// every time, aborts ext2_create after ext2_new_inode took an inode
+/// (`le16_add_cpu(&gdp->bg_free_inodes_count, -1)`, a read-modify-write
+/// whose store gcc's sanitizer does not check on its own: sfi-as.sh makes
+/// its load check a store check, which logs it).  The create and its retry
+/// abort, the application gets the error, a create once disarmed succeeds,
+/// and fsck.ext2 finds the group descriptors' free counts right.
+#[test]
+fn split_ext2_undoes_an_aborted_create_in_its_group_counters() {
+    let env = env();
+    let (tree, variants, tables) = membrane::inject_fs(
+        &env,
+        &membrane::EXT2,
+        "fs-ext2-inj",
+        &|n| n == "ext2_add_link",
+        &fgft_inject::Options {
+            seed: 1,
+            per_entry: 1,
+            kinds: vec![fgft_inject::FaultKind::NullDeref],
+        },
+    )
+    .unwrap();
+    let v = variants
+        .first()
+        .expect("a NULL dereference in ext2_add_link");
+    let (rt, built) =
+        membrane::split_fs(&env, &membrane::EXT2, &tree, vec![tables], "fs-ext2-inj").unwrap();
+    let (mut spec, img) =
+        membrane::fs_vm(&env, &membrane::EXT2, "fs-ext2-inj", (&rt, &built), 16).unwrap();
+    let id = v.id;
+    spec.script += &format!(
+        "P=/sys/module/fgft_rt/parameters\n\
+         S=/sys/kernel/debug/fgft/stats\n\
+         mkdir -p /mnt/ext2\n\
+         mount -t ext2 /dev/vda /mnt/ext2 || exit 11\n\
+         mkdir /mnt/ext2/w && touch /mnt/ext2/w/a\n\
+         a0=$(sed -n 's/^aborts //p' $S)\n\
+         echo 1 > $P/fgft_inject_txn; echo 0 > $P/fgft_inject_once; echo {id} > $P/fgft_inject_id\n\
+         if touch /mnt/ext2/w/b 2>/dev/null; then r=0; else r=1; fi\n\
+         echo 0 > $P/fgft_inject_id\n\
+         a1=$(sed -n 's/^aborts //p' $S)\n\
+         if touch /mnt/ext2/w/c; then c=1; else c=0; fi\n\
+         echo \"FGFT-MARK create failed=$r aborts=$((a1 - a0)) next=$c\"\n\
+         umount /mnt/ext2 && echo \"FGFT-MARK fs-umounted fs=ext2\"\n"
+    );
+    spec.timeout = Duration::from_secs(240);
+    let out = run(&env, &spec).unwrap();
+    assert!(out.is_clean(), "{out}\n{}", out.tail(60));
+    let m = out.markers_named("create");
+    let m = m.first().unwrap_or_else(|| panic!("no result: {out}"));
+    assert_eq!(
+        (m.get("failed"), m.get("aborts"), m.get("next")),
+        (Some("1"), Some("2"), Some("1")),
+        "the create and its retry abort, the error reaches touch, the next create works: {m}"
+    );
+    assert_eq!(out.markers_named("fs-umounted").len(), 1, "{out}");
+    let (code, text) = membrane::fsck(membrane::EXT2.fsck.0, membrane::EXT2.fsck.1, &img).unwrap();
+    assert_eq!(code, Some(0), "fsck.ext2: {text}");
+}
+
 /// The recovery policy `retry` (slots.toml: every inode operation): a NULL
 /// dereference planted by fgft-cc inject into minix_getattr, fired once
 /// (transient), is hidden from the workload, which completes and verifies
