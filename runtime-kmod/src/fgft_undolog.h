@@ -12,7 +12,13 @@
  *  - UNLOCK: an unlock of a lock the transaction did not take, deferred to
  *    the end.
  *
- * The end walks the list once from the newest record to the oldest.
+ * An abort walks the list once from the newest record to the oldest: each
+ * compensation runs with the locks held that were held when its call was
+ * made.  A commit releases the locks first (newest first), then runs the
+ * DEFER actions in the order the body made them: they are the body's own
+ * calls, put off to its end, and a body that made one under a spinlock
+ * made it after its unlock (sync_dirty_buffer() sleeps), or before a
+ * brelse() of the same buffer.
  */
 #ifndef _FGFT_UNDOLOG_H
 #define _FGFT_UNDOLOG_H
@@ -161,8 +167,9 @@ static inline struct fgft_rec *fgft_undo_lock_prev(struct fgft_undolog *l,
 /* The newest LOCK record of @lock still held, or NULL. */
 struct fgft_rec *fgft_undo_find_lock(struct fgft_undolog *l, const void *lock);
 /*
- * Runs the log newest first: on abort UNDO and DEFER records, on commit
- * only DEFER records; releases every held lock either way.  Empties it.
+ * Runs the log: on abort newest first, UNDO and DEFER records and the lock
+ * releases; on commit the lock releases, then the DEFER records oldest
+ * first.  Releases every held lock either way.  Empties it.
  */
 void fgft_undo_finish(struct fgft_undolog *l, bool abort,
 		      const struct fgft_undo_ops *ops);

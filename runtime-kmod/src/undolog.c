@@ -105,6 +105,8 @@ void fgft_undo_finish(struct fgft_undolog *l, bool abort,
 			l->ran_undo++;
 			break;
 		case FGFT_REC_DEFER:
+			if (!abort)
+				break;
 			r->fn(r->a[0], r->a[1], r->a[2], r->a[3]);
 			l->ran_defer++;
 			break;
@@ -127,6 +129,15 @@ void fgft_undo_finish(struct fgft_undolog *l, bool abort,
 		default:
 			break;
 		}
+	}
+	/* A commit's deferred calls, in the body's order, no lock held. */
+	for (i = 0; !abort && i < l->n; i++) {
+		struct fgft_rec *r = &l->r[i];
+
+		if (r->kind != FGFT_REC_DEFER)
+			continue;
+		r->fn(r->a[0], r->a[1], r->a[2], r->a[3]);
+		l->ran_defer++;
 	}
 	/*
 	 * Undos that call back into the driver (iput() of a new inode evicts

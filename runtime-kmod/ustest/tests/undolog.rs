@@ -71,11 +71,45 @@ fn commit_skips_undo_but_not_defer_or_locks() {
     l.push(REC_DEFER, args(20)).unwrap();
     l.unlock(LOCK_SPIN, 0xa000).unwrap();
     let (ev, st) = l.finish(false);
-    assert_eq!(ev, vec![call(20), Event::Unlock(LOCK_SPIN, 0xa000, 0)]);
+    // The locks go first: a deferred call sleeps with none held.
+    assert_eq!(ev, vec![Event::Unlock(LOCK_SPIN, 0xa000, 0), call(20)]);
     assert_eq!(st.missing_unlocks, 0, "the body unlocked it");
     // The log is empty afterwards.
     let (ev, _) = l.finish(true);
     assert!(ev.is_empty());
+}
+
+#[test]
+fn commit_runs_deferred_calls_in_the_bodys_order_after_the_locks() {
+    // sync_dirty_buffer(bh) after spin_unlock(), then brelse(bh): the sync
+    // runs first, with no spinlock held.  An abort still runs its records
+    // newest first, each with the locks held when it was made.
+    let mut l = UndoLog::new();
+    l.lock(LOCK_SPIN, 0xa000, 0).unwrap();
+    l.push(REC_DEFER, args(10)).unwrap();
+    l.unlock(LOCK_SPIN, 0xa000).unwrap();
+    l.push(REC_DEFER, args(20)).unwrap();
+    l.push(REC_DEFER, args(30)).unwrap();
+    let (ev, st) = l.finish(false);
+    assert_eq!(
+        ev,
+        vec![
+            Event::Unlock(LOCK_SPIN, 0xa000, 0),
+            call(10),
+            call(20),
+            call(30)
+        ]
+    );
+    assert_eq!(st.ran_defer, 3);
+    l.lock(LOCK_SPIN, 0xa000, 0).unwrap();
+    l.push(REC_DEFER, args(10)).unwrap();
+    l.unlock(LOCK_SPIN, 0xa000).unwrap();
+    l.push(REC_DEFER, args(20)).unwrap();
+    let (ev, _) = l.finish(true);
+    assert_eq!(
+        ev,
+        vec![call(20), call(10), Event::Unlock(LOCK_SPIN, 0xa000, 0)]
+    );
 }
 
 #[test]
@@ -184,8 +218,16 @@ proptest! {
         let mut want = Vec::new();
         for r in m.iter().rev() {
             match *r {
-                M::Call(id, undo) => if !undo || abort { want.push(call(id)) },
+                M::Call(id, undo) => if abort { want.push(call(id)) } else { let _ = undo; },
                 M::Lock(lk, _, _) | M::Foreign(lk) => want.push(Event::Unlock(LOCK_SPIN, lk, 0)),
+            }
+        }
+        // A commit: the deferred calls after the locks, oldest first.
+        if !abort {
+            for r in m.iter() {
+                if let M::Call(id, false) = *r {
+                    want.push(call(id));
+                }
             }
         }
         let (ev, st) = l.finish(abort);
