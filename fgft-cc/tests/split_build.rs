@@ -15,6 +15,7 @@
 
 mod split_common;
 
+use rayon::prelude::*;
 use split_common::*;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -608,42 +609,31 @@ fn corpus_splits_build_clean_on_612_and_61() {
         files.push(sp);
         queue.extend(files.into_iter().map(|f| (tag.clone(), f)));
     }
-    // Files at once on every CPU, the largest first: e1000e's ethtool
-    // stubs alone take checkpatch twenty seconds.
+    // Files at once on every CPU, the largest first so that they start
+    // early: e1000e's ethtool stubs alone take checkpatch twenty seconds.
     queue.sort_by_key(|(_, f)| std::cmp::Reverse(std::fs::metadata(f).map_or(0, |m| m.len())));
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let reports = Mutex::new(Vec::new());
-    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
-    std::thread::scope(|s| {
-        for _ in 0..cpus {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some((tag, f)) = queue.get(i) else { break };
-                let o = Command::new("perl")
-                    .arg(&checkpatch)
-                    .args(["--no-tree", "--terse", "-f"])
-                    // Appended code is out of context: externs of the entry
-                    // objects and the SFI trampolines live in the shared
-                    // header.  A wrapper of simple_strtoul() exists because
-                    // the driver (psmouse's sentelic.c) calls it.  The
-                    // wrappers repeat the kernel's prototypes: its bitops
-                    // take volatile words.
-                    .args(["--ignore", "AVOID_EXTERNS,CONSIDER_KSTRTO,VOLATILE"])
-                    .arg(f)
-                    .output()
-                    .expect("checkpatch");
-                let text = String::from_utf8_lossy(&o.stdout);
-                let mut r = reports.lock().unwrap();
-                for l in text
-                    .lines()
-                    .filter(|l| l.contains("ERROR:") || l.contains("WARNING:"))
-                {
-                    r.push(format!("{tag}: {l}"));
-                }
-            });
-        }
-    });
-    let mut reports = reports.into_inner().unwrap();
-    reports.sort();
+    let reports: Vec<String> = queue
+        .par_iter()
+        .flat_map_iter(|(tag, f)| {
+            let o = Command::new("perl")
+                .arg(&checkpatch)
+                .args(["--no-tree", "--terse", "-f"])
+                // Appended code is out of context: externs of the entry
+                // objects and the SFI trampolines live in the shared
+                // header.  A wrapper of simple_strtoul() exists because
+                // the driver (psmouse's sentelic.c) calls it.  The
+                // wrappers repeat the kernel's prototypes: its bitops take
+                // volatile words.
+                .args(["--ignore", "AVOID_EXTERNS,CONSIDER_KSTRTO,VOLATILE"])
+                .arg(f)
+                .output()
+                .expect("checkpatch");
+            String::from_utf8_lossy(&o.stdout)
+                .lines()
+                .filter(|l| l.contains("ERROR:") || l.contains("WARNING:"))
+                .map(|l| format!("{tag}: {l}"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
     assert!(reports.is_empty(), "checkpatch:\n{}", reports.join("\n"));
 }

@@ -184,24 +184,10 @@ fn function_params(body: &str, params: &[String]) -> (String, Vec<String>) {
 /// Each unit preprocessed with its macro definitions (a Kbuild make per
 /// unit, as many at once as there are CPUs); the results in `units`' order.
 fn preprocess_all(kdir: &Path, units: &[PathBuf]) -> Vec<Result<String, String>> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done = std::sync::Mutex::new(vec![None; units.len()]);
-    let workers = fgft_base::kbuild::cpus().min(units.len());
-    std::thread::scope(|s| {
-        for _ in 0..workers {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(u) = units.get(i) else { break };
-                let r =
-                    fgft_parse::types::preprocess_with(kdir, u, true).map_err(|e| e.to_string());
-                done.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
-            });
-        }
-    });
-    done.into_inner()
-        .unwrap_or_else(|e| e.into_inner())
-        .into_iter()
-        .map(|r| r.unwrap_or_else(|| Err("not preprocessed".into())))
+    use rayon::prelude::*;
+    units
+        .par_iter()
+        .map(|u| fgft_parse::types::preprocess_with(kdir, u, true).map_err(|e| e.to_string()))
         .collect()
 }
 
