@@ -178,6 +178,31 @@ fn split_ext2_keeps_every_completed_write_under_fgft() {
     split_run_commits_and_verifies(&membrane::EXT2, 4, 32);
 }
 
+/// `fs` with a NULL dereference planted by fgft-cc inject into `entry`
+/// (seed 1, the first variant), split, on a fresh image of `mb` MiB: the
+/// VM's spec, the image and the variant's id (for fgft_inject_id).
+fn null_deref_vm(env: &Env, fs: &membrane::Fs, entry: &str, mb: u64) -> (VmSpec, PathBuf, u32) {
+    let name = format!("fs-{}-inj", fs.name);
+    let (tree, variants, tables) = membrane::inject_fs(
+        env,
+        fs,
+        &name,
+        &|n| n == entry,
+        &fgft_inject::Options {
+            seed: 1,
+            per_entry: 1,
+            kinds: vec![fgft_inject::FaultKind::NullDeref],
+        },
+    )
+    .unwrap();
+    let v = variants
+        .first()
+        .unwrap_or_else(|| panic!("no NULL dereference to plant in {entry}"));
+    let (rt, built) = membrane::split_fs(env, fs, &tree, vec![tables], &name).unwrap();
+    let (spec, img) = membrane::fs_vm(env, fs, &name, (&rt, &built), mb).unwrap();
+    (spec, img, v.id)
+}
+
 /// An aborted create leaves no trace in the file system's own counters: a
 /// NULL dereference planted by fgft-cc inject into ext2_add_link, fired
 /// every time, aborts ext2_create after ext2_new_inode took an inode
@@ -189,26 +214,7 @@ fn split_ext2_keeps_every_completed_write_under_fgft() {
 #[test]
 fn split_ext2_undoes_an_aborted_create_in_its_group_counters() {
     let env = env();
-    let (tree, variants, tables) = membrane::inject_fs(
-        &env,
-        &membrane::EXT2,
-        "fs-ext2-inj",
-        &|n| n == "ext2_add_link",
-        &fgft_inject::Options {
-            seed: 1,
-            per_entry: 1,
-            kinds: vec![fgft_inject::FaultKind::NullDeref],
-        },
-    )
-    .unwrap();
-    let v = variants
-        .first()
-        .expect("a NULL dereference in ext2_add_link");
-    let (rt, built) =
-        membrane::split_fs(&env, &membrane::EXT2, &tree, vec![tables], "fs-ext2-inj").unwrap();
-    let (mut spec, img) =
-        membrane::fs_vm(&env, &membrane::EXT2, "fs-ext2-inj", (&rt, &built), 16).unwrap();
-    let id = v.id;
+    let (mut spec, img, id) = null_deref_vm(&env, &membrane::EXT2, "ext2_add_link", 16);
     spec.script += &format!(
         "P=/sys/module/fgft_rt/parameters\n\
          S=/sys/kernel/debug/fgft/stats\n\
@@ -248,25 +254,7 @@ fn split_ext2_undoes_an_aborted_create_in_its_group_counters() {
 #[test]
 fn split_minix_hides_a_transient_fault_and_survives_a_persistent_one() {
     let env = env();
-    // NULL dereferences in minix_getattr.
-    let (tree, variants, tables) = membrane::inject_fs(
-        &env,
-        &membrane::MINIX,
-        "fs-minix-inj",
-        &|n| n == "minix_getattr",
-        &fgft_inject::Options {
-            seed: 1,
-            per_entry: 1,
-            kinds: vec![fgft_inject::FaultKind::NullDeref],
-        },
-    )
-    .unwrap();
-    let v = &variants[0];
-    let (rt, built) =
-        membrane::split_fs(&env, &membrane::MINIX, &tree, vec![tables], "fs-minix-inj").unwrap();
-    let (mut spec, img) =
-        membrane::fs_vm(&env, &membrane::MINIX, "fs-minix-inj", (&rt, &built), 16).unwrap();
-    let id = v.id;
+    let (mut spec, img, id) = null_deref_vm(&env, &membrane::MINIX, "minix_getattr", 16);
     spec.script += &format!(
         "P=/sys/module/fgft_rt/parameters\n\
          S=/sys/kernel/debug/fgft/stats\n\
