@@ -61,7 +61,10 @@ impl Make {
 
     /// Runs up to `n` recipes at once (`-j`); 0 means one per CPU.
     pub fn jobs(mut self, n: usize) -> Make {
-        self.jobs = if n == 0 { cpus() } else { n };
+        self.jobs = match n {
+            0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+            n => n,
+        };
         self
     }
 
@@ -143,11 +146,6 @@ impl Make {
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
         })
     }
-}
-
-/// The CPUs this process may use (1 when that cannot be told).
-pub fn cpus() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
 #[cfg(test)]
