@@ -77,11 +77,13 @@ struct Found {
 
 /// Reads a C file and extracts its inline annotations.
 pub fn scan_file(path: &Path) -> Result<Annotations, AnnotError> {
-    let text = std::fs::read_to_string(path).map_err(|source| AnnotError::Io {
+    // Bytes that are not UTF-8 become `?` one for one (as the parse reads
+    // them): a Latin-1 comment is no reason to refuse the file.
+    let bytes = std::fs::read(path).map_err(|source| AnnotError::Io {
         path: path.to_path_buf(),
         source,
     })?;
-    scan(path, &text)
+    scan(path, &fgft_base::text_same_len(bytes).0)
 }
 
 /// Extracts the inline `FGFT_*` annotations of C source `text`, read from

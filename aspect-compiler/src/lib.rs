@@ -30,6 +30,7 @@ pub mod table;
 pub mod textmap;
 pub mod weave;
 pub mod xml;
+pub mod xmlcheck;
 
 pub use weave::{weave, Options, Woven};
 pub use xml::Aspect;

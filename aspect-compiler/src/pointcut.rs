@@ -175,10 +175,18 @@ enum Tok {
     Punct(char),
 }
 
+/// How deeply a pointcut may nest: open parentheses and NOTs at once, and
+/// levels of the expression tree (each AND, OR and NOT adds one).  Real
+/// pointcuts use a handful; the parser and every walk of the expression
+/// recurse, so deeper input is refused at the token that goes too deep.
+pub const MAX_DEPTH: usize = 256;
+
 struct Parser<'a> {
     src: &'a Mapped,
     toks: Vec<(Tok, Range<usize>)>,
     pos: usize,
+    /// Open parentheses and NOTs around the current token.
+    nest: usize,
 }
 
 /// A byte of a name pattern: an identifier byte or a wildcard (`%`, `*`).
@@ -267,8 +275,13 @@ pub fn parse(src: &Mapped) -> Result<Expr, Error> {
             "a pointcut such as `execution(fn)` is needed here",
         ));
     }
-    let mut p = Parser { src, toks, pos: 0 };
-    let e = p.or()?;
+    let mut p = Parser {
+        src,
+        toks,
+        pos: 0,
+        nest: 0,
+    };
+    let (e, _) = p.or()?;
     if let Some((t, r)) = p.toks.get(p.pos) {
         if let Tok::Punct(ch) = t {
             return Err(err(
@@ -296,36 +309,78 @@ impl Parser<'_> {
         self.src.raw_range(e..e)
     }
 
-    fn or(&mut self) -> Result<Expr, Error> {
-        let mut l = self.and()?;
+    /// The tree depth of a new AND, OR or NOT node over subtrees of depth
+    /// `d`, refused at its operator `r` beyond [`MAX_DEPTH`].
+    fn deeper(&self, d: usize, r: &Range<usize>) -> Result<usize, Error> {
+        if d < MAX_DEPTH {
+            return Ok(d + 1);
+        }
+        let mut e = err(
+            self.src.raw_range(r.clone()),
+            format!("the pointcut nests deeper than {MAX_DEPTH} levels of AND, OR and NOT"),
+            "too deep here",
+        );
+        e.notes
+            .push("split it into several advices, or list names with `%` patterns".into());
+        Err(e)
+    }
+
+    /// Enters a parenthesis or a NOT at `r`, refused beyond [`MAX_DEPTH`].
+    fn enter(&mut self, r: &Range<usize>) -> Result<(), Error> {
+        self.nest += 1;
+        if self.nest <= MAX_DEPTH {
+            return Ok(());
+        }
+        let mut e = err(
+            self.src.raw_range(r.clone()),
+            format!("the pointcut nests more than {MAX_DEPTH} parentheses and NOTs deep"),
+            "too deep here",
+        );
+        e.notes.push(format!(
+            "fgft-cc reads at most {MAX_DEPTH} levels; remove the extra parentheses"
+        ));
+        Err(e)
+    }
+
+    /// An OR chain, with its tree depth.
+    fn or(&mut self) -> Result<(Expr, usize), Error> {
+        let (mut l, mut d) = self.and()?;
         while self.peek() == Some(&Tok::Or) {
             let r = self.toks[self.pos].1.clone();
             self.pos += 1;
-            let rhs = self.and()?;
+            let (rhs, dr) = self.and()?;
+            d = self.deeper(d.max(dr), &r)?;
             l = Expr::Or(Box::new(l), Box::new(rhs), self.src.raw_range(r));
         }
-        Ok(l)
+        Ok((l, d))
     }
 
-    fn and(&mut self) -> Result<Expr, Error> {
-        let mut l = self.unary()?;
+    fn and(&mut self) -> Result<(Expr, usize), Error> {
+        let (mut l, mut d) = self.unary()?;
         while self.peek() == Some(&Tok::And) {
+            let r = self.toks[self.pos].1.clone();
             self.pos += 1;
-            let rhs = self.unary()?;
+            let (rhs, dr) = self.unary()?;
+            d = self.deeper(d.max(dr), &r)?;
             l = Expr::And(Box::new(l), Box::new(rhs));
         }
-        Ok(l)
+        Ok((l, d))
     }
 
-    fn unary(&mut self) -> Result<Expr, Error> {
+    fn unary(&mut self) -> Result<(Expr, usize), Error> {
         match self.toks.get(self.pos).cloned() {
-            Some((Tok::Not, _)) => {
+            Some((Tok::Not, r)) => {
                 self.pos += 1;
-                Ok(Expr::Not(Box::new(self.unary()?)))
+                self.enter(&r)?;
+                let (e, d) = self.unary()?;
+                self.nest -= 1;
+                Ok((Expr::Not(Box::new(e)), self.deeper(d, &r)?))
             }
             Some((Tok::LParen, r)) => {
                 self.pos += 1;
+                self.enter(&r)?;
                 let e = self.or()?;
+                self.nest -= 1;
                 if self.peek() != Some(&Tok::RParen) {
                     let mut e = err(
                         self.src.raw_range(r),
@@ -340,7 +395,7 @@ impl Parser<'_> {
             }
             Some((Tok::Word(w), r)) => {
                 self.pos += 1;
-                self.prim(&w, r)
+                Ok((self.prim(&w, r)?, 0))
             }
             Some((Tok::Punct(ch), r)) => Err(err(
                 self.src.raw_range(r),

@@ -51,6 +51,9 @@ pub struct Driver {
     pub root: PathBuf,
     pub files: Vec<SrcFile>,
     pub others: Vec<(String, PathBuf)>,
+    /// What reading the driver skipped (special files, symbolic link
+    /// loops, unreadable entries).
+    pub warnings: Vec<crate::Diag>,
 }
 
 fn is_artifact(name: &str) -> bool {
@@ -64,34 +67,70 @@ fn is_artifact(name: &str) -> bool {
         || name == "modules.order"
 }
 
+/// A source named on the command line: a regular file (a FIFO would block
+/// the read forever).
+fn check_given(p: &Path) -> Result<(), crate::AspectError> {
+    if p.is_dir() {
+        return Err(crate::AspectError::Msg(format!(
+            "{}: give either one directory or source files",
+            p.display()
+        )));
+    }
+    let meta = std::fs::metadata(p).map_err(|e| crate::AspectError::io(p, e))?;
+    if let Some(kind) = fgft_base::walk::special_kind(&meta.file_type()) {
+        return Err(crate::AspectError::Msg(format!(
+            "{}: {kind}, not a regular file: name the driver's source files",
+            p.display()
+        )));
+    }
+    Ok(())
+}
+
+/// What a walk skipped, as warnings at the top of each file.
+fn skipped_warnings(skipped: &[fgft_base::walk::Skipped]) -> Vec<crate::Diag> {
+    let empty: Arc<str> = Arc::from("");
+    skipped
+        .iter()
+        .map(|s| {
+            crate::Diag::warning(
+                &s.path,
+                &empty,
+                0..0,
+                format!("skipped {}: {}", s.path.display(), s.why),
+                "not read",
+            )
+        })
+        .collect()
+}
+
+/// Whether a path under the driver root is a build artifact or hidden (in
+/// any of its components).
+fn skipped_rel(rel: &Path) -> bool {
+    rel.components()
+        .any(|c| is_artifact(&c.as_os_str().to_string_lossy()))
+}
+
 impl Driver {
-    /// Loads `inputs`: one directory (every file under it), or files.
+    /// Loads `inputs`: one directory (every file under it, each directory
+    /// once: symbolic link loops and special files are skipped, with a
+    /// warning), or regular files.
     pub fn load(inputs: &[PathBuf]) -> Result<Driver, crate::AspectError> {
         let mut paths: Vec<(String, PathBuf)> = Vec::new();
         let root;
+        let mut warnings = Vec::new();
         if inputs.len() == 1 && inputs[0].is_dir() {
             root = inputs[0].clone();
-            let mut stack = vec![root.clone()];
-            while let Some(d) = stack.pop() {
-                let rd = std::fs::read_dir(&d).map_err(|e| crate::AspectError::io(&d, e))?;
-                for ent in rd {
-                    let ent = ent.map_err(|e| crate::AspectError::io(&d, e))?;
-                    let p = ent.path();
-                    let name = ent.file_name().to_string_lossy().to_string();
-                    if is_artifact(&name) {
-                        continue;
-                    }
-                    if p.is_dir() {
-                        stack.push(p);
-                    } else if p.is_file() {
-                        let rel = p
-                            .strip_prefix(&root)
-                            .unwrap_or(&p)
-                            .to_string_lossy()
-                            .replace('\\', "/");
-                        paths.push((rel, p));
-                    }
-                }
+            let r = root.clone();
+            let keep = move |p: &Path| !skipped_rel(p.strip_prefix(&r).unwrap_or(p));
+            let w = fgft_base::walk::files(std::slice::from_ref(&root), &keep);
+            warnings = skipped_warnings(&w.skipped);
+            for p in w.files {
+                let rel = p
+                    .strip_prefix(&root)
+                    .unwrap_or(&p)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                paths.push((rel, p));
             }
         } else {
             root = inputs
@@ -100,18 +139,7 @@ impl Driver {
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
             for p in inputs {
-                if p.is_dir() {
-                    return Err(crate::AspectError::Msg(format!(
-                        "{}: give either one directory or source files",
-                        p.display()
-                    )));
-                }
-                if !p.is_file() {
-                    return Err(crate::AspectError::io(
-                        p,
-                        std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-                    ));
-                }
+                check_given(p)?;
                 let rel = p
                     .strip_prefix(&root)
                     .ok()
@@ -146,7 +174,16 @@ impl Driver {
             root,
             files,
             others,
+            warnings,
         })
+    }
+
+    /// Every file and directory the driver was read from.
+    pub fn inputs(&self) -> Vec<PathBuf> {
+        let mut v = vec![self.root.clone()];
+        v.extend(self.files.iter().map(|f| f.pf.path.clone()));
+        v.extend(self.others.iter().map(|o| o.1.clone()));
+        v
     }
 
     /// The type facts of the driver's own files.

@@ -163,10 +163,45 @@ fn attr_range(a: &roxmltree::Attribute<'_, '_>) -> Range<usize> {
     a.range_value()
 }
 
+/// Parser errors without a position of their own (roxmltree says 1:1).
+fn positionless(e: &roxmltree::Error) -> bool {
+    matches!(
+        e,
+        roxmltree::Error::UnclosedRootNode
+            | roxmltree::Error::UnexpectedEndOfStream
+            | roxmltree::Error::NoRootNode
+    )
+}
+
+/// An aspect file that is not UTF-8: located at the first bad byte (the text
+/// before it is shown as it is).
+fn not_utf8(path: &Path, e: std::string::FromUtf8Error) -> Diag {
+    let at = e.utf8_error().valid_up_to();
+    let bytes = e.into_bytes();
+    let text: Arc<str> = Arc::from(String::from_utf8_lossy(&bytes).as_ref());
+    // The lossy text keeps the valid prefix byte for byte.
+    let end = text[at..].chars().next().map_or(at, |c| at + c.len_utf8());
+    Diag::error(
+        path,
+        &text,
+        at..end,
+        format!(
+            "the aspect file is not UTF-8 text: byte 0x{:02X} is not valid UTF-8",
+            bytes[at]
+        ),
+        "invalid UTF-8 here",
+    )
+    .note("save the aspect file as UTF-8 (was it saved as UTF-16 or Latin-1, or is it binary?)")
+}
+
 impl Aspect {
     /// Reads an aspect file.
     pub fn load(path: &Path) -> Result<Aspect, crate::AspectError> {
-        let text = std::fs::read_to_string(path).map_err(|e| crate::AspectError::io(path, e))?;
+        let bytes = std::fs::read(path).map_err(|e| crate::AspectError::io(path, e))?;
+        let text = match String::from_utf8(bytes) {
+            Ok(t) => t,
+            Err(e) => return Err(crate::AspectError::Diagnostics(vec![not_utf8(path, e)])),
+        };
         Aspect::parse(path, &text).map_err(crate::AspectError::Diagnostics)
     }
 
@@ -182,8 +217,28 @@ impl Aspect {
             allow_dtd: false,
             ..Default::default()
         };
+        if let Some(f) = crate::xmlcheck::check(&text) {
+            let d = cx.error(f.range, f.message, f.label);
+            d.notes.extend(f.notes);
+            return Err(cx.diags);
+        }
         let doc = match roxmltree::Document::parse_with_options(&text, opts) {
             Ok(d) => d,
+            Err(e) if positionless(&e) => {
+                // Errors the parser places at 1:1: at the end of the file.
+                let end = text.trim_end().len();
+                let start = text[..end].char_indices().next_back().map_or(0, |(k, _)| k);
+                let d = cx.error(
+                    start..end,
+                    format!("malformed XML: {e}"),
+                    "the file ends here",
+                );
+                d.notes.push(
+                    "every element must be closed: the file needs one <aspect> ... </aspect>"
+                        .into(),
+                );
+                return Err(cx.diags);
+            }
             Err(e) => {
                 let pos = e.pos();
                 let ls = textmap::line_start(&text, pos.row as usize);

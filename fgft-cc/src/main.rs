@@ -43,18 +43,38 @@ enum Command {
     Survey(survey::Args),
 }
 
+/// The stack of the thread that runs a command: deep enough for every
+/// walker up to fgft-parse's `MAX_DEPTH` (reserved, not committed, memory).
+const STACK: usize = 1 << 30;
+
 fn main() {
     let cli = Cli::parse();
     diag::set_color(cli.color);
-    let result = match cli.command {
+    let code = std::thread::Builder::new()
+        .name("fgft-cc".into())
+        .stack_size(STACK)
+        .spawn(move || run(cli))
+        .map(|h| h.join().unwrap_or(101))
+        .unwrap_or_else(|e| {
+            eprintln!("fgft-cc: error: cannot start: {e}");
+            1
+        });
+    std::process::exit(code);
+}
+
+fn run(cli: Cli) -> i32 {
+    let result = diag::check_env().and_then(|()| match cli.command {
         Command::Roots(a) => roots::run(a),
         Command::Split(a) => split::run(a),
         Command::Aspect(a) => aspect::run(a),
         Command::Inject(a) => inject::run(a),
         Command::Survey(a) => survey::run(a),
-    };
-    if let Err(e) = result {
-        diag::report(&e);
-        std::process::exit(1);
+    });
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            diag::report(&e);
+            1
+        }
     }
 }

@@ -160,21 +160,30 @@ fn collect_inputs(sources: &[PathBuf], diags: &mut Vec<Located>) -> Vec<Input> {
             }
         };
         if meta.is_dir() {
-            let mut files = Vec::new();
-            if let Err(e) = walk(s, &mut files) {
-                diags.push(plain(
-                    s,
-                    format!("cannot read directory {}: {e}", s.display()),
-                ));
-                continue;
+            // Each directory once (link loops listed); special files listed.
+            let w = fgft_base::walk::files(std::slice::from_ref(s), &|p| {
+                p.extension().is_some_and(|x| x == "c" || x == "rs")
+            });
+            for sk in &w.skipped {
+                let mut d = plain(
+                    &sk.path,
+                    format!("skipped {}: {}", sk.path.display(), sk.why),
+                );
+                d.warning = true;
+                diags.push(d);
             }
-            if files.is_empty() {
+            if w.files.is_empty() {
                 diags.push(plain(
                     s,
                     format!("no .c or .rs files under {}", s.display()),
                 ));
             }
-            inputs.extend(files.into_iter().map(|path| Input { path }));
+            inputs.extend(w.files.into_iter().map(|path| Input { path }));
+        } else if let Some(kind) = fgft_base::walk::special_kind(&meta.file_type()) {
+            diags.push(plain(
+                s,
+                format!("{}: {kind}, not a regular file: not read", s.display()),
+            ));
         } else if s
             .extension()
             .is_some_and(|e| e == "c" || e == "h" || e == "rs")
@@ -191,22 +200,6 @@ fn collect_inputs(sources: &[PathBuf], diags: &mut Vec<Located>) -> Vec<Input> {
         }
     }
     inputs
-}
-
-/// `.c` and `.rs` files under `dir`, sorted, not following symbolic links.
-fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
-    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for e in entries {
-        let ft = e.file_type()?;
-        let p = e.path();
-        if ft.is_dir() {
-            walk(&p, out)?;
-        } else if ft.is_file() && p.extension().is_some_and(|x| x == "c" || x == "rs") {
-            out.push(p);
-        }
-    }
-    Ok(())
 }
 
 fn plain(path: &Path, message: String) -> Located {

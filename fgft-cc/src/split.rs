@@ -2,10 +2,11 @@
 //! (`fgft-split`): clap options in, diagnostics out.
 //!
 //! Nothing is written when there is an error: every problem is reported as a
-//! located diagnostic first.  OUT must not exist, be empty, or `--force` must
-//! be given; OUT may not overlap the inputs or the tree.
+//! located diagnostic first.  OUT is written through `fgft_base::outdir`: it
+//! must not exist, be empty, or be an earlier fgft output and `--force` be
+//! given; OUT may not overlap any file or directory the split read.
 
-use crate::diag::CliError;
+use crate::diag::{arg_error, out_error, CliError};
 use std::path::PathBuf;
 
 #[derive(clap::Args, Debug, Clone)]
@@ -13,7 +14,7 @@ pub struct Args {
     /// Driver source files, or one directory holding the driver (optional
     /// when --annotations names the driver's files).
     pub sources: Vec<PathBuf>,
-    /// Output directory (created; must be empty unless --force).
+    /// Output directory (created; written whole or not at all).
     #[arg(short = 'o', long = "out")]
     pub out: PathBuf,
     /// Kernel source tree the sidecar's file names are relative to.
@@ -39,10 +40,17 @@ pub struct Args {
     #[arg(long)]
     pub profile: Option<String>,
     /// Kernel build directory the output is meant for (recorded in OUT's
-    /// Makefile as the default KDIR).
-    #[arg(long)]
+    /// Makefile as the default KDIR). Default: the running kernel's
+    /// (/lib/modules/$(uname -r)/build), else the newest installed
+    /// /usr/src/linux-headers-*, when one exists.
+    #[arg(long, conflicts_with = "no_kdir")]
     pub kdir: Option<PathBuf>,
-    /// Replace a non-empty OUT.
+    /// Read no kernel headers, not even the default ones: a copy of a
+    /// kernel member whose type only the headers tell is then refused.
+    #[arg(long = "no-kdir")]
+    pub no_kdir: bool,
+    /// Replace an OUT that an earlier fgft run wrote (it holds
+    /// `.fgft-manifest`); a directory fgft did not write is never replaced.
     #[arg(long)]
     pub force: bool,
     /// Extra table directories (compensations.toml, module-init.toml,
@@ -108,8 +116,95 @@ impl Args {
             no_checkpoint: self.no_checkpoint,
             no_hints: self.no_hints,
             kernel_version: self.kernel_version.clone(),
+            guess_kernel_types: false,
         }
     }
+}
+
+/// The kernel build directory to use: `--kdir` made absolute and checked,
+/// else the default headers (none with `--no-kdir`).
+fn resolve_kdir(args: &Args) -> Result<Option<PathBuf>, CliError> {
+    let Some(k) = &args.kdir else {
+        return Ok(if args.no_kdir { None } else { default_kdir() });
+    };
+    let shown = k.display().to_string();
+    let abs = std::fs::canonicalize(k).map_err(|e| {
+        arg_error(
+            "--kdir",
+            &shown,
+            format!("kernel build directory {shown}: {e}"),
+            "give a kernel build directory, e.g. /lib/modules/$(uname -r)/build",
+        )
+    })?;
+    if !is_kernel_build_dir(&abs) {
+        return Err(arg_error(
+            "--kdir",
+            &shown,
+            format!(
+                "{shown} is not a kernel build directory (it has no Makefile with a .config or include/generated beside it)"
+            ),
+            "give a kernel build directory, e.g. /lib/modules/$(uname -r)/build or /usr/src/linux-headers-VERSION",
+        ));
+    }
+    Ok(Some(abs))
+}
+
+/// A kernel build directory: its top Makefile and the configuration.
+fn is_kernel_build_dir(d: &std::path::Path) -> bool {
+    d.join("Makefile").is_file()
+        && (d.join(".config").is_file() || d.join("include/generated/autoconf.h").is_file())
+}
+
+/// The running kernel's headers, else the newest installed ones.
+fn default_kdir() -> Option<PathBuf> {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let running = PathBuf::from(format!("/lib/modules/{}/build", release.trim()));
+    if !release.trim().is_empty() && is_kernel_build_dir(&running) {
+        return std::fs::canonicalize(&running).ok();
+    }
+    // Newest version first; of one version, the generic flavour before a
+    // PREEMPT_RT one.
+    let mut found: Vec<(Vec<u64>, bool, PathBuf)> = std::fs::read_dir("/usr/src")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("linux-headers-"))
+                && is_kernel_build_dir(p)
+        })
+        .map(|p| {
+            let name = p
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy()
+                .into_owned();
+            let v = name["linux-headers-".len()..]
+                .split(|c: char| !c.is_ascii_digit())
+                .filter_map(|x| x.parse().ok())
+                .collect();
+            (v, !name.contains("-rt-"), p)
+        })
+        .collect();
+    found.sort();
+    found.pop().map(|(_, _, p)| p)
+}
+
+/// `--kernel-version`: numbers separated by dots (`6.12`, `6.1.0`).
+fn check_kernel_version(v: &str) -> Result<(), CliError> {
+    let ok = !v.is_empty()
+        && v.split('.')
+            .all(|c| !c.is_empty() && c.chars().all(|d| d.is_ascii_digit()));
+    if ok {
+        return Ok(());
+    }
+    Err(arg_error(
+        "--kernel-version",
+        v,
+        format!("`{v}` is not a kernel version"),
+        "give numbers separated by dots, e.g. --kernel-version 6.12",
+    ))
 }
 
 pub fn run(args: Args) -> Result<(), CliError> {
@@ -140,11 +235,21 @@ fn split(
     say: &mut dyn FnMut(String),
     warnings: &mut Vec<crate::diag::Located>,
 ) -> Result<(), CliError> {
-    if args.check && args.kdir.is_none() {
-        return Err(CliError::Msg(
-            "--check builds the output: give the kernel build directory with --kdir".into(),
+    if let Some(v) = &args.kernel_version {
+        check_kernel_version(v)?;
+    }
+    let kdir = resolve_kdir(args)?;
+    if args.check && kdir.is_none() {
+        return Err(arg_error(
+            "--check",
+            "",
+            "--check builds the output, and no kernel build directory was given or found".into(),
+            "give the kernel build directory with --kdir",
         ));
     }
+    let mut args = args.clone();
+    args.kdir = kdir;
+    let args = &args;
     if let [dir] = args.sources.as_slice() {
         if fgft_split::rust_crate::is_crate(dir) {
             return split_crate(args, dir, say);
@@ -157,14 +262,11 @@ fn split(
         crate::diag::emit(&split.warnings);
         warnings.extend(split.warnings.iter().cloned());
     }
-    let mut inputs: Vec<PathBuf> = args.sources.clone();
-    if let Some(t) = &args.tree {
-        inputs.push(t.clone());
-    }
-    inputs.extend(args.annotations.iter().cloned());
-    fgft_base::outdir::prepare(&args.out, &inputs, args.force)?;
-    fgft_split::write(&args.out, &split.out)?;
-    say(format!("{} -> {}", split.summary, args.out.display()));
+    let stage = fgft_base::outdir::stage(&args.out, &split.inputs, args.force, "fgft-cc split")
+        .map_err(|e| out_error("-o", &args.out, e))?;
+    fgft_split::write(stage.path(), &split.out)?;
+    // --check builds the staging directory: a copy that does not build is
+    // never put in place.  The built modules stay, listed in the manifest.
     if let Some(kdir) = args.kdir.as_deref().filter(|_| args.check) {
         let pure = split.direct_symbols.clone();
         let co = fgft_split::check::CheckOpts {
@@ -172,10 +274,23 @@ fn split(
             table: &tables.api,
             pure: &pure,
         };
-        let diags = fgft_split::check::check(&args.out, &co)?;
+        let at = std::path::absolute(stage.path()).map_err(|source| CliError::Io {
+            path: stage.path().to_path_buf(),
+            source,
+        })?;
+        let diags = fgft_split::check::check(&at, &co)?;
         if !diags.is_empty() {
-            return Err(CliError::Located(diags));
+            return Err(CliError::Located(
+                diags
+                    .into_iter()
+                    .map(|d| as_in_out(d, &at, &args.out))
+                    .collect(),
+            ));
         }
+    }
+    stage.commit().map_err(|e| out_error("-o", &args.out, e))?;
+    say(format!("{} -> {}", split.summary, args.out.display()));
+    if let Some(kdir) = args.kdir.as_deref().filter(|_| args.check) {
         say(format!(
             "checked: {} builds with no warning against {}",
             args.out.display(),
@@ -183,6 +298,25 @@ fn split(
         ));
     }
     Ok(())
+}
+
+/// A diagnostic of the build in the staging directory `stage`, shown as
+/// one in OUT (where the file will be).
+fn as_in_out(
+    mut d: crate::diag::Located,
+    stage: &std::path::Path,
+    out: &std::path::Path,
+) -> crate::diag::Located {
+    if let Ok(rel) = d.path.strip_prefix(stage) {
+        d.path = out.join(rel);
+    }
+    let s = stage.display().to_string();
+    let o = out.display().to_string();
+    d.message = d.message.replace(&s, &o);
+    for n in &mut d.notes {
+        *n = n.replace(&s, &o);
+    }
+    d
 }
 
 /// A Rust driver crate: OUT is the crate with `#[fgft::isolate]` added to
@@ -193,9 +327,10 @@ fn split_crate(
     say: &mut dyn FnMut(String),
 ) -> Result<(), CliError> {
     let cs = fgft_split::rust_crate::split(dir, &args.isolate)?;
-    fgft_base::outdir::prepare(&args.out, &[dir.to_path_buf()], args.force)?;
+    let stage = fgft_base::outdir::stage(&args.out, &[dir], args.force, "fgft-cc split")
+        .map_err(|e| out_error("-o", &args.out, e))?;
     for (rel, bytes) in &cs.out {
-        let p = args.out.join(rel);
+        let p = stage.path().join(rel);
         if let Some(parent) = p.parent() {
             std::fs::create_dir_all(parent).map_err(|source| CliError::Io {
                 path: parent.to_path_buf(),
@@ -207,6 +342,7 @@ fn split_crate(
             source,
         })?;
     }
+    stage.commit().map_err(|e| out_error("-o", &args.out, e))?;
     for l in &cs.isolated {
         say(format!("  #[fgft::isolate] {l}"));
     }

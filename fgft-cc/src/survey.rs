@@ -6,7 +6,7 @@
 //! binary, unreadable, Rust syntax errors) are warnings with their location;
 //! they are listed in the report and do not change the exit code.
 
-use crate::diag::{CliError, Located};
+use crate::diag::{self, CliError, Located};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -52,11 +52,100 @@ pub struct Args {
     pub kdir: Option<PathBuf>,
 }
 
+/// `-j`: at least one, at most the CPU count (a note says when it was
+/// capped).
+fn jobs(j: Option<usize>) -> Result<Option<usize>, CliError> {
+    let Some(j) = j else { return Ok(None) };
+    if j == 0 {
+        return Err(diag::arg_error(
+            "-j",
+            "0",
+            "-j 0: the survey needs at least one worker thread".into(),
+            "leave -j out for one per CPU",
+        ));
+    }
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if j > cpus {
+        eprintln!("note: -j {j} capped at {cpus}, the number of CPUs");
+        return Ok(Some(cpus));
+    }
+    Ok(Some(j))
+}
+
+/// Whether `b` is a survey JSON report fgft wrote (its `schema`).
+fn is_survey_json(b: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(b).is_ok_and(|v| {
+        v.get("schema")
+            .and_then(|s| s.as_str())
+            .is_some_and(|s| s.starts_with("fgft-survey/"))
+            && v.get("modules").is_some_and(|m| m.is_array())
+    })
+}
+
+/// Whether `b` is a SARIF log fgft-cc wrote (its tool driver's name).
+fn is_fgft_sarif(b: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(b).is_ok_and(|v| {
+        v.get("runs")
+            .and_then(|r| r.as_array())
+            .is_some_and(|runs| {
+                !runs.is_empty()
+                    && runs
+                        .iter()
+                        .all(|r| r.pointer("/tool/driver/name") == Some(&"fgft-cc".into()))
+            })
+    })
+}
+
+/// Writes a report file without overwriting an input or a file that is
+/// not such a report ([`fgft_base::outdir::write_file`]).
+fn write_report(
+    flag: &str,
+    path: &std::path::Path,
+    bytes: &[u8],
+    inputs: &[PathBuf],
+    ours: &dyn Fn(&[u8]) -> bool,
+) -> Result<(), CliError> {
+    fgft_base::outdir::write_file(path, bytes, inputs, ours)
+        .map_err(|e| diag::out_error(flag, path, e))
+}
+
+/// Checks the report paths before anything is read.
+fn check_reports(args: &Args) -> Result<(), CliError> {
+    if let (Some(j), Some(s)) = (&args.json, &args.sarif) {
+        let same = j.as_os_str() != "-"
+            && fgft_base::outdir::canon_lenient(j) == fgft_base::outdir::canon_lenient(s);
+        if same {
+            return Err(diag::arg_error(
+                "--sarif",
+                &s.display().to_string(),
+                "--json and --sarif name the same file: one would overwrite the other".into(),
+                "give them different paths",
+            ));
+        }
+    }
+    Ok(())
+}
+
 pub fn run(args: Args) -> Result<(), CliError> {
+    if !args.tree.is_dir() {
+        let shown = args.tree.display().to_string();
+        return Err(diag::arg_error(
+            "",
+            &shown,
+            format!("{shown} is not a directory"),
+            "survey takes a source tree: a directory such as drivers/net",
+        ));
+    }
+    let jobs = jobs(args.jobs)?;
+    check_reports(&args)?;
+    let mut inputs: Vec<PathBuf> = vec![args.tree.clone()];
+    inputs.extend(args.api_table.iter().cloned());
+    inputs.extend(args.tables.iter().cloned());
+    inputs.extend(args.kdir.iter().cloned());
     let opts = fgft_survey::SurveyOptions {
         budget: args.budget_ms.map(Duration::from_millis),
         tables: args.tables.clone(),
-        jobs: args.jobs,
+        jobs,
         progress: !args.no_progress,
         api_table: args.api_table.clone(),
     };
@@ -80,8 +169,12 @@ pub fn run(args: Args) -> Result<(), CliError> {
         .iter()
         .map(|d| {
             // Control bytes (a binary file) are shown as `?`, one for one,
-            // so offsets still match.
-            let text: String = std::fs::read(&d.path)
+            // so offsets still match.  Only a regular file is read (a FIFO
+            // would block).
+            let regular = std::fs::metadata(&d.path).is_ok_and(|m| m.is_file());
+            let text: String = regular
+                .then(|| std::fs::read(&d.path).ok())
+                .flatten()
                 .map(|b| String::from_utf8_lossy(&b).into_owned())
                 .unwrap_or_default()
                 .chars()
@@ -98,8 +191,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
                 range: d.offset..d.offset + 1,
                 text,
                 message: d.message.clone(),
-                label: "the survey stopped reading this file here".into(),
-                notes: vec!["the file is listed under `failed_files` of its module".into()],
+                label: if d.listed {
+                    "the survey stopped reading this file here".into()
+                } else {
+                    "skipped".into()
+                },
+                notes: if d.listed {
+                    vec!["the file is listed under `failed_files` of its module".into()]
+                } else {
+                    vec![]
+                },
                 warning: true,
             }
         })
@@ -110,20 +211,16 @@ pub fn run(args: Args) -> Result<(), CliError> {
         let log = crate::sarif::survey_log(&outcome.survey, &tree, &warnings);
         let text = serde_json::to_string_pretty(&log)
             .map_err(|e| CliError::Msg(format!("cannot write the SARIF log: {e}")))?;
-        std::fs::write(p, format!("{text}\n")).map_err(|source| CliError::Io {
-            path: p.clone(),
-            source,
-        })?;
+        let bytes = format!("{text}\n");
+        write_report("--sarif", p, bytes.as_bytes(), &inputs, &is_fgft_sarif)?;
     }
 
     let json = serde_json::to_string_pretty(&outcome.survey)
         .map_err(|e| CliError::Msg(format!("cannot write the JSON report: {e}")))?;
     let to_stdout = args.json.as_deref().is_some_and(|p| p.as_os_str() == "-");
     if let Some(p) = args.json.as_ref().filter(|_| !to_stdout) {
-        std::fs::write(p, format!("{json}\n")).map_err(|source| CliError::Io {
-            path: p.clone(),
-            source,
-        })?;
+        let bytes = format!("{json}\n");
+        write_report("--json", p, bytes.as_bytes(), &inputs, &is_survey_json)?;
     }
     let text = if to_stdout {
         format!("{json}\n")

@@ -265,16 +265,32 @@ fn out_is_never_overwritten_or_inside_an_input() {
     args.push(out.to_str().unwrap());
     let (code, err) = run(&args);
     assert_eq!(code, 1);
-    assert!(err.contains("is not empty (use --force"), "{err}");
+    assert!(err.contains("is not a directory fgft wrote"), "{err}");
+    // --force does not replace a directory fgft did not write.
+    args.push("--force");
+    let (code, err) = run(&args);
+    assert_eq!(code, 1);
+    assert!(
+        err.contains("--force replaces only fgft's own output"),
+        "{err}"
+    );
     assert_eq!(
         std::fs::read_to_string(out.join("keep.txt")).unwrap(),
         "mine"
     );
-    // --force replaces it.
+    // An earlier output of fgft's: kept without --force, replaced with it.
+    let ours = t.path().join("ours");
+    let mut args: Vec<&str> = base.to_vec();
+    args.push(ours.to_str().unwrap());
+    let (code, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    let (code, err) = run(&args);
+    assert_eq!(code, 1);
+    assert!(err.contains("is not empty (use --force"), "{err}");
     args.push("--force");
     let (code, err) = run(&args);
     assert_eq!(code, 0, "{err}");
-    assert!(out.join("Kbuild").is_file() && !out.join("keep.txt").exists());
+    assert!(ours.join("Kbuild").is_file() && ours.join(".fgft-manifest").is_file());
     // Never inside the tree the sources come from.
     let tree = t.path().join("tree");
     std::fs::create_dir_all(tree.join("drivers")).unwrap();
@@ -285,7 +301,7 @@ fn out_is_never_overwritten_or_inside_an_input() {
     a2.push(tree.to_str().unwrap());
     let (code, err) = run(&a2);
     assert_eq!(code, 1);
-    assert!(err.contains("overlaps input"), "{err}");
+    assert!(err.contains("lies inside input directory"), "{err}");
     assert!(!inside.exists());
 }
 

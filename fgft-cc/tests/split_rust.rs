@@ -60,7 +60,14 @@ fn split_adds_the_isolate_attribute_to_a_rust_crate() {
     );
 
     let before = read_tree(&edu);
-    let after = read_tree(&out);
+    let mut after = read_tree(&out);
+    // The one file fgft adds: the manifest that marks OUT as fgft's own.
+    assert!(
+        after
+            .remove(".fgft-manifest")
+            .is_some_and(|m| m.contains("src/lib.rs")),
+        "the crate's output lists what it wrote in .fgft-manifest"
+    );
     assert_eq!(
         before.keys().collect::<Vec<_>>(),
         after.keys().collect::<Vec<_>>()
@@ -115,7 +122,9 @@ fn split_adds_the_isolate_attribute_to_a_rust_crate() {
     let (code, stdout, err) = split(&argv);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("0 method(s) isolated"), "{stdout}");
-    assert_eq!(read_tree(&again), after);
+    let mut again_tree = read_tree(&again);
+    assert!(again_tree.remove(".fgft-manifest").is_some());
+    assert_eq!(again_tree, after);
 
     // A name that matches no `&mut self` method: a clear error, nothing written.
     let none = t.path().join("none");

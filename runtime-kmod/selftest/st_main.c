@@ -11,6 +11,7 @@
  *   spinlock_irq mutex kmalloc explicit relock callback section call_lock
  *   shadow commit
  *   edge          the inline checks at a grant's end
+ *   ret           the pointer a body returns: translated, passed or refused
  *   mmio          the MMIO accessors' check: device memory passes, kernel
  *                 memory and a NULL-based register are refused
  *   module        fgft_map_module(): the SFI module's own data
@@ -89,7 +90,7 @@ static int st_null_sink;
 
 static const char *const st_cause_names[FGFT_CAUSE_NR] = {
 	"none", "oops", "gpf", "trap", "range", "explicit", "lock", "icall",
-	"stack",
+	"stack", "ret",
 };
 
 /* The tests assert lock state directly: lockdep is off in Debian kernels. */
@@ -626,6 +627,77 @@ static int st_edge(void)
 		r[2].failed && r[2].cause == FGFT_CAUSE_RANGE,
 		r[0].failed, cause_name(r[1].cause), cause_name(r[2].cause));
 	kfree(buf);
+	return 0;
+}
+
+/*
+ * What a body returns to the kernel, through fgft_ret_ptr() as an entry's
+ * thunk hands it back: a pointer into the copy comes back as the original,
+ * one into a grant or one a kernel call returned (fgft_kret()) as it is.
+ * A kernel object that is not granted, a wild pointer, the body's stack and
+ * 8 bytes that run past the copy's end fail the call (cause ret).
+ */
+enum st_ret {
+	ST_RET_COPY, ST_RET_GRANT, ST_RET_KRET, ST_RET_VICTIM, ST_RET_WILD,
+	ST_RET_STACK, ST_RET_STRADDLE, ST_RET_NR,
+};
+
+static long st_ret_body(void *arg)
+{
+	struct st_args *a = arg;
+	u8 local[8] = { 0 };
+	const void *p;
+
+	switch (a->kind) {
+	case ST_RET_COPY:
+		p = a->copy + 4;
+		break;
+	case ST_RET_GRANT:
+		p = a->out;
+		break;
+	case ST_RET_KRET:
+		fgft_kret(a->txn, a->victim);
+		p = a->victim;
+		break;
+	case ST_RET_VICTIM:
+		p = a->victim;
+		break;
+	case ST_RET_WILD:
+		p = (const void *)0xdead4ead00000238UL;
+		break;
+	case ST_RET_STACK:
+		p = local;
+		break;
+	default:
+		p = (const u8 *)a->copy + sizeof(struct st_kobj) - 4;
+		break;
+	}
+	return (long)fgft_ret_ptr(p, 8);
+}
+
+static int st_retptr(void)
+{
+	struct st_res r[ST_RET_NR];
+	struct st_args a;
+	u64 out[8] = { 0 };
+	int k;
+
+	for (k = 0; k < ST_RET_NR; k++) {
+		st_args_init(&a, k);
+		a.out = out;
+		st_txn(&st_entry, st_ret_body, &a, &st_kobj, NULL, &r[k]);
+	}
+	st_mark("ret",
+		"copy=%d grant=%d kret=%d victim=%s wild=%s stack=%s straddle=%s",
+		!r[ST_RET_COPY].failed &&
+		r[ST_RET_COPY].ret == (long)(st_kobj.data + 4),
+		!r[ST_RET_GRANT].failed && r[ST_RET_GRANT].ret == (long)out,
+		!r[ST_RET_KRET].failed && r[ST_RET_KRET].ret == (long)st_victim,
+		r[ST_RET_VICTIM].failed ? cause_name(r[ST_RET_VICTIM].cause) : "none",
+		r[ST_RET_WILD].failed ? cause_name(r[ST_RET_WILD].cause) : "none",
+		r[ST_RET_STACK].failed ? cause_name(r[ST_RET_STACK].cause) : "none",
+		r[ST_RET_STRADDLE].failed ?
+		cause_name(r[ST_RET_STRADDLE].cause) : "none");
 	return 0;
 }
 
@@ -1397,6 +1469,8 @@ static int st_dispatch(const char *name)
 		return st_place_test();
 	if (!strcmp(name, "edge"))
 		return st_edge();
+	if (!strcmp(name, "ret"))
+		return st_retptr();
 	if (!strcmp(name, "mmio"))
 		return st_mmio();
 	if (!strcmp(name, "wild_bitop"))

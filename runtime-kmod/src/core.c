@@ -350,6 +350,10 @@ static __always_inline void txn_release(struct fgft_txn *t)
 	t->checkpointed = 0;
 	t->dev_touched = 0;
 	t->irreversible = 0;
+	if (t->nkret) {
+		memset(t->kret, 0, sizeof(t->kret));
+		t->nkret = 0;
+	}
 	t->logging = 0;
 	t->wlog.n = 0;
 	if (t->wlog.cap > FGFT_POOL_KEEP) {
@@ -1252,6 +1256,51 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p)
 	return (void *)p;
 }
 EXPORT_SYMBOL_GPL(fgft_kobj);
+
+void fgft_kret(struct fgft_txn *txn, const void *p)
+{
+	if (IS_ERR_OR_NULL(txn) || IS_ERR_OR_NULL(p))
+		return;
+	/* A ring: nkret stays in [1, FGFT_KRET_NR] once a pointer is noted. */
+	txn->kret[txn->nkret % FGFT_KRET_NR] = p;
+	txn->nkret = txn->nkret % FGFT_KRET_NR + 1;
+}
+EXPORT_SYMBOL_GPL(fgft_kret);
+
+void *fgft_ret_ptr(const void *p, size_t len)
+{
+	struct fgft_txn *t = fgft_active();
+	unsigned long a = (unsigned long)p;
+	void *o;
+	int i;
+
+	if (!t || IS_ERR_OR_NULL(p))
+		return (void *)p;
+	if (!len)
+		len = 1;
+	if (t->objs.n) {
+		o = fgft_objtrack_to_orig(&t->objs, p);
+		/* All of it inside the original, as the caller will read it. */
+		if (o && fgft_objtrack_to_orig(&t->objs, (const char *)p + len - 1) ==
+			 (char *)o + len - 1)
+			return o;
+		if (o || fgft_objtrack_in_copy(&t->objs, p))
+			goto refuse;
+	}
+	for (i = 0; i < FGFT_KRET_NR; i++)
+		if (t->kret[i] == p)
+			return (void *)p;
+	/* The body's own frames, below its caller's, end with it. */
+	if (a + len >= a && !(a < t->jb.rsp && a + len > t->stack_lo) &&
+	    fgft_allows(t, a, len, FGFT_R))
+		return (void *)p;
+refuse:
+	fgft_note_refusal(t, a, len, FGFT_R, _RET_IP_);
+	pr_err_ratelimited("%s: returned pointer %p (%zu bytes) lies outside the call's grants\n",
+			   t->ep && t->ep->name ? t->ep->name : "txn", p, len);
+	fgft_fail_active(t, FGFT_CAUSE_RET);
+}
+EXPORT_SYMBOL_GPL(fgft_ret_ptr);
 
 void *fgft_shadow(struct fgft_txn *txn, void *p, size_t size)
 {

@@ -32,6 +32,7 @@ static const char *const fgft_cause_names[FGFT_CAUSE_NR] = {
 	[FGFT_CAUSE_LOCK] = "lock",
 	[FGFT_CAUSE_ICALL] = "icall",
 	[FGFT_CAUSE_STACK] = "stack",
+	[FGFT_CAUSE_RET] = "ret",
 };
 
 static struct dentry *fgft_dir;

@@ -371,6 +371,7 @@ struct fgft_txn {
 	u8 irreversible;	/* it made a call no abort undoes */
 	u8 quiet;	/* a trap the kernel printed nothing for: noted at the end */
 	u8 trapnr;	/* that trap's number (X86_TRAP_*), for the note */
+	u8 nkret;	/* fgft_kret() calls (kret[] is a ring of the last ones) */
 
 	struct fgft_txn *outer;	/* enclosing transaction, same (task, ctx) */
 	unsigned int nr_inner;	/* transactions open inside this one */
@@ -412,6 +413,8 @@ struct fgft_txn {
 	struct fgft_undolog log;
 	struct fgft_wlog wlog;
 	struct fgft_commit_cell cells[FGFT_TXN_CELLS];
+	/* Pointers wrapped kernel calls returned, ungranted (fgft_kret()). */
+	const void *kret[FGFT_KRET_NR];
 	u8 ncells;	/* cells[] used by this transaction */
 	/* What the transaction did, for --stage-times figures (plain adds). */
 	u32 ev[FGFT_EV_NR];

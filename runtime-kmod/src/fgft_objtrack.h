@@ -61,6 +61,8 @@ void *fgft_objtrack_find(const struct fgft_objtrack *ot, const void *kobj);
 void *fgft_objtrack_orig(const struct fgft_objtrack *ot, const void *copy);
 void *fgft_objtrack_to_copy(const struct fgft_objtrack *ot, const void *kptr);
 void *fgft_objtrack_to_orig(const struct fgft_objtrack *ot, const void *cptr);
+/* Whether @cptr lies in a copy (its tail past the original's size too). */
+bool fgft_objtrack_in_copy(const struct fgft_objtrack *ot, const void *cptr);
 /* Ends owned copies and forgets everything (keeps one arena chunk). */
 void fgft_objtrack_reset(struct fgft_objtrack *ot);
 void fgft_objtrack_trim(struct fgft_objtrack *ot, u32 keep);

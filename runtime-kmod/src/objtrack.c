@@ -207,6 +207,11 @@ void *fgft_objtrack_to_orig(const struct fgft_objtrack *ot, const void *cptr)
 	return (void *)(ot->o[i].kaddr + off);
 }
 
+bool fgft_objtrack_in_copy(const struct fgft_objtrack *ot, const void *cptr)
+{
+	return containing(&ot->byc, (uintptr_t)cptr) >= 0;
+}
+
 void fgft_objtrack_reset(struct fgft_objtrack *ot)
 {
 	arena_reset(ot, true);

@@ -42,10 +42,38 @@ pub(crate) fn emit_thunk(s: &mut String, e: &EntrySpec) {
         if e.params.is_empty() {
             s.push_str("\t(void)a;\n");
         }
+    } else if let Some(len) = ret_ptr_len(&e.ret) {
+        // A pointer goes back to the kernel only through the boundary:
+        // translated from a copy, or inside what the call was granted.
+        let _ = writeln!(
+            s,
+            "{}",
+            wrap_call(1, &format!("a->ret = fgft_ret_ptr({call}, {len})"), ";")
+        );
     } else {
         let _ = writeln!(s, "{}", wrap_call(1, &format!("a->ret = {call}"), ";"));
     }
     s.push_str("\treturn 0;\n}\n\n");
+}
+
+/// For an entry returning a data pointer, the bytes behind it that the
+/// kernel's caller may read (`fgft_ret_ptr()`'s length): the pointee's size,
+/// 1 for `void *`.  None for other returns (function pointers go through
+/// the indirect-call dispatch).
+fn ret_ptr_len(ret: &str) -> Option<String> {
+    let r = ret.trim();
+    if !r.ends_with('*') || r.contains('(') {
+        return None;
+    }
+    let pointee: Vec<&str> = r[..r.len() - 1]
+        .split_whitespace()
+        .filter(|w| !matches!(*w, "const" | "volatile" | "__iomem" | "__user" | "__rcu"))
+        .collect();
+    if pointee == ["void"] {
+        Some("1".into())
+    } else {
+        Some("sizeof(*a->ret)".into())
+    }
 }
 
 pub(crate) fn emit_stub(s: &mut String, e: &EntrySpec) {

@@ -792,7 +792,9 @@ fn nested_macros(pf: &ParsedFile, fid: FileId, root: Node<'_>, out: &mut Collect
                     1
                 };
             }
-            at = end;
+            // A directive may run past the item (an item cut short by a
+            // syntax error): the scan stays inside the item.
+            at = end.min(r.end);
             let Some(dir) = pf.text.get(hash..end) else {
                 continue;
             };
@@ -811,7 +813,7 @@ fn nested_macros(pf: &ParsedFile, fid: FileId, root: Node<'_>, out: &mut Collect
                 continue;
             };
             if let Some(mut m) = macro_def(&sp, fid, n) {
-                m.line = pf.text[..hash].matches('\n').count() + 1;
+                m.line = pf.line_of(hash);
                 if !out.macros.iter().any(|o| o.name == m.name) {
                     out.macros.push(m);
                 }

@@ -69,7 +69,7 @@ pub fn collect(p: &Program) -> BTreeMap<String, Tracepoint> {
             };
             let stmt = &text[it.range.clone()];
             let Some(tp) = parse(stmt, at) else { continue };
-            let line = text[..it.range.start].matches('\n').count() + 1;
+            let line = p.files[fid].line_of(it.range.start);
             out.entry(tp.0.clone()).or_insert(Tracepoint {
                 name: tp.0,
                 proto: tp.1,

@@ -141,6 +141,11 @@ pub struct ParsedFile {
     pub hinted: String,
     /// Whether the file had bytes that are not UTF-8.
     pub non_utf8: bool,
+    /// Byte offset of each line's start, made on the first [`line_of`]
+    /// (`text` does not change after the parse).
+    ///
+    /// [`line_of`]: ParsedFile::line_of
+    line_starts: std::sync::OnceLock<fgft_base::LineIndex>,
 }
 
 impl ParsedFile {
@@ -152,6 +157,7 @@ impl ParsedFile {
             tree,
             hinted,
             non_utf8: false,
+            line_starts: std::sync::OnceLock::new(),
         }
     }
 
@@ -161,19 +167,18 @@ impl ParsedFile {
     }
 
     /// 1-based line of a byte offset.
+    /// A binary search of the line starts: linear work over a whole file
+    /// however many places ask.
     pub fn line_of(&self, byte: usize) -> usize {
-        let end = byte.min(self.text.len());
-        bytecount_newlines(&self.text.as_bytes()[..end]) + 1
+        self.line_starts
+            .get_or_init(|| fgft_base::LineIndex::new(&self.text))
+            .line(byte)
     }
 
     /// Top-level function health of this file.
     pub fn health(&self) -> health::Health {
         health::of(self)
     }
-}
-
-fn bytecount_newlines(b: &[u8]) -> usize {
-    b.iter().filter(|&&c| c == b'\n').count()
 }
 
 /// Parses `text` as C with the default hints and budget.
@@ -208,32 +213,7 @@ pub fn decode(path: &Path, bytes: Vec<u8>) -> Result<(String, bool), ParseError>
             offset: off,
         });
     }
-    match String::from_utf8(bytes) {
-        Ok(s) => Ok((s, false)),
-        Err(e) => {
-            let mut b = e.into_bytes();
-            let mut i = 0;
-            while i < b.len() {
-                match std::str::from_utf8(&b[i..]) {
-                    Ok(_) => break,
-                    Err(err) => {
-                        let bad = i + err.valid_up_to();
-                        let len = err.error_len().unwrap_or(b.len() - bad);
-                        for x in &mut b[bad..bad + len] {
-                            *x = b'?';
-                        }
-                        i = bad + len;
-                    }
-                }
-            }
-            let s = String::from_utf8(b).map_err(|e| ParseError::NotC {
-                path: path.to_path_buf(),
-                reason: "undecodable text".into(),
-                offset: e.utf8_error().valid_up_to(),
-            })?;
-            Ok((s, true))
-        }
-    }
+    Ok(fgft_base::text_same_len(bytes))
 }
 
 /// Parses `text` as C with explicit options.
@@ -266,7 +246,50 @@ pub fn parse_text_with(
         Err(e) => Err(e),
     }
     .map_err(|e| e.into_error(path, &text))?;
+    if let Some(offset) = too_deep(&tree, MAX_DEPTH) {
+        return Err(ParseError::Budget {
+            path: path.to_path_buf(),
+            offset,
+            what: format!(
+                "the syntax nests deeper than {MAX_DEPTH} levels here (braces, parentheses, \
+                 `if`s or a chain of operators); fgft reads code up to that depth"
+            ),
+            text,
+        });
+    }
     Ok(ParsedFile::of_text(path, text, tree, hinted))
+}
+
+/// How deep a syntax tree may nest.  Every walker of fgft's that recurses
+/// over the tree (facts, split, inject, aspect) is bounded by it: a deeper
+/// file is refused at the node that goes too deep, never walked into a
+/// stack overflow.  Real kernel code stays far below (its deepest drivers
+/// reach about 60).
+pub const MAX_DEPTH: usize = 1000;
+
+/// The start of the first node deeper than `limit`, found without
+/// recursion.
+pub fn too_deep(tree: &tree_sitter::Tree, limit: usize) -> Option<usize> {
+    let mut c = tree.walk();
+    let mut depth = 0usize;
+    loop {
+        if depth > limit {
+            return Some(c.node().start_byte());
+        }
+        if c.goto_first_child() {
+            depth += 1;
+            continue;
+        }
+        loop {
+            if c.goto_next_sibling() {
+                break;
+            }
+            if !c.goto_parent() {
+                return None;
+            }
+            depth -= 1;
+        }
+    }
 }
 
 /// `text` with each one-line block comment inside a preprocessor directive

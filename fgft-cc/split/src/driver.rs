@@ -20,6 +20,17 @@ fn local_includes(path: &Path, text: &str, dirs: &[PathBuf]) -> Vec<PathBuf> {
 }
 
 pub(crate) fn read(p: &Path) -> Result<String, Error> {
+    // A FIFO or device would block or never end: only regular files are read.
+    let meta = std::fs::metadata(p).map_err(|source| Error::Io {
+        path: p.to_path_buf(),
+        source,
+    })?;
+    if let Some(kind) = fgft_base::walk::special_kind(&meta.file_type()) {
+        return Err(Error::Msg(format!(
+            "{}: {kind}, not a regular file: fgft reads only regular files",
+            p.display()
+        )));
+    }
     std::fs::read(p)
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .map_err(|source| Error::Io {
@@ -32,6 +43,8 @@ pub(crate) struct Files {
     pub files: Vec<DriverFile>,
     pub paths: Vec<PathBuf>,
     pub module: String,
+    /// Entries of a source directory that were not read (special files).
+    pub skipped: Vec<fgft_base::walk::Skipped>,
 }
 
 /// The files named by the options or the sidecar, before includes.
@@ -41,6 +54,10 @@ struct Given {
     /// Extra include directories (the sidecar's).
     inc_dirs: Vec<PathBuf>,
     module: Option<String>,
+    /// The source directory's name, the module name of last resort.
+    dir_name: Option<String>,
+    /// Entries of the source directory that were not read.
+    skipped: Vec<fgft_base::walk::Skipped>,
 }
 
 /// Every file of the driver, its role and the module name.
@@ -55,23 +72,76 @@ pub(crate) fn gather(args: &Options, ann: &Annotations) -> Result<Files, Error> 
         .unwrap_or_default();
     let mut module = given.module.clone();
     let files = describe(args, &given, &all, &included_by, &base_dir, &mut module);
-    let module = module.unwrap_or_else(|| {
-        given
-            .sources
-            .first()
-            .and_then(|p| p.file_stem())
-            .map(|s| s.to_string_lossy().to_string())
-            .unwrap_or_else(|| "driver".into())
-    });
+    let from_flag = args.module.is_some();
+    let module = module
+        .or_else(|| given.dir_name.clone())
+        .unwrap_or_else(|| {
+            given
+                .sources
+                .first()
+                .and_then(|p| p.file_stem())
+                .map(|s| s.to_string_lossy().to_string())
+                .unwrap_or_else(|| "driver".into())
+        });
+    check_module_name(&module, from_flag)?;
     let (files, paths) = ordered(&given.sources, files, all);
     if !files.iter().any(|f| f.role == FileRole::Tu) {
-        return Err(Error::Msg("no C source among the inputs".into()));
+        return Err(crate::diag::sources_error(
+            &args.sources,
+            "no C source (.c file) among the inputs".into(),
+            "name the driver's .c files, or the directory that holds them",
+        ));
     }
     Ok(Files {
         files,
         paths,
         module,
+        skipped: given.skipped,
     })
+}
+
+/// Longest module name: the kernel's `MODULE_NAME_LEN` (56 with its NUL)
+/// less the `_fgft` and `_sfi` of the two modules fgft builds.
+pub const MAX_MODULE_NAME: usize = 50;
+
+/// A module name Kbuild and the kernel accept: ASCII letters, digits, `_`
+/// and `-`, not starting with `-`, at most [`MAX_MODULE_NAME`] bytes.
+pub fn check_module_name(name: &str, from_flag: bool) -> Result<(), Error> {
+    let bad = name
+        .char_indices()
+        .find(|&(i, c)| !(c.is_ascii_alphanumeric() || c == '_' || (c == '-' && i > 0)));
+    let why = if name.is_empty() {
+        Some("it is empty".to_string())
+    } else if let Some((_, c)) = bad {
+        Some(format!(
+            "it holds `{c}`, which Kbuild does not take in a module name"
+        ))
+    } else if name.len() > MAX_MODULE_NAME {
+        Some(format!(
+            "it is {} bytes long, more than the {MAX_MODULE_NAME} the kernel's module names allow with fgft's suffixes",
+            name.len()
+        ))
+    } else {
+        None
+    };
+    let Some(why) = why else { return Ok(()) };
+    let text = format!("--module {name}\n");
+    Err(Error::Located(vec![crate::Located {
+        path: PathBuf::from("<command line>"),
+        range: 9..9 + name.len().max(1),
+        text,
+        message: format!("module name `{name}` is not valid: {why}"),
+        label: if from_flag {
+            "given here".into()
+        } else {
+            "taken from the sources' directory or file name".into()
+        },
+        notes: vec![
+            "give a name of ASCII letters, digits, `_` and `-` with --module NAME (e.g. --module my_drv)"
+                .into(),
+        ],
+        warning: false,
+    }]))
 }
 
 fn canon(p: &Path) -> PathBuf {
@@ -81,37 +151,52 @@ fn canon(p: &Path) -> PathBuf {
 /// The sources and headers: the files or the directory given, else the
 /// sidecar's `[driver]` section resolved against the tree.
 fn given(args: &Options, ann: &Annotations) -> Result<Given, Error> {
-    let mut module = args.module.clone();
+    // The name: --module, then the sidecar's, then the Makefile's (read
+    // later), then the directory's or the first source's.
+    let module = args
+        .module
+        .clone()
+        .or_else(|| ann.driver.as_ref().map(|d| d.module.clone()));
     if !args.sources.is_empty() {
         if args.sources.len() == 1 && args.sources[0].is_dir() {
             let dir = &args.sources[0];
-            let (sources, headers) = dir_files(dir)?;
-            if module.is_none() {
-                module = dir
-                    .canonicalize()
-                    .ok()
-                    .and_then(|d| d.file_name().map(|n| n.to_string_lossy().to_string()));
-            }
+            let (sources, headers, skipped) = dir_files(dir)?;
             return Ok(Given {
                 sources,
                 headers,
                 inc_dirs: Vec::new(),
                 module,
+                dir_name: dir
+                    .canonicalize()
+                    .ok()
+                    .and_then(|d| d.file_name().map(|n| n.to_string_lossy().to_string())),
+                skipped,
             });
         }
         for s in &args.sources {
-            if !s.is_file() {
-                return Err(Error::Msg(format!(
-                    "{}: not a file (give source files, or one directory)",
-                    s.display()
-                )));
-            }
+            let kind = match std::fs::metadata(s) {
+                Ok(m) if m.is_file() => continue,
+                Ok(m) if m.is_dir() => "a directory among several sources".to_string(),
+                Ok(m) => fgft_base::walk::special_kind(&m.file_type())
+                    .map_or("not a regular file".into(), |k| {
+                        format!("{k}, not a regular file")
+                    }),
+                Err(e) => e.to_string(),
+            };
+            return Err(crate::diag::arg_error(
+                None,
+                &s.display().to_string(),
+                format!("source {}: {kind}", s.display()),
+                "give regular source files, or one directory",
+            ));
         }
         return Ok(Given {
             sources: args.sources.clone(),
             headers: Vec::new(),
             inc_dirs: Vec::new(),
             module,
+            dir_name: None,
+            skipped: Vec::new(),
         });
     }
     let Some(drv) = &ann.driver else {
@@ -125,29 +210,52 @@ fn given(args: &Options, ann: &Annotations) -> Result<Given, Error> {
         sources: r.sources,
         headers: r.headers,
         inc_dirs: r.include_dirs,
-        module: module.or_else(|| Some(drv.module.clone())),
+        module,
+        dir_name: None,
+        skipped: Vec::new(),
     })
 }
 
-/// The `.c` and `.h` files of a directory, sorted.
-fn dir_files(dir: &Path) -> Result<(Vec<PathBuf>, Vec<PathBuf>), Error> {
+/// The `.c` and `.h` files of a directory, sorted, and what was not read
+/// (special files: a FIFO named `x.c` would block).
+type DirFiles = (Vec<PathBuf>, Vec<PathBuf>, Vec<fgft_base::walk::Skipped>);
+
+fn dir_files(dir: &Path) -> Result<DirFiles, Error> {
     let mut cs = Vec::new();
     let mut hs = Vec::new();
+    let mut skipped = Vec::new();
     let rd = std::fs::read_dir(dir).map_err(|source| Error::Io {
         path: dir.to_path_buf(),
         source,
     })?;
     for e in rd.flatten() {
         let p = e.path();
-        match p.extension().and_then(|e| e.to_str()) {
+        let ext = p.extension().and_then(|e| e.to_str());
+        if !matches!(ext, Some("c" | "h")) {
+            continue;
+        }
+        let kind = std::fs::metadata(&p).ok().and_then(|m| {
+            if m.is_dir() {
+                Some("a directory")
+            } else {
+                fgft_base::walk::special_kind(&m.file_type())
+            }
+        });
+        if let Some(kind) = kind {
+            skipped.push(fgft_base::walk::Skipped {
+                path: p,
+                why: format!("{kind}, not a regular file: not read"),
+            });
+            continue;
+        }
+        match ext {
             Some("c") => cs.push(p),
-            Some("h") => hs.push(p),
-            _ => {}
+            _ => hs.push(p),
         }
     }
     cs.sort();
     hs.sort();
-    Ok((cs, hs))
+    Ok((cs, hs, skipped))
 }
 
 /// The given files and the local files they include, transitively, with

@@ -241,11 +241,12 @@ impl Kernel {
         }
         let lines = self.own_lines.get(&canonical(path)?)?;
         let mut out = Vec::new();
+        let index = fgft_base::LineIndex::new(text);
         for r in fgft_parse::cond::branches(text) {
             if r.start >= r.end {
                 continue;
             }
-            let first = text[..r.start].matches('\n').count() + 1;
+            let first = index.line(r.start);
             let mut code = false;
             let mut kept = false;
             let mut in_comment = false;

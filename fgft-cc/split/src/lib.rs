@@ -30,6 +30,7 @@ use emit::EmitOpts;
 use fgft_annotations::{Annotations, Pattern};
 use fgft_facts::{access, callgraph::CallGraph, model::KernelGlobals, program::Program};
 use plan::{FileRole, Inputs};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 pub use tables::Tables;
 
@@ -70,6 +71,12 @@ pub struct Options {
     /// Drop the annotations' marshaling hints (sidecar and inline): only
     /// contracts and inference size what the entry points touch.
     pub no_hints: bool,
+    /// With no `kdir`: copy a kernel record's member whose type is not
+    /// known by assignment, as a guess, instead of refusing the split (the
+    /// output may then not compile: an array member).  For the golden
+    /// tests of the plan, which read no kernel headers; the CLI never sets
+    /// it.
+    pub guess_kernel_types: bool,
     /// Kernel version for the sidecar's per-version file lists.
     pub kernel_version: Option<String>,
 }
@@ -84,6 +91,11 @@ pub struct Split {
     /// what their kernel definitions reach, and kernel functions the SFI
     /// code uses as values only.
     pub direct_symbols: Vec<String>,
+    /// Every file and directory the split read: the driver's files and the
+    /// local headers they include, the sidecars, the tree, the table
+    /// directories, the kernel build directory and the runtime's symvers
+    /// (OUT may overlap none of them).
+    pub inputs: Vec<PathBuf>,
 }
 
 /// Runs the pipeline without writing OUT: loads the tables, then
@@ -174,10 +186,29 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         pm_rules: &tables.pm_rules,
         no_checkpoint: opts.no_checkpoint,
         kernel: kernel.as_ref(),
+        guess_kernel_types: opts.guess_kernel_types,
         icalls: &icalls,
     };
     let mut plan = plan::build(&inputs);
     plan.diags.extend(hint_warnings);
+    plan.diags.extend(syntax_errors(
+        &plan::Sources {
+            prog: &prog,
+            files: &fl.files,
+        },
+        &plan.sfi_fns,
+    ));
+    for sk in &fl.skipped {
+        plan.diags.push(Located {
+            path: sk.path.clone(),
+            text: String::new(),
+            range: 0..0,
+            message: format!("{}: skipped: {}", sk.path.display(), sk.why),
+            label: String::new(),
+            notes: vec![],
+            warning: true,
+        });
+    }
     for e in &mut plan.entries {
         e.spec.stage_times = opts.stage_times;
     }
@@ -243,10 +274,18 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         plan.sfi_fns.len(),
         plan.wrapped.len()
     );
+    let mut inputs = fl.paths.clone();
+    inputs.extend(opts.sources.iter().cloned());
+    inputs.extend(opts.annotations.iter().cloned());
+    inputs.extend(opts.tree.iter().cloned());
+    inputs.extend(tables.dirs.dirs().iter().cloned());
+    inputs.extend(opts.kdir.iter().cloned());
+    inputs.extend(opts.runtime_symvers.iter().cloned());
     Ok(Split {
         out,
         warnings: plan.diags,
         summary,
+        inputs,
         direct_symbols: {
             // What a pure macro or inline expands to is called as directly.
             let mut v = ann.pure_apis.clone();
@@ -261,6 +300,123 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
             v
         },
     })
+}
+
+/// Code that does not parse (a tree-sitter ERROR or MISSING node): an
+/// error in a function split isolates or copies into the SFI module (its
+/// rewrite would rest on a guess), a warning elsewhere, one per file.
+fn syntax_errors(src: &plan::Sources<'_>, sfi_fns: &BTreeSet<String>) -> Vec<Located> {
+    let mut out = Vec::new();
+    for (fid, pf) in src.prog.files.iter().enumerate() {
+        let h = pf.health();
+        let mut elsewhere: Vec<(usize, String)> = Vec::new();
+        // tree-sitter reads on after an unterminated `/*`; the compiler
+        // does not: what follows is a comment, not code to isolate.
+        if let Some(at) = unterminated_comment(&pf.text) {
+            if let Some(f) = src
+                .prog
+                .fns
+                .iter()
+                .find(|f| f.file == fid && f.range.start > at && sfi_fns.contains(&f.name))
+            {
+                out.push(src.located(
+                    fid,
+                    at..at + 2,
+                    format!(
+                        "this comment never ends, so `{}` after it is not code the compiler sees, and split would isolate it",
+                        f.name
+                    ),
+                    "unterminated comment",
+                    vec!["close the comment with `*/`".into()],
+                    false,
+                ));
+            }
+        }
+        for r in &h.stray {
+            // An ERROR around a function (an unterminated comment before
+            // it) is that function's error.
+            let inside = src.prog.fns.iter().find(|f| {
+                f.file == fid
+                    && sfi_fns.contains(&f.name)
+                    && f.range.start < r.end
+                    && r.start < f.range.end
+            });
+            match inside {
+                Some(f) => out.push(src.located(
+                    fid,
+                    r.start..r.start + 1,
+                    format!(
+                        "code around `{}` does not parse from here, and split would isolate or copy it into the SFI module",
+                        f.name
+                    ),
+                    "syntax error",
+                    vec!["fix the syntax (an unterminated comment or string, a stray token)".into()],
+                    false,
+                )),
+                None => elsewhere.push((r.start, "outside any function".to_string())),
+            }
+        }
+        for f in h.broken() {
+            let at = f.first_problem.unwrap_or(f.range.start);
+            if sfi_fns.contains(&f.name) {
+                out.push(src.located(
+                    fid,
+                    at..at + 1,
+                    format!(
+                        "`{}` does not parse here, and split would isolate or copy it into the SFI module",
+                        f.name
+                    ),
+                    "syntax error",
+                    vec![
+                        "fix the syntax; for a kernel macro tree-sitter cannot read, add it to a macro-hints.toml in --tables".into(),
+                    ],
+                    false,
+                ));
+            } else {
+                elsewhere.push((at, format!("in `{}`", f.name)));
+            }
+        }
+        elsewhere.sort();
+        if let Some((at, _)) = elsewhere.first() {
+            let mut what: Vec<&str> = elsewhere.iter().map(|(_, w)| w.as_str()).collect();
+            let n = what.len();
+            what.sort_unstable();
+            what.dedup();
+            out.push(src.located(
+                fid,
+                *at..*at + 1,
+                format!(
+                    "{n} place(s) of this file do not parse ({}); split leaves them as they are",
+                    what.join(", ")
+                ),
+                "first syntax error",
+                vec![],
+                true,
+            ));
+        }
+    }
+    out
+}
+
+/// The start of a block comment that runs to the end of `text`.
+fn unterminated_comment(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'"' | b'\'' => i = fgft_base::lex::skip_literal(b, i),
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                let end = fgft_base::lex::skip_block_comment(b, i);
+                if end == b.len() && !text.ends_with("*/") {
+                    return Some(i);
+                }
+                i = end;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => i = fgft_base::lex::skip_line_comment(b, i),
+            _ => i += 1,
+        }
+    }
+    None
 }
 
 /// The sidecars, merged in order, and the `--isolate` patterns.

@@ -65,10 +65,15 @@ impl Profiles {
     /// The patterns of profile `name`.
     pub fn get(&self, name: &str) -> Result<&[String], Error> {
         self.0.get(name).map(Vec::as_slice).ok_or_else(|| {
-            Error::Msg(format!(
-                "unknown isolation profile `{name}`; the profiles are: {} (profiles.toml)",
-                self.0.keys().cloned().collect::<Vec<_>>().join(", ")
-            ))
+            crate::diag::arg_error(
+                Some("--profile"),
+                name,
+                format!("unknown isolation profile `{name}`"),
+                &format!(
+                    "the profiles are: {} (profiles.toml; add one with --tables)",
+                    self.0.keys().cloned().collect::<Vec<_>>().join(", ")
+                ),
+            )
         })
     }
 
@@ -89,7 +94,13 @@ mod tests {
             .unwrap()
             .iter()
             .any(|s| s == "ethtool_ops.*"));
-        let e = p.get("managment").unwrap_err().to_string();
-        assert!(e.contains("management"), "{e}");
+        // A located error at the argument that lists the profiles.
+        match p.get("managment").unwrap_err() {
+            Error::Located(d) => {
+                assert!(d[0].message.contains("`managment`"), "{d:?}");
+                assert!(d[0].notes.iter().any(|n| n.contains("management")), "{d:?}");
+            }
+            e => panic!("expected a located error, got {e}"),
+        }
     }
 }

@@ -203,16 +203,14 @@ pub fn split(dir: &Path, patterns: &[String]) -> Result<CrateSplit, Error> {
             continue;
         }
         let text = String::from_utf8_lossy(&bytes).into_owned();
-        let file = match syn::parse_file(&text) {
-            Ok(f) => f,
-            Err(e) => {
-                let start = e.span().start();
-                let at = line_offset(&text, start.line) + start.column;
+        let chosen = match read_chosen(&text, patterns) {
+            Ok(c) => c,
+            Err((at, message)) => {
                 diags.push(Located {
                     path: dir.join(&rel),
                     text: text.clone(),
                     range: at.min(text.len())..(at + 1).min(text.len()),
-                    message: format!("not valid Rust: {e}"),
+                    message,
                     label: "here".into(),
                     notes: vec![],
                     warning: false,
@@ -220,7 +218,6 @@ pub fn split(dir: &Path, patterns: &[String]) -> Result<CrateSplit, Error> {
                 continue;
             }
         };
-        let chosen = choose(&file, patterns);
         matched += chosen.len();
         // Lines to insert before (1-based) line numbers.
         let lines: Vec<&str> = text.split_inclusive('\n').collect();
@@ -283,6 +280,22 @@ pub fn split(dir: &Path, patterns: &[String]) -> Result<CrateSplit, Error> {
         out,
         summary,
         isolated,
+    })
+}
+
+/// The chosen methods of one file's text; or where and why it cannot be
+/// read: nesting too deep for syn's recursive parse (checked first,
+/// [`fgft_base::rust_depth`]) or not valid Rust.  The parse, the visit and
+/// the tree's drop run on a stack sized for any text that passes.
+fn read_chosen(text: &str, patterns: &[String]) -> Result<Vec<Chosen>, (usize, String)> {
+    fgft_base::rust_depth::check(text).map_err(|e| (e.offset, e.message))?;
+    fgft_base::rust_depth::on_deep_stack(|| {
+        let file = syn::parse_file(text).map_err(|e| {
+            let start = e.span().start();
+            let at = line_offset(text, start.line) + start.column;
+            (at, format!("not valid Rust: {e}"))
+        })?;
+        Ok(choose(&file, patterns))
     })
 }
 

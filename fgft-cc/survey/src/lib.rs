@@ -20,7 +20,7 @@ pub mod profile;
 pub mod report;
 pub mod rust;
 
-use crate::model::{FileSummary, Lang};
+use crate::model::{FailKind, Failure, FileSummary, Lang};
 use crate::report::{Survey, Unit, UnitKind};
 use fgft_base::makefile;
 use fgft_facts::slots::SlotTable;
@@ -56,7 +56,7 @@ pub struct SurveyOptions {
     pub budget: Option<Duration>,
     /// Extra table directories (`--tables`).
     pub tables: Vec<PathBuf>,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: one per core; the CLI caps it there).
     pub jobs: Option<usize>,
     /// Show a progress bar when stderr is a terminal.
     pub progress: bool,
@@ -73,6 +73,9 @@ pub struct FileDiag {
     pub offset: usize,
     pub line: usize,
     pub message: String,
+    /// The file is listed under `failed_files` of its module (a directory
+    /// walked once, through a link, is a warning only).
+    pub listed: bool,
 }
 
 /// The survey and its diagnostics.
@@ -89,37 +92,74 @@ pub struct Discovered {
     /// Directory (relative) -> makefile path (relative); `Kbuild` wins over
     /// `Makefile`.
     pub makefiles: BTreeMap<PathBuf, PathBuf>,
+    /// Entries of `sources` that were not read (an unreadable directory, a
+    /// FIFO named `x.c`): each is a failed file of the report.
+    pub failed: BTreeMap<PathBuf, Failure>,
+    /// What the walk skipped without a failure (a directory reached again
+    /// through a symbolic link): warnings only.
+    pub skipped: Vec<fgft_base::walk::Skipped>,
 }
 
-/// Walks `tree` (no symlinked directories are followed).
+fn is_source(p: &Path) -> bool {
+    p.extension().is_some_and(|x| x == "c" || x == "rs")
+}
+
+fn is_makefile(p: &Path) -> bool {
+    p.file_name()
+        .is_some_and(|n| n == "Kbuild" || n == "Makefile")
+}
+
+/// Walks `tree` ([`fgft_base::walk`]): each directory once (a symbolic
+/// link back into the tree is listed, not walked again); an unreadable
+/// directory or entry, and a special file (FIFO, socket, device), is
+/// skipped and listed as a failed file; the walk goes on.
 pub fn discover(tree: &Path) -> Result<Discovered, SurveyError> {
     if !tree.is_dir() {
         return Err(SurveyError::NotDir(tree.to_path_buf()));
     }
+    let w = fgft_base::walk::files(&[tree.to_path_buf()], &|p| is_source(p) || is_makefile(p));
+    let rel = |p: &Path| -> PathBuf {
+        match p.strip_prefix(tree) {
+            Ok(r) if r.as_os_str().is_empty() => PathBuf::from("."),
+            Ok(r) => r.to_path_buf(),
+            Err(_) => p.to_path_buf(),
+        }
+    };
     let mut d = Discovered::default();
-    let mut stack = vec![PathBuf::new()];
-    while let Some(rel) = stack.pop() {
-        let dir = tree.join(&rel);
-        let rd = std::fs::read_dir(&dir).map_err(|source| SurveyError::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        for e in rd.flatten() {
-            let Ok(ft) = e.file_type() else {
-                continue;
-            };
-            let name = e.file_name();
-            let r = rel.join(&name);
-            if ft.is_dir() {
-                stack.push(r);
-            } else if ft.is_file() || ft.is_symlink() {
-                let n = name.to_string_lossy();
-                if n == "Kbuild" || (n == "Makefile" && !d.makefiles.contains_key(&rel)) {
-                    d.makefiles.insert(rel.clone(), r);
-                } else if r.extension().is_some_and(|x| x == "c" || x == "rs") {
-                    d.sources.push(r);
-                }
+    for f in &w.files {
+        let r = rel(f);
+        if is_makefile(&r) {
+            let dir = r.parent().unwrap_or(Path::new("")).to_path_buf();
+            if r.file_name().is_some_and(|n| n == "Kbuild") || !d.makefiles.contains_key(&dir) {
+                d.makefiles.insert(dir, r);
             }
+        } else {
+            d.sources.push(r);
+        }
+    }
+    for sk in w.skipped {
+        let again = sk.why.contains("already walked") || sk.why.contains("fgft output");
+        if again {
+            d.skipped.push(sk);
+            continue;
+        }
+        let r = rel(&sk.path);
+        let special = sk.why.contains("not a regular file");
+        d.failed.insert(
+            r.clone(),
+            Failure {
+                kind: if special {
+                    FailKind::NotRegular
+                } else {
+                    FailKind::Unreadable
+                },
+                offset: 0,
+                line: 1,
+                message: sk.why,
+            },
+        );
+        if !d.sources.contains(&r) {
+            d.sources.push(r);
         }
     }
     d.sources.sort();
@@ -283,7 +323,15 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
             .map(|u| {
                 let summarize = |i: usize| {
                     let rel = &d.sources[i];
-                    let s = ctx.summarize(&tree.join(rel), rel);
+                    let s = match d.failed.get(rel) {
+                        Some(f) => {
+                            let lang = lang_of(rel).unwrap_or(Lang::C);
+                            let mut s = FileSummary::empty(rel.clone(), lang);
+                            s.failure = Some(f.clone());
+                            s
+                        }
+                        None => ctx.summarize(&tree.join(rel), rel),
+                    };
                     bar.inc(1);
                     (i, s)
                 };
@@ -321,6 +369,7 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
                             offset: f.offset,
                             line: f.line,
                             message: f.message.clone(),
+                            listed: true,
                         })
                     })
                     .collect();
@@ -341,6 +390,15 @@ pub fn survey(tree: &Path, opts: &SurveyOptions) -> Result<Outcome, SurveyError>
                 diagnostics.push(x);
             }
         }
+    }
+    for sk in &d.skipped {
+        diagnostics.push(FileDiag {
+            path: sk.path.clone(),
+            offset: 0,
+            line: 1,
+            message: sk.why.clone(),
+            listed: false,
+        });
     }
     diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
     let stats: Vec<report::FileStat> = stats.into_values().collect();

@@ -19,12 +19,16 @@ pub enum Lang {
 pub enum FailKind {
     /// The parse ran out of its budget.
     Budget,
-    /// The file could not be read.
+    /// The file (or directory) could not be read.
     Unreadable,
+    /// A FIFO, socket or device where a source was expected: not read.
+    NotRegular,
     /// Not source text (binary data).
     NotSource,
     /// A Rust file syn rejects.
     Syntax,
+    /// A Rust file that nests too deep for syn's recursive parse.
+    TooDeep,
     /// tree-sitter gave up.
     Parser,
 }

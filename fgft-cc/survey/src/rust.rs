@@ -55,30 +55,48 @@ pub fn summarize_file(path: &Path, rel: &Path) -> FileSummary {
     }
 }
 
-/// Summarizes Rust source text.
+/// Summarizes Rust source text.  A text that nests too deep for syn's
+/// recursive parse is refused at the bracket or token that goes too deep
+/// ([`fgft_base::rust_depth`]); the parse and the visit run on a stack
+/// sized for any text that passes.
 pub fn summarize_text(text: &str, mut out: FileSummary) -> FileSummary {
     out.bytes = text.len();
-    let file = match syn::parse_file(text) {
-        Ok(f) => f,
-        Err(e) => {
+    if let Err(e) = fgft_base::rust_depth::check(text) {
+        out.failure = Some(Failure {
+            kind: FailKind::TooDeep,
+            offset: e.offset,
+            line: e.line,
+            message: e.message,
+        });
+        return out;
+    }
+    let parsed = fgft_base::rust_depth::on_deep_stack(|| {
+        // The tree is visited and dropped on this stack too.
+        let file = syn::parse_file(text).map_err(|e| {
             let lc = e.span().start();
-            out.failure = Some(Failure {
+            Failure {
                 kind: FailKind::Syntax,
                 offset: offset_of(text, lc.line, lc.column),
                 line: lc.line.max(1),
                 message: format!("syn cannot parse it: {e}"),
-            });
+            }
+        })?;
+        let mut v = Visitor::default();
+        v.visit_file(&file);
+        Ok::<_, Failure>((v.roots, v.fns))
+    });
+    let (mut roots, mut fns) = match parsed {
+        Ok(r) => r,
+        Err(f) => {
+            out.failure = Some(f);
             return out;
         }
     };
-    let mut v = Visitor::default();
-    v.visit_file(&file);
-    v.roots.sort();
-    v.roots.dedup();
-    v.fns
-        .sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
-    out.roots = v.roots;
-    out.functions = v.fns;
+    roots.sort();
+    roots.dedup();
+    fns.sort_by(|a, b| (a.line, &a.name).cmp(&(b.line, &b.name)));
+    out.roots = roots;
+    out.functions = fns;
     out
 }
 
@@ -275,5 +293,24 @@ mod tests {
         let f = s.failure.unwrap();
         assert_eq!(f.kind, FailKind::Syntax);
         assert!(f.line >= 2, "{f:?}");
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_not_overflowed() {
+        let src = format!(
+            "fn ok() {{}}\nfn f() {}{}\n",
+            "{".repeat(5000),
+            "}".repeat(5000)
+        );
+        let f = sum(&src).failure.unwrap();
+        assert_eq!(f.kind, FailKind::TooDeep);
+        assert_eq!(f.line, 2);
+        assert_eq!(&src[f.offset..f.offset + 1], "{");
+        // Just under the limits: parsed, on the deep stack.
+        let n = fgft_base::rust_depth::MAX_BRACKETS - 2;
+        let src = format!("fn f() {}{}\n", "{".repeat(n), "}".repeat(n));
+        assert!(sum(&src).failure.is_none());
+        let src = format!("type T = {}u8{};\n", "A<".repeat(500), ">".repeat(500));
+        assert!(sum(&src).failure.is_none());
     }
 }

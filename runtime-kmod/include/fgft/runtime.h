@@ -185,6 +185,7 @@ enum fgft_cause {
 	FGFT_CAUSE_LOCK,	/* lock misuse: re-taking a held lock (added) */
 	FGFT_CAUSE_ICALL,	/* a call through a pointer its dispatch refused */
 	FGFT_CAUSE_STACK,	/* a stack-protector canary of SFI code changed */
+	FGFT_CAUSE_RET,		/* a pointer SFI code returned lies outside its grants */
 	FGFT_CAUSE_NR,
 };
 
@@ -544,6 +545,23 @@ void *fgft_obj_to_orig(struct fgft_txn *txn, const void *cptr);
  * faulting inside the kernel function.
  */
 void *fgft_kobj(struct fgft_txn *txn, const void *p);
+
+/*
+ * Added: the boundary for a pointer SFI code returns to the kernel.
+ * fgft_kret() notes a pointer that a wrapped kernel call returned to the
+ * body and that the call did not grant (a dentry from d_splice_alias()): the
+ * last FGFT_KRET_NR of them.  fgft_ret_ptr() is what an entry's thunk hands
+ * back for the body's return value @p, @len bytes behind it: NULL and error
+ * pointers as they are; a pointer into a tracked copy as its original (one
+ * past the original's end, or into the copy's own tail, is refused: the copy
+ * dies with the transaction); as it is, a pointer a kernel call returned or
+ * one into memory the call was granted, the body's own frames excepted.  Anything else
+ * fails the running body (FGFT_CAUSE_RET): the kernel never dereferences a
+ * corrupted return value outside the transaction.
+ */
+#define FGFT_KRET_NR	8
+void fgft_kret(struct fgft_txn *txn, const void *p);
+void *fgft_ret_ptr(const void *p, size_t len);
 
 /*
  * fgft_kobj() for the wrappers of SFI code: a pointer into what the body's

@@ -80,7 +80,7 @@ slab() {
 	set -- $(grep '^Slab:' /proc/meminfo)
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
-for s in null null_sfi wild wild_list wild_read edge place wild_bitop mmio div bug gpf spinlock \
+for s in null null_sfi wild wild_list wild_read edge ret place wild_bitop mmio div bug gpf spinlock \
 	 spinlock_irq mutex kmalloc explicit relock callback section call_lock \
 	 shadow commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
@@ -206,6 +206,17 @@ fn runtime_recovers_every_fault_kind() {
             field(m, "ok")
         ),
         ("0", "range", "range", "1"),
+        "{m}"
+    );
+
+    // The pointer a body returns to the kernel (issue 48): the copy's
+    // translated to the original, a grant's and a kernel call's as they
+    // are; an ungranted object, a wild pointer, the stack and a range
+    // running past the copy abort with cause ret.
+    let m = mark(&out, "st-ret");
+    assert_eq!(
+        ["copy", "grant", "kret", "victim", "wild", "stack", "straddle"].map(|k| field(m, k)),
+        ["1", "1", "1", "ret", "ret", "ret", "ret"],
         "{m}"
     );
 

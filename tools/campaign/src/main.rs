@@ -182,17 +182,23 @@ fn run_driver(
     })
 }
 
-fn write(path: &std::path::Path, text: &str) -> Result<(), CampaignError> {
+/// Writes a result or report file by fgft-base's one rule for report files
+/// (`outdir::write_file`): never over an input (a campaign config, a shard
+/// directory being merged), and only over a file the campaign wrote (a
+/// driver's JSON results, or a report it rendered).
+fn write(path: &std::path::Path, text: &str, inputs: &[PathBuf]) -> Result<(), CampaignError> {
     if let Some(d) = path.parent() {
         std::fs::create_dir_all(d).map_err(|source| CampaignError::Io {
             path: d.to_path_buf(),
             source,
         })?;
     }
-    std::fs::write(path, text).map_err(|source| CampaignError::Io {
-        path: path.to_path_buf(),
-        source,
-    })
+    let ours = |b: &[u8]| {
+        serde_json::from_slice::<report::DriverReport>(b).is_ok()
+            || b.starts_with(b"# fgft fault-injection campaign")
+    };
+    fgft_base::outdir::write_file(path, text.as_bytes(), inputs, &ours)
+        .map_err(|e| CampaignError::Msg(e.to_string()))
 }
 
 /// Runs every config (a driver that fails is reported and skipped: the
@@ -243,7 +249,7 @@ fn run(args: &Args) -> Result<usize, CampaignError> {
                     }
                     let json = serde_json::to_string_pretty(&r)
                         .map_err(|e| CampaignError::Msg(e.to_string()))?;
-                    write(&file, &json)?;
+                    write(&file, &json, &args.configs)?;
                 }
                 Err(e) => {
                     failed += 1;
@@ -259,7 +265,7 @@ fn run(args: &Args) -> Result<usize, CampaignError> {
     // scripts/campaign.sh names itself as the command that regenerates it.
     let cmd = std::env::var("FGFT_REPORT_CMD")
         .unwrap_or_else(|_| std::env::args().collect::<Vec<_>>().join(" "));
-    write(&args.report, &report::render(&reports, &cmd))?;
+    write(&args.report, &report::render(&reports, &cmd), &args.configs)?;
     eprintln!(
         "report of {} driver(s) written to {}",
         reports.len(),
@@ -311,7 +317,7 @@ fn merge_dirs(dirs: &[PathBuf], data: &std::path::Path) -> Result<(), CampaignEr
         let r = shard::merge(parts)?;
         let json =
             serde_json::to_string_pretty(&r).map_err(|e| CampaignError::Msg(e.to_string()))?;
-        write(&data.join(format!("{driver}.json")), &json)?;
+        write(&data.join(format!("{driver}.json")), &json, dirs)?;
         eprintln!(
             "{driver}: {n} shard(s) merged, {} variants",
             r.fgft.len().max(r.native.len())

@@ -5,7 +5,7 @@
 
 use crate::CampaignError;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Renders a split error for the campaign's error message: every located
 /// diagnostic (the errors and the warnings that came with them) as
@@ -89,16 +89,13 @@ pub fn split(opts: &fgft_split::Options, out: &Path, what: &str) -> Result<Strin
             })
     })?;
     let split = computed.map_err(failed)?;
-    let inputs: Vec<&Path> = opts
-        .sources
-        .iter()
-        .chain(&opts.tree)
-        .chain(&opts.annotations)
-        .map(PathBuf::as_path)
-        .collect();
-    fgft_base::outdir::prepare(out, &inputs, true)
+    // A campaign's work directory is its own: an earlier run's is replaced.
+    let stage = fgft_base::outdir::stage(out, &split.inputs, true, "fgft-campaign")
         .map_err(|e| CampaignError::Msg(format!("split output of {what}: {e}")))?;
-    fgft_split::write(out, &split.out).map_err(failed)?;
+    fgft_split::write(stage.path(), &split.out).map_err(failed)?;
+    stage
+        .commit()
+        .map_err(|e| CampaignError::Msg(format!("split output of {what}: {e}")))?;
     Ok(split.summary)
 }
 
@@ -108,7 +105,7 @@ mod tests {
 
     fn located(text: &str, range: std::ops::Range<usize>, warning: bool) -> fgft_split::Located {
         fgft_split::Located {
-            path: PathBuf::from("drv/e1000_main.c"),
+            path: std::path::PathBuf::from("drv/e1000_main.c"),
             text: text.to_string(),
             range,
             message: "a problem".into(),

@@ -275,6 +275,16 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
             );
         }
     }
+    variadic_macros(&mut s, d, plan, table);
+    device_accessors(&mut s, plan, table);
+    s.push_str("#endif /* FGFT_SFI_RT */\n\n");
+    let _ = writeln!(s, "#endif /* _FGFT_{}_SFI_H */", d.to_uppercase());
+    s
+}
+
+/// The variadic kernel functions SFI code calls: called directly, through a
+/// macro that checks the named arguments and what `reach` says first.
+fn variadic_macros(s: &mut String, d: &str, plan: &Plan, table: &Table) {
     for n in variadics(plan, table) {
         let Some(e) = table.apis.get(&n) else {
             continue;
@@ -298,10 +308,37 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
             describe(e)
         );
         let _ = writeln!(s, "#undef {}", e.name);
-        // The unnamed arguments are probed too (FGFT_VA_MAP, runtime.h).
+        // Memory behind the arguments first (a cursor's bytes), then the
+        // call; the unnamed arguments are probed too (FGFT_VA_MAP).
+        let reach: Vec<String> = e
+            .reach
+            .iter()
+            .map(|r| {
+                // A parameter in the reach is its checked form: `*data`
+                // reads the cursor only once `data` passed its check.
+                let sub = |t: &str| {
+                    subst(t, |n| {
+                        let i = names.iter().position(|m| m == n)?;
+                        Some(format!("((typeof({n}))({}))", args[i]))
+                    })
+                };
+                // NULL is no memory here: the range table refuses it.
+                format!(
+                    "fgft_check_or_fail({}, {}, {}), ",
+                    sub(&r.addr),
+                    sub(&r.len),
+                    r.rights
+                )
+            })
+            .collect();
+        let call = format!("{}({} FGFT_VA_MAP(__VA_ARGS__))", e.name, args.join(", "));
         let body = fgft_stubs::wrap_call(
             1,
-            &format!("{}({} FGFT_VA_MAP(__VA_ARGS__))", e.name, args.join(", ")),
+            &if reach.is_empty() {
+                call
+            } else {
+                format!("({}{call})", reach.concat())
+            },
             "",
         );
         let _ = writeln!(
@@ -312,10 +349,6 @@ pub fn sfi_header(plan: &Plan, table: &Table) -> String {
             body.replace('\n', " \\\n")
         );
     }
-    device_accessors(&mut s, plan, table);
-    s.push_str("#endif /* FGFT_SFI_RT */\n\n");
-    let _ = writeln!(s, "#endif /* _FGFT_{}_SFI_H */", d.to_uppercase());
-    s
 }
 
 /// The register accessors SFI code calls, redefined to mark the transaction
@@ -831,6 +864,7 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
         || e.grant.is_some()
         || !e.grant_more.is_empty()
         || heap_param(e).is_some()
+        || notes_kret(e)
         // One lookup of the transaction serves every runtime call below.
         || (e.effect == "irreversible" && !e.commit)
         || e.sleeps
@@ -874,6 +908,11 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
     for p in wparams(e) {
         check_arg(s, d, p);
     }
+    for r in &e.reach {
+        // NULL is no memory here: the range table refuses it.
+        let line = format!("fgft_check_or_fail({}, {}, {})", r.addr, r.len, r.rights);
+        let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &line, ";"));
+    }
     // The arguments passed: the call touches the device (or runs the
     // driver's own code, which may program it), and an abort restores it.
     if touches_device(e) || calls_back.is_some() {
@@ -887,6 +926,15 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
         call_body(s, d, e);
     }
     s.push_str("}\n\n");
+}
+
+/// Whether the wrapper of `e` notes its result for fgft_ret_ptr(): a
+/// pointer the call returns and does not grant, which the body may hand
+/// back to the kernel as it is (a dentry from d_splice_alias()).  A pure
+/// function's points into its arguments (memcpy, strchr): granted already.
+fn notes_kret(e: &ApiEntry) -> bool {
+    let r = e.ret.trim();
+    e.grant.is_none() && e.effect != "pure" && r.ends_with('*') && !r.contains('(')
 }
 
 /// Whether a call of `e` touches a device: effect `device` (registers,
@@ -1155,6 +1203,9 @@ fn call_body(s: &mut String, d: &str, e: &ApiEntry) {
             )
         );
     }
+    if notes_kret(e) {
+        s.push_str("\tif (txn)\n\t\tfgft_kret(txn, ret);\n");
+    }
     // Into the driver's heap when the transaction commits.
     if let (Some(_), Some((len, _))) = (&e.heap, &e.grant) {
         let _ = writeln!(
@@ -1298,6 +1349,7 @@ mod tests {
             returns: fgft_facts::model::Returns::Plain,
             grant: None,
             grant_more: vec![],
+            reach: vec![],
             save: None,
             undo: Some(undo.into()),
             undo_if: None,
@@ -1321,6 +1373,33 @@ mod tests {
             note: None,
             source: "t".into(),
         }
+    }
+
+    #[test]
+    fn memory_reached_through_an_argument_is_checked_before_the_call() {
+        let mut e = entry("void ethtool_puts(u8 **data, const char *str)", "");
+        e.undo = None;
+        e.effect = "pure".into();
+        e.params[0].kind = ArgSpec::InOut("sizeof(u8 *)".into());
+        e.reach = vec![crate::plan::table::Reach {
+            addr: "*data".into(),
+            len: "ETH_GSTRING_LEN".into(),
+            rights: "FGFT_W",
+        }];
+        let mut s = String::new();
+        wrapper(&mut s, "d", &e, None);
+        let cursor = s.find("fgft_sfi_d_checked(data, sizeof(u8 *), FGFT_RW);");
+        let bytes = s.find("fgft_check_or_fail(*data, ETH_GSTRING_LEN, FGFT_W);");
+        let call = s.find("ethtool_puts(data, str);");
+        assert!(
+            cursor.is_some() && cursor < bytes && bytes < call,
+            "cursor, then its bytes, then the call:\n{s}"
+        );
+        // Without a reach there is no such check.
+        e.reach.clear();
+        let mut s = String::new();
+        wrapper(&mut s, "d", &e, None);
+        assert!(!s.contains("fgft_check_or_fail"), "{s}");
     }
 
     #[test]

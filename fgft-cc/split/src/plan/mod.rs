@@ -276,6 +276,9 @@ pub struct Inputs<'a> {
     pub no_checkpoint: bool,
     /// What the kernel says the names the driver calls are (with --kdir).
     pub kernel: Option<&'a crate::kernel::Kernel>,
+    /// With no kernel: copy kernel members of unknown type by assignment
+    /// instead of refusing them ([`crate::Options::guess_kernel_types`]).
+    pub guess_kernel_types: bool,
     /// The calls through pointers, resolved (`crate::icall`).
     pub icalls: &'a crate::icall::Icalls,
 }
@@ -367,13 +370,16 @@ pub fn build(inp: &Inputs<'_>) -> Plan {
 
     let entry_names = entry_names(inp, &mut plan.diags);
     check_hint_targets(inp, &mut plan.diags);
-    if entry_names.is_empty() && plan.diags.is_empty() {
+    // Nothing to isolate is an error, also when every pattern only warned
+    // (a profile's slots the driver does not fill).
+    if entry_names.is_empty() && !plan.diags.iter().any(|d| !d.warning) {
+        let text = "--isolate NAME|GLOB\n".to_string();
         plan.diags.push(Located {
             path: PathBuf::from("<command line>"),
-            text: String::new(),
-            range: 0..0,
+            range: 10..19,
+            text,
             message:
-                "nothing to isolate: give --isolate NAME|GLOB or an annotation file with [isolate]"
+                "nothing to isolate: no pattern given, or none matches a function of the driver: give --isolate NAME|GLOB|struct.field or an annotation file with [isolate]"
                     .into(),
             label: String::new(),
             notes: vec![],
@@ -577,10 +583,11 @@ fn unchecked_reads(
 ) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for p in &inp.ann.unchecked_reads {
+        let (path, text, range) = crate::diag::at_loc(&p.loc, Some(p.text()));
         let err = |message: String, label: &str| Located {
-            path: p.loc.file.clone(),
-            text: std::fs::read_to_string(&p.loc.file).unwrap_or_default(),
-            range: p.loc.start..p.loc.end,
+            path: path.clone(),
+            text: text.clone(),
+            range: range.clone(),
             message,
             label: label.into(),
             notes: vec![],
@@ -679,10 +686,11 @@ fn entry_names(inp: &Inputs<'_>, diags: &mut Vec<Located>) -> Vec<String> {
             ),
             _ => ("no function the driver's sources define", vec![]),
         };
+        let (path, text, range) = crate::diag::at_loc(&p.loc, Some(p.text()));
         diags.push(Located {
-            path: p.loc.file.clone(),
-            text: std::fs::read_to_string(&p.loc.file).unwrap_or_default(),
-            range: p.loc.start..p.loc.end,
+            path,
+            text,
+            range,
             message: format!("isolate pattern `{}` matches {what}", p.text()),
             label: "matches nothing".into(),
             notes,

@@ -85,6 +85,8 @@ struct EntryRaw {
     grant_rights: Option<String>,
     #[serde(default)]
     grant_more: Vec<GrantRaw>,
+    #[serde(default)]
+    reach: Vec<ReachRaw>,
     save: Option<String>,
     undo: Option<String>,
     undo_if: Option<String>,
@@ -123,6 +125,26 @@ struct GrantRaw {
     rights: Option<String>,
     #[serde(default)]
     when: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct ReachRaw {
+    addr: String,
+    len: String,
+    rights: String,
+}
+
+/// Memory a call reads or writes through its arguments beyond what their
+/// own `args` say (`reach`): the bytes behind a cursor, `*data` of
+/// ethtool_puts().  Checked before the call, after the arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Reach {
+    /// C expressions over the parameters.
+    pub addr: String,
+    pub len: String,
+    /// `FGFT_R`, `FGFT_W` or `FGFT_RW`.
+    pub rights: &'static str,
 }
 
 /// A further range a wrapper maps after the call (`grant_more`).
@@ -298,6 +320,8 @@ pub struct ApiEntry {
     pub grant: Option<(String, String)>,
     /// Further ranges to grant after the call.
     pub grant_more: Vec<MoreGrant>,
+    /// Memory reached through the arguments, checked before the call.
+    pub reach: Vec<Reach>,
     pub save: Option<String>,
     pub undo: Option<String>,
     pub undo_if: Option<String>,
@@ -636,6 +660,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
     let (ret, params, variadic) = params_of(src, name, &raw)?;
     let (lock, unlock) = locks_of(src, name, &raw, &params)?;
     let (grant, grant_more) = grants_of(src, name, &raw)?;
+    let reach = reach_of(src, name, &raw)?;
     let shape = Shape {
         ret: &ret,
         variadic,
@@ -690,6 +715,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         returns,
         grant,
         grant_more,
+        reach,
         save: raw.save,
         undo: raw.undo,
         undo_if: raw.undo_if,
@@ -938,6 +964,38 @@ fn params_ret_void(raw: &EntryRaw) -> bool {
         let head = p.split('(').next().unwrap_or("");
         head.split_whitespace().next() == Some("void") && !head.contains('*')
     })
+}
+
+fn reach_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Vec<Reach>, Error> {
+    raw.reach
+        .iter()
+        .map(|r| {
+            let rights = match r.rights.as_str() {
+                "r" => "FGFT_R",
+                "w" => "FGFT_W",
+                "rw" => "FGFT_RW",
+                _ => {
+                    return Err(located(
+                        src,
+                        &r.rights,
+                        format!("api `{name}`: reach rights are `r`, `w` or `rw`"),
+                    ))
+                }
+            };
+            if r.addr.trim().is_empty() || r.len.trim().is_empty() {
+                return Err(located(
+                    src,
+                    &format!("[api.{name}]"),
+                    format!("api `{name}`: a reach needs a C address and length"),
+                ));
+            }
+            Ok(Reach {
+                addr: r.addr.clone(),
+                len: r.len.clone(),
+                rights,
+            })
+        })
+        .collect()
 }
 
 type Grants = (Option<(String, String)>, Vec<MoreGrant>);
@@ -1240,6 +1298,32 @@ mod tests {
                 other => panic!("expected a located error, got {other:?}"),
             }
         }
+    }
+
+    #[test]
+    fn reach_takes_r_w_or_rw_and_a_located_error_otherwise() {
+        let base =
+            "[api.puts8]\neffect = \"pure\"\nproto = \"void puts8(u8 **data, const char *s)\"\n";
+        let ok = format!("{base}reach = [{{ addr = \"*data\", len = \"8\", rights = \"w\" }}]\n");
+        let t = Table::from_sources(&[src(&ok)]).unwrap();
+        assert_eq!(
+            t.apis["puts8"].reach,
+            vec![Reach {
+                addr: "*data".into(),
+                len: "8".into(),
+                rights: "FGFT_W"
+            }]
+        );
+        let bad = ok.replace("rights = \"w\"", "rights = \"x\"");
+        match Table::from_sources(&[src(&bad)]) {
+            Err(Error::Located(d)) => assert!(d[0].message.contains("reach rights"), "{d:?}"),
+            other => panic!("expected a located error, got {other:?}"),
+        }
+        let empty = ok.replace("addr = \"*data\"", "addr = \" \"");
+        assert!(matches!(
+            Table::from_sources(&[src(&empty)]),
+            Err(Error::Located(_))
+        ));
     }
 
     #[test]

@@ -839,6 +839,11 @@ impl TypeBuilder<'_, '_> {
                 } else {
                     // Unknown type with no sign of an array: plain assignment
                     // (right for scalars, bit-fields, structs and pointers).
+                    // Without the kernel's headers that is a guess that does
+                    // not compile for an array member (`char name[16]`).
+                    if self.inp.kernel.is_none() && !self.inp.guess_kernel_types {
+                        self.no_headers_diag(base, m);
+                    }
                     FieldHow::Assign
                 }
             }
@@ -848,6 +853,38 @@ impl TypeBuilder<'_, '_> {
 }
 
 impl TypeBuilder<'_, '_> {
+    /// A member of a kernel record whose type only the kernel's headers
+    /// tell, copied with no headers read: refused at the entry point.
+    fn no_headers_diag(&mut self, base: &CType, m: &str) {
+        let prog = self.inp.prog;
+        let Some(d) = prog.fns.iter().find(|f| f.name == self.entry) else {
+            return;
+        };
+        let message = format!(
+            "isolated `{}` copies member `{m}` of `{}`, whose type only the kernel's headers tell, and no kernel headers were read",
+            self.entry,
+            base.c_spelling()
+        );
+        if self.diags.iter().any(|x| x.message == message) {
+            return;
+        }
+        let site = Site {
+            file: d.file,
+            range: d.name_range.clone(),
+            line: d.line,
+            func: d.name.clone(),
+        };
+        self.diags.push(self.inp.diag(
+            &site,
+            false,
+            message,
+            "its copy-in and copy-out need the member's type",
+            vec![
+                "give the kernel build directory with --kdir (e.g. /lib/modules/$(uname -r)/build), or install the linux-headers package of the target kernel: fgft-cc uses the running kernel's, or the newest installed, by default".into(),
+            ],
+        ));
+    }
+
     /// Whether the kernel's headers (with --kdir) declare member `m` of the
     /// record `base` an array.
     fn kernel_array(&self, base: &CType, m: &str) -> bool {
