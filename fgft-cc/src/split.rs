@@ -122,10 +122,14 @@ impl Args {
 }
 
 /// The kernel build directory to use: `--kdir` made absolute and checked,
-/// else the default headers (none with `--no-kdir`).
-fn resolve_kdir(args: &Args) -> Result<Option<PathBuf>, CliError> {
-    let Some(k) = &args.kdir else {
-        return Ok(if args.no_kdir { None } else { default_kdir() });
+/// else the default headers (none with `--no-kdir`).  Survey's `--profile`
+/// verdicts use the same, so that they are split's own answers.
+pub(crate) fn resolve_kdir(
+    kdir: Option<&std::path::Path>,
+    no_kdir: bool,
+) -> Result<Option<PathBuf>, CliError> {
+    let Some(k) = kdir else {
+        return Ok(if no_kdir { None } else { default_kdir() });
     };
     let shown = k.display().to_string();
     let abs = std::fs::canonicalize(k).map_err(|e| {
@@ -238,7 +242,7 @@ fn split(
     if let Some(v) = &args.kernel_version {
         check_kernel_version(v)?;
     }
-    let kdir = resolve_kdir(args)?;
+    let kdir = resolve_kdir(args.kdir.as_deref(), args.no_kdir)?;
     if args.check && kdir.is_none() {
         return Err(arg_error(
             "--check",

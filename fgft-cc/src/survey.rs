@@ -47,9 +47,14 @@ pub struct Args {
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// Kernel build directory for --profile (the kernel's headers tell
-    /// macros and static inlines from exported functions, as split --kdir).
+    /// macros and static inlines from exported functions, as split --kdir);
+    /// by default, as for split, the running kernel's headers or the newest
+    /// installed ones.
     #[arg(long, value_name = "KDIR")]
     pub kdir: Option<PathBuf>,
+    /// --profile verdicts without any kernel headers (as split --no-kdir).
+    #[arg(long, conflicts_with = "kdir")]
+    pub no_kdir: bool,
 }
 
 /// `-j`: at least one, at most the CPU count (a note says when it was
@@ -141,7 +146,11 @@ pub fn run(args: Args) -> Result<(), CliError> {
     let mut inputs: Vec<PathBuf> = vec![args.tree.clone()];
     inputs.extend(args.api_table.iter().cloned());
     inputs.extend(args.tables.iter().cloned());
-    inputs.extend(args.kdir.iter().cloned());
+    let kdir = match &args.profile {
+        Some(_) => crate::split::resolve_kdir(args.kdir.as_deref(), args.no_kdir)?,
+        None => None,
+    };
+    inputs.extend(kdir.iter().cloned());
     let opts = fgft_survey::SurveyOptions {
         budget: args.budget_ms.map(Duration::from_millis),
         tables: args.tables.clone(),
@@ -158,7 +167,7 @@ pub fn run(args: Args) -> Result<(), CliError> {
         tables.profiles.get(profile)?;
         let po = fgft_survey::profile::ProfileOptions {
             profile,
-            kdir: args.kdir.clone(),
+            kdir,
             tables: &tables,
         };
         fgft_survey::profile::add_verdicts(&args.tree, &mut outcome.survey, &po);

@@ -32,6 +32,25 @@ enum st_kind {
 	ST_KIND_NR,
 };
 
+/*
+ * The direct calls of the "direct" scenario (st_body.c): kernel functions
+ * SFI code calls without a wrapper, which sfi-as.sh sends to the runtime's
+ * checked forms.
+ */
+enum st_direct {
+	ST_D_STRNLEN,		/* of a granted string */
+	ST_D_STRNLEN_WILD,	/* of a non-canonical pointer */
+	ST_D_PRINTK_KMEM,	/* %s of kernel memory that is not granted */
+	ST_D_PRINTK_WILD,	/* %s of a non-canonical pointer */
+	ST_D_SPRINTF,		/* into a granted buffer */
+	ST_D_SNPRINTF_OVER,	/* 101 bytes into a 64-byte grant */
+	ST_D_LIST_OK,		/* list_add() on a sound list */
+	ST_D_LIST_CORRUPT,	/* list_add() where next->prev is wrong */
+	ST_D_BITS_WILD,		/* a bit search of a non-canonical bitmap */
+	ST_D_SSCANF_OVER,	/* a %s of 13 bytes 4 before a grant's end */
+	ST_D_NR,
+};
+
 struct st_args {
 	struct fgft_txn *txn;
 	int kind;
@@ -90,7 +109,8 @@ void st_wait_prepare(struct fgft_txn *txn, struct wait_queue_entry *e);
 	long p##_sum(void *arg);					\
 	long p##_store_loop(void *arg);				\
 	long p##_store_alt(void *arg);					\
-	long p##_empty(void *arg)
+	long p##_empty(void *arg);					\
+	long p##_direct(void *arg)
 
 ST_BODY_DECL(st_sfi);
 ST_BODY_DECL(st_noreads);

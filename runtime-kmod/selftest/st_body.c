@@ -301,3 +301,53 @@ long ST_FN(empty)(void *arg)
 {
 	return 0;
 }
+
+/*
+ * Calls of kernel functions that SFI code makes directly (strnlen() behind
+ * the fortified string helpers, the printk family, sprintf(), the list
+ * checks of CONFIG_DEBUG_LIST, the bit searches): in st_sfi.o sfi-as.sh
+ * sends them to the runtime's checked forms (src/direct.c).  a->kind is
+ * an enum st_direct; a->in is a granted string, a->out 64 granted bytes
+ * of a larger buffer, a->victim a kernel string that is not granted.
+ */
+long ST_FN(direct)(void *arg)
+{
+	struct st_args *a = arg;
+	struct list_head *l = (struct list_head *)a->out;
+	const char *wild = (const char *)a->noncanon;
+	const char *in = (const char *)a->in;
+	char *buf = (char *)a->out;
+	int n = a->x;
+
+	OPTIMIZER_HIDE_VAR(wild);
+	OPTIMIZER_HIDE_VAR(in);
+	OPTIMIZER_HIDE_VAR(buf);
+	switch (a->kind) {
+	case ST_D_STRNLEN:
+		return strnlen(in, 16);
+	case ST_D_STRNLEN_WILD:
+		return strnlen(wild, 16);
+	case ST_D_PRINTK_KMEM:
+		return _printk(KERN_INFO "fgft-st: direct %s\n",
+			       (const char *)a->victim);
+	case ST_D_PRINTK_WILD:
+		return _printk(KERN_INFO "fgft-st: direct %s\n", wild);
+	case ST_D_SPRINTF:
+		return sprintf(buf, "%s-%d", in, n);
+	case ST_D_SNPRINTF_OVER:
+		return snprintf(buf, 128, "%0*d", 100, n);
+	case ST_D_LIST_OK:
+	case ST_D_LIST_CORRUPT:
+		INIT_LIST_HEAD(&l[0]);
+		list_add(&l[1], &l[0]);
+		if (a->kind == ST_D_LIST_CORRUPT)
+			l[1].prev = &l[3];
+		list_add(&l[2], &l[0]);
+		return l[0].next == &l[2];
+	case ST_D_BITS_WILD:
+		return find_next_bit((const unsigned long *)wild, n * 64, 1);
+	case ST_D_SSCANF_OVER:
+		return sscanf("123456789012", "%s", buf + 60);
+	}
+	return -1;
+}

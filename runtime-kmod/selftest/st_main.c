@@ -90,7 +90,7 @@ static int st_null_sink;
 
 static const char *const st_cause_names[FGFT_CAUSE_NR] = {
 	"none", "oops", "gpf", "trap", "range", "explicit", "lock", "icall",
-	"stack", "ret",
+	"stack", "ret", "assert",
 };
 
 /* The tests assert lock state directly: lockdep is off in Debian kernels. */
@@ -698,6 +698,52 @@ static int st_retptr(void)
 		r[ST_RET_STACK].failed ? cause_name(r[ST_RET_STACK].cause) : "none",
 		r[ST_RET_STRADDLE].failed ?
 		cause_name(r[ST_RET_STRADDLE].cause) : "none");
+	return 0;
+}
+
+/*
+ * Kernel functions SFI code calls directly, through the runtime's checked
+ * forms (st_body.c's direct()): what they read of granted memory or of
+ * kernel memory passes, a non-canonical pointer fails the body (range), a
+ * write past a grant fails it before a byte is written, and list_add() on
+ * a list the kernel would BUG() on fails it with cause assert.  The buffer
+ * is twice the grant: the bytes past it must stay as they were.
+ */
+static u8 st_dbuf[128];
+
+static int st_direct(void)
+{
+	static const char str[16] = "fgft";
+	struct st_res r[ST_D_NR];
+	struct st_args a;
+	bool intact = true;
+	int k, i;
+
+	strscpy(st_victim, "kernel", sizeof(st_victim));
+	for (k = 0; k < ST_D_NR; k++) {
+		memset(st_dbuf, 0xee, sizeof(st_dbuf));
+		st_args_init(&a, k);
+		a.in = (const u64 *)str;
+		a.n_in = sizeof(str) / sizeof(u64);
+		a.out = (u64 *)st_dbuf;
+		st_txn(&st_entry, st_sfi_direct, &a, &st_kobj, NULL, &r[k]);
+		if (k == ST_D_SPRINTF)
+			r[k].ret = r[k].ret == 6 && !strcmp((char *)st_dbuf, "fgft-7");
+		for (i = 64; i < sizeof(st_dbuf); i++)
+			intact &= st_dbuf[i] == 0xee;
+	}
+#define ST_D_CAUSE(k) (r[k].failed ? cause_name(r[k].cause) : "none")
+	st_mark("direct",
+		"strnlen=%ld strnlen_wild=%s printk_kmem=%s printk_wild=%s sprintf=%ld snprintf_over=%s list_ok=%s list_ret=%ld list_corrupt=%s bits_wild=%s sscanf_over=%s intact=%d",
+		r[ST_D_STRNLEN].failed ? -1L : r[ST_D_STRNLEN].ret,
+		ST_D_CAUSE(ST_D_STRNLEN_WILD), ST_D_CAUSE(ST_D_PRINTK_KMEM),
+		ST_D_CAUSE(ST_D_PRINTK_WILD),
+		r[ST_D_SPRINTF].failed ? -1L : r[ST_D_SPRINTF].ret,
+		ST_D_CAUSE(ST_D_SNPRINTF_OVER), ST_D_CAUSE(ST_D_LIST_OK),
+		r[ST_D_LIST_OK].ret, ST_D_CAUSE(ST_D_LIST_CORRUPT),
+		ST_D_CAUSE(ST_D_BITS_WILD), ST_D_CAUSE(ST_D_SSCANF_OVER),
+		intact);
+#undef ST_D_CAUSE
 	return 0;
 }
 
@@ -1471,6 +1517,8 @@ static int st_dispatch(const char *name)
 		return st_edge();
 	if (!strcmp(name, "ret"))
 		return st_retptr();
+	if (!strcmp(name, "direct"))
+		return st_direct();
 	if (!strcmp(name, "mmio"))
 		return st_mmio();
 	if (!strcmp(name, "wild_bitop"))

@@ -33,6 +33,7 @@ static const char *const fgft_cause_names[FGFT_CAUSE_NR] = {
 	[FGFT_CAUSE_ICALL] = "icall",
 	[FGFT_CAUSE_STACK] = "stack",
 	[FGFT_CAUSE_RET] = "ret",
+	[FGFT_CAUSE_ASSERT] = "assert",
 };
 
 static struct dentry *fgft_dir;

@@ -228,6 +228,16 @@ fn unwrapped_calls(out: &Path, o: &CheckOpts<'_>) -> Result<Vec<Located>, Error>
     for obj in objs {
         for sym in nm(&obj, "-u")? {
             let sym = sym.as_str();
+            if redirected(sym) {
+                diags.push(plain(
+                    &obj,
+                    format!(
+                        "{}: the SFI code still calls `{sym}`, which include/fgft/sfi-direct.list sends to the runtime's checked fgft_d_{sym}: the unit was not built through include/fgft/sfi-as.sh",
+                        obj.strip_prefix(out).unwrap_or(&obj).display()
+                    ),
+                ));
+                continue;
+            }
             if allowed(sym, o) || defined.contains(sym) {
                 continue;
             }
@@ -300,6 +310,12 @@ fn tool_output(tool: &str, flag: &str, obj: &Path) -> Result<String, Error> {
     Ok(String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Whether sfi-as.sh turns calls of `sym` into calls of the runtime's
+/// checked `fgft_d_sym` (include/fgft/sfi-direct.list).
+fn redirected(sym: &str) -> bool {
+    crate::emit::direct_names().any(|n| n == sym)
+}
+
 fn allowed(sym: &str, o: &CheckOpts<'_>) -> bool {
     sym.starts_with("__asan_")
         || sym.starts_with("__hwasan_")
@@ -320,6 +336,32 @@ fn allowed(sym: &str, o: &CheckOpts<'_>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_redirected_name_has_its_checked_form_in_the_runtime() {
+        let direct = crate::runtime_src::FILES
+            .iter()
+            .find(|(p, _)| *p == "src/direct.c")
+            .map(|(_, t)| *t)
+            .expect("the runtime carries src/direct.c");
+        let names: Vec<&str> = crate::emit::direct_names().collect();
+        assert!(names.contains(&"strnlen") && names.contains(&"_printk"));
+        for n in names {
+            assert!(
+                n.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "{n}"
+            );
+            let defined = direct.contains(&format!("fgft_d_{n}("))
+                || direct.contains(&format!("FGFT_D_DEV({n});"))
+                || direct.contains(&format!("FGFT_D_NETDEV({n});"));
+            assert!(
+                defined,
+                "sfi-direct.list names {n}, direct.c has no fgft_d_{n}"
+            );
+            assert!(redirected(n));
+        }
+        assert!(!redirected("memcpy"));
+    }
 
     #[test]
     fn origins_are_found_above_the_line() {

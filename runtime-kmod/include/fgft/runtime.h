@@ -32,6 +32,7 @@
 #include <linux/err.h>
 #include <linux/spinlock_types.h>
 #include <linux/percpu.h>
+#include <linux/refcount.h>
 #include <asm/asm.h>
 #include <asm/msr.h>
 
@@ -186,6 +187,7 @@ enum fgft_cause {
 	FGFT_CAUSE_ICALL,	/* a call through a pointer its dispatch refused */
 	FGFT_CAUSE_STACK,	/* a stack-protector canary of SFI code changed */
 	FGFT_CAUSE_RET,		/* a pointer SFI code returned lies outside its grants */
+	FGFT_CAUSE_ASSERT,	/* a kernel assertion the body's arguments would trip */
 	FGFT_CAUSE_NR,
 };
 
@@ -562,6 +564,92 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p);
 #define FGFT_KRET_NR	8
 void fgft_kret(struct fgft_txn *txn, const void *p);
 void *fgft_ret_ptr(const void *p, size_t len);
+
+/*
+ * Added: the checked forms of the kernel functions SFI code calls directly
+ * (src/direct.c).  sfi-as.sh turns a call of each name that
+ * include/fgft/sfi-direct.list lists into a call of fgft_d_NAME, which
+ * checks what the kernel function reads through its arguments (granted,
+ * or kernel memory a probe finds readable) and writes (granted, logged),
+ * then calls it; a corrupted list aborts the body with FGFT_CAUSE_ASSERT
+ * before the kernel's list check would BUG().  Not called from C.
+ */
+struct device;
+struct net_device;
+struct seq_file;
+struct _ddebug;
+struct list_head;
+struct workqueue_struct;
+__kernel_size_t fgft_d_strnlen(const char *s, __kernel_size_t max);
+char *fgft_d_strchr(const char *s, int c);
+__printf(2, 3) int fgft_d_sprintf(char *buf, const char *fmt, ...);
+__printf(3, 4) int fgft_d_snprintf(char *buf, size_t size, const char *fmt,
+				   ...);
+__printf(3, 4) int fgft_d_scnprintf(char *buf, size_t size, const char *fmt,
+				    ...);
+__printf(2, 3) int fgft_d_sysfs_emit(char *buf, const char *fmt, ...);
+__printf(3, 4) int fgft_d_sysfs_emit_at(char *buf, int at, const char *fmt,
+					...);
+__printf(2, 3) void fgft_d_seq_printf(struct seq_file *m, const char *fmt,
+				      ...);
+__scanf(2, 3) int fgft_d_sscanf(const char *buf, const char *fmt, ...);
+__printf(1, 2) int fgft_d__printk(const char *fmt, ...);
+__printf(1, 2) void fgft_d___warn_printk(const char *fmt, ...);
+__printf(2, 3) void fgft_d__dev_err(const struct device *dev,
+				    const char *fmt, ...);
+__printf(2, 3) void fgft_d__dev_warn(const struct device *dev,
+				     const char *fmt, ...);
+__printf(2, 3) void fgft_d__dev_info(const struct device *dev,
+				     const char *fmt, ...);
+__printf(2, 3) void fgft_d__dev_notice(const struct device *dev,
+				       const char *fmt, ...);
+__printf(3, 4) void fgft_d__dev_printk(const char *level,
+				       const struct device *dev,
+				       const char *fmt, ...);
+__printf(3, 4) int fgft_d_dev_printk_emit(int level, const struct device *dev,
+					  const char *fmt, ...);
+__printf(2, 3) void fgft_d_netdev_err(const struct net_device *dev,
+				      const char *fmt, ...);
+__printf(2, 3) void fgft_d_netdev_warn(const struct net_device *dev,
+				       const char *fmt, ...);
+__printf(2, 3) void fgft_d_netdev_info(const struct net_device *dev,
+				       const char *fmt, ...);
+__printf(2, 3) void fgft_d_netdev_notice(const struct net_device *dev,
+					 const char *fmt, ...);
+__printf(3, 4) void fgft_d_netdev_printk(const char *level,
+					 const struct net_device *dev,
+					 const char *fmt, ...);
+__printf(2, 3) void fgft_d___dynamic_pr_debug(struct _ddebug *desc,
+					      const char *fmt, ...);
+__printf(3, 4) void fgft_d___dynamic_dev_dbg(struct _ddebug *desc,
+					     const struct device *dev,
+					     const char *fmt, ...);
+__printf(3, 4) void fgft_d___dynamic_netdev_dbg(struct _ddebug *desc,
+						const struct net_device *dev,
+						const char *fmt, ...);
+__printf(1, 2) void fgft_d_panic(const char *fmt, ...);
+__printf(1, 4) struct workqueue_struct *
+fgft_d_alloc_workqueue(const char *fmt, unsigned int flags, int max_active,
+		       ...);
+unsigned long fgft_d__find_next_bit(const unsigned long *addr,
+				    unsigned long nbits, unsigned long start);
+unsigned long fgft_d__find_next_zero_bit(const unsigned long *addr,
+					 unsigned long nbits,
+					 unsigned long start);
+unsigned long fgft_d__find_first_bit(const unsigned long *addr,
+				     unsigned long size);
+unsigned long fgft_d__find_first_zero_bit(const unsigned long *addr,
+					  unsigned long size);
+bool fgft_d___list_add_valid_or_report(struct list_head *new,
+				       struct list_head *prev,
+				       struct list_head *next);
+bool fgft_d___list_del_entry_valid_or_report(struct list_head *entry);
+/* Before 6.6, with CONFIG_DEBUG_LIST. */
+bool fgft_d___list_add_valid(struct list_head *new, struct list_head *prev,
+			     struct list_head *next);
+bool fgft_d___list_del_entry_valid(struct list_head *entry);
+void fgft_d_refcount_warn_saturate(refcount_t *r,
+				   enum refcount_saturation_type t);
 
 /*
  * fgft_kobj() for the wrappers of SFI code: a pointer into what the body's

@@ -97,6 +97,17 @@ if [ -z "$sites" ]; then
 	exit 1
 fi
 salt=$(( $(printf '%s' "$src" | cksum | cut -d' ' -f1) % sites ))
+# The kernel functions whose direct calls go to the runtime's checked forms
+# (sfi-direct.list beside this script): `call NAME` and a tail call's
+# `jmp NAME` become calls of fgft_d_NAME.
+direct=$(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "${0%/*}/sfi-direct.list" |
+	tr -d ' \t' | paste -sd '|')
+case "$direct" in
+''|*[!A-Za-z0-9_\|]*)
+	echo "${0}: no names, or a bad name, in ${0%/*}/sfi-direct.list" >&2
+	exit 1
+	;;
+esac
 
 # The load checks of locations the code then stores to, as store checks
 # (see above); awk reads the assembly and buffers it while a check is open.
@@ -373,7 +384,8 @@ EOF
 		-e 's/^\tcall\t(__asan_loadN_noabort)$/\tfgft_ldn \1/' \
 		-e 's/^\tcall\t(__asan_storeN_noabort)$/\tfgft_stn \1/' \
 		-e 's/^\tcall\t(__(asan|hwasan)_(memcpy|memmove))$/\tfgft_mcp \1, \3/' \
-		-e 's/^\tcall\t(__(asan|hwasan)_memset)$/\tfgft_mset \1/'
+		-e 's/^\tcall\t(__(asan|hwasan)_memset)$/\tfgft_mset \1/' \
+		-e "s/^\\t(call|jmp)\\t($direct)\$/\\t\\1\\tfgft_d_\\2/"
 }
 
 if [ -z "$out" ] || [ "$out" = "-" ]; then

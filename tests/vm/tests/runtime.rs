@@ -80,7 +80,7 @@ slab() {
 	set -- $(grep '^Slab:' /proc/meminfo)
 	echo "FGFT-MARK slab-$tag st_obj_active=$act slab_kb=$2"
 }
-for s in null null_sfi wild wild_list wild_read edge ret place wild_bitop mmio div bug gpf spinlock \
+for s in null null_sfi wild wild_list wild_read edge ret direct place wild_bitop mmio div bug gpf spinlock \
 	 spinlock_irq mutex kmalloc explicit relock callback section call_lock \
 	 shadow commit; do
 	echo $s > $R || echo "FGFT-MARK run-failed name=$s"
@@ -217,6 +217,37 @@ fn runtime_recovers_every_fault_kind() {
     assert_eq!(
         ["copy", "grant", "kret", "victim", "wild", "stack", "straddle"].map(|k| field(m, k)),
         ["1", "1", "1", "ret", "ret", "ret", "ret"],
+        "{m}"
+    );
+
+    // Kernel functions SFI code calls directly (issue 48), through the
+    // runtime's checked forms: strnlen() of a granted string and a %s of
+    // kernel memory pass, a non-canonical pointer handed to strnlen(),
+    // printk() or a bit search aborts (range), snprintf() and sscanf()
+    // past a grant abort before a byte lands past it, and list_add() on a
+    // list whose next->prev is wrong aborts (assert) where the kernel's
+    // CONFIG_DEBUG_LIST check would BUG().
+    let m = mark(&out, "st-direct");
+    assert_eq!(
+        [
+            "strnlen",
+            "strnlen_wild",
+            "printk_kmem",
+            "printk_wild",
+            "sprintf",
+            "snprintf_over",
+            "list_ok",
+            "list_ret",
+            "list_corrupt",
+            "bits_wild",
+            "sscanf_over",
+            "intact"
+        ]
+        .map(|k| field(m, k)),
+        [
+            "4", "range", "none", "range", "1", "range", "none", "1", "assert", "range", "range",
+            "1"
+        ],
         "{m}"
     );
 

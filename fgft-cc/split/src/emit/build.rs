@@ -15,6 +15,9 @@ const SFI_AS_SH: &str = include_str!("../../../../runtime-kmod/include/fgft/sfi-
 /// Force-included first in SFI units: the kernel's bitops and atomics
 /// report their accesses to the runtime.
 const SFI_BITOPS_H: &str = include_str!("../../../../runtime-kmod/include/fgft/sfi-bitops.h");
+/// The kernel functions sfi-as.sh sends to the runtime's checked forms.
+pub(crate) const SFI_DIRECT_LIST: &str =
+    include_str!("../../../../runtime-kmod/include/fgft/sfi-direct.list");
 
 /// Where Kbuild finds the runtime's symbol versions by default.
 const SYMVERS: &str = "fgft_rt.symvers";
@@ -34,6 +37,10 @@ pub(crate) fn emit_build(cx: &mut Ctx<'_, '_>, units: &[Unit]) {
     out.insert(
         PathBuf::from("include/fgft/sfi-bitops.h"),
         SFI_BITOPS_H.to_string(),
+    );
+    out.insert(
+        PathBuf::from("include/fgft/sfi-direct.list"),
+        SFI_DIRECT_LIST.to_string(),
     );
     out.insert(PathBuf::from("include/fgft.h"), opts.fgft_header.clone());
     if let Some(t) = &opts.runtime_symvers {

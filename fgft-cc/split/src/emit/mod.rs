@@ -73,6 +73,16 @@ pub struct EmitOpts {
 /// The files of OUT, by relative path.
 pub type Output = BTreeMap<PathBuf, String>;
 
+/// The kernel functions whose direct calls from SFI code sfi-as.sh sends to
+/// the runtime's checked forms (include/fgft/sfi-direct.list: a name a
+/// line, `#` comments).
+pub(crate) fn direct_names() -> impl Iterator<Item = &'static str> {
+    build::SFI_DIRECT_LIST
+        .lines()
+        .map(|l| l.split('#').next().unwrap_or("").trim())
+        .filter(|l| !l.is_empty())
+}
+
 /// A file's name as an identifier part: its stem, and for a file that is
 /// not a `.c` its extension too (`amd8111e.h` -> `amd8111e_h`), so that a
 /// header and the unit of the same stem never share a name.

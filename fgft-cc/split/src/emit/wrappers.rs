@@ -913,6 +913,17 @@ fn wrapper(s: &mut String, d: &str, e: &ApiEntry, calls_back: Option<&String>) {
         let line = format!("fgft_check_or_fail({}, {}, {})", r.addr, r.len, r.rights);
         let _ = writeln!(s, "{}", fgft_stubs::wrap_call(1, &line, ";"));
     }
+    // What the kernel asserts of the arguments: a call that would trip its
+    // BUG_ON() fails the body instead (outside a body it goes ahead).
+    for r in &e.requires {
+        let _ = writeln!(s, "\t/* {} */", r.why.replace("*/", "* /"));
+        let _ = writeln!(
+            s,
+            "{}",
+            fgft_stubs::wrap_call(1, &format!("if (!({}))", r.cond), "")
+        );
+        s.push_str("\t\tfgft_fail_cause(FGFT_CAUSE_ASSERT);\n");
+    }
     // The arguments passed: the call touches the device (or runs the
     // driver's own code, which may program it), and an abort restores it.
     if touches_device(e) || calls_back.is_some() {
@@ -1350,6 +1361,7 @@ mod tests {
             grant: None,
             grant_more: vec![],
             reach: vec![],
+            requires: vec![],
             save: None,
             undo: Some(undo.into()),
             undo_if: None,
@@ -1400,6 +1412,38 @@ mod tests {
         let mut s = String::new();
         wrapper(&mut s, "d", &e, None);
         assert!(!s.contains("fgft_check_or_fail"), "{s}");
+    }
+
+    #[test]
+    fn an_assertion_the_kernel_makes_is_tested_before_the_call() {
+        let mut e = entry(
+            "int __block_write_begin(struct folio *folio, loff_t pos, unsigned int len, get_block_t *get_block)",
+            "",
+        );
+        e.undo = None;
+        e.params[0].kind = ArgSpec::Kobj;
+        e.requires = vec![crate::plan::table::Require {
+            cond: "offset_in_folio(folio, pos) + len <= folio_size(folio)".into(),
+            why: "fs/buffer.c: BUG_ON(to > folio_size(folio))".into(),
+        }];
+        let mut s = String::new();
+        wrapper(&mut s, "d", &e, None);
+        let kobj = s.find("folio = fgft_kobj_in(txn, (const void *)folio);");
+        let test = s.find("if (!(offset_in_folio(folio, pos) + len <= folio_size(folio)))");
+        let fail = s.find("\t\tfgft_fail_cause(FGFT_CAUSE_ASSERT);");
+        let call = s.find("__block_write_begin(folio, pos, len, get_block);");
+        assert!(
+            kobj.is_some() && kobj < test && test < fail && fail < call,
+            "the original, then the test, then the call:\n{s}"
+        );
+        assert!(
+            s.contains("/* fs/buffer.c: BUG_ON(to > folio_size(folio)) */"),
+            "{s}"
+        );
+        e.requires.clear();
+        let mut s = String::new();
+        wrapper(&mut s, "d", &e, None);
+        assert!(!s.contains("FGFT_CAUSE_ASSERT"), "{s}");
     }
 
     #[test]

@@ -87,6 +87,8 @@ struct EntryRaw {
     grant_more: Vec<GrantRaw>,
     #[serde(default)]
     reach: Vec<ReachRaw>,
+    #[serde(default)]
+    requires: Vec<RequireRaw>,
     save: Option<String>,
     undo: Option<String>,
     undo_if: Option<String>,
@@ -133,6 +135,25 @@ struct ReachRaw {
     addr: String,
     len: String,
     rights: String,
+}
+
+#[derive(Debug, Default, Deserialize, Clone)]
+#[serde(deny_unknown_fields)]
+struct RequireRaw {
+    cond: String,
+    why: String,
+}
+
+/// What the kernel function asserts of its arguments (`requires`): a C
+/// condition over the parameters (kernel objects as the kernel gets them)
+/// that its BUG_ON()s would trip on when false.  The wrapper tests it
+/// after the arguments and fails the body (cause assert) instead of the
+/// call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Require {
+    pub cond: String,
+    /// The kernel's assertion it prevents (fs/buffer.c's BUG_ON()s).
+    pub why: String,
 }
 
 /// Memory a call reads or writes through its arguments beyond what their
@@ -322,6 +343,8 @@ pub struct ApiEntry {
     pub grant_more: Vec<MoreGrant>,
     /// Memory reached through the arguments, checked before the call.
     pub reach: Vec<Reach>,
+    /// Conditions the kernel asserts of the arguments, tested before the call.
+    pub requires: Vec<Require>,
     pub save: Option<String>,
     pub undo: Option<String>,
     pub undo_if: Option<String>,
@@ -661,6 +684,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
     let (lock, unlock) = locks_of(src, name, &raw, &params)?;
     let (grant, grant_more) = grants_of(src, name, &raw)?;
     let reach = reach_of(src, name, &raw)?;
+    let requires = requires_of(src, name, &raw)?;
     let shape = Shape {
         ret: &ret,
         variadic,
@@ -716,6 +740,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         grant,
         grant_more,
         reach,
+        requires,
         save: raw.save,
         undo: raw.undo,
         undo_if: raw.undo_if,
@@ -964,6 +989,33 @@ fn params_ret_void(raw: &EntryRaw) -> bool {
         let head = p.split('(').next().unwrap_or("");
         head.split_whitespace().next() == Some("void") && !head.contains('*')
     })
+}
+
+fn requires_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Vec<Require>, Error> {
+    raw.requires
+        .iter()
+        .map(|r| {
+            let cond = r.cond.trim();
+            if cond.is_empty() || r.why.trim().is_empty() {
+                return Err(located(
+                    src,
+                    &format!("[api.{name}]"),
+                    format!("api `{name}`: a requires entry needs a C condition (`cond`) and the assertion it prevents (`why`)"),
+                ));
+            }
+            if raw.proto.as_deref().is_none_or(|p| p.contains("...")) || raw.inline {
+                return Err(located(
+                    src,
+                    &format!("[api.{name}]"),
+                    format!("api `{name}`: `requires` is tested by a wrapper, and an inline helper, a macro or a variadic function has none"),
+                ));
+            }
+            Ok(Require {
+                cond: cond.to_string(),
+                why: r.why.trim().to_string(),
+            })
+        })
+        .collect()
 }
 
 fn reach_of(src: &TableSource, name: &str, raw: &EntryRaw) -> Result<Vec<Reach>, Error> {
@@ -1296,6 +1348,33 @@ mod tests {
                     assert!(d[0].range.start > text.find("device").unwrap() + 10);
                 }
                 other => panic!("expected a located error, got {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn requires_needs_a_condition_and_a_reason_and_a_wrapper() {
+        let base = "[api.wb]\neffect = \"state\"\nproto = \"int wb(unsigned int len)\"\n";
+        let ok = format!(
+            "{base}requires = [{{ cond = \"len <= 4096\", why = \"BUG_ON(len > 4096)\" }}]\n"
+        );
+        let t = Table::from_sources(&[src(&ok)]).unwrap();
+        assert_eq!(
+            t.apis["wb"].requires,
+            vec![Require {
+                cond: "len <= 4096".into(),
+                why: "BUG_ON(len > 4096)".into()
+            }]
+        );
+        for bad in [
+            ok.replace("len <= 4096", " "),
+            ok.replace("int wb(unsigned int len)", "int wb(const char *fmt, ...)"),
+        ] {
+            match Table::from_sources(&[src(&bad)]) {
+                Err(Error::Located(d)) => {
+                    assert!(d[0].message.contains("requires"), "{d:?}")
+                }
+                other => panic!("{other:?}"),
             }
         }
     }
