@@ -1302,6 +1302,38 @@ refuse:
 }
 EXPORT_SYMBOL_GPL(fgft_ret_ptr);
 
+void fgft_out_ptr(const void *old, const void *p)
+{
+	struct fgft_txn *t = fgft_active();
+	unsigned long a = (unsigned long)p;
+	int i;
+
+	if (!t || p == old || IS_ERR_OR_NULL(p))
+		return;
+	if (t->objs.n) {
+		/* A copy: copy-out writes its original. */
+		if (fgft_objtrack_to_orig(&t->objs, p))
+			return;
+		if (fgft_objtrack_in_copy(&t->objs, p))
+			goto refuse;
+		/* The original of a copy the transaction made. */
+		if (fgft_objtrack_to_copy(&t->objs, p))
+			return;
+	}
+	for (i = 0; i < FGFT_KRET_NR; i++)
+		if (t->kret[i] == p)
+			return;
+	/* Granted memory, the body's own frames excepted (they end with it). */
+	if (!(a < t->jb.rsp && a >= t->stack_lo) && fgft_allows(t, a, 1, FGFT_R))
+		return;
+refuse:
+	fgft_note_refusal(t, a, 1, FGFT_R, _RET_IP_);
+	pr_err_ratelimited("%s: copy-out would store pointer %p (was %p) in a kernel object: outside the call's grants\n",
+			   t->ep && t->ep->name ? t->ep->name : "txn", p, old);
+	fgft_fail_active(t, FGFT_CAUSE_RET);
+}
+EXPORT_SYMBOL_GPL(fgft_out_ptr);
+
 void *fgft_shadow(struct fgft_txn *txn, void *p, size_t size)
 {
 	unsigned long lo = (unsigned long)p, *w;

@@ -271,7 +271,7 @@ fn copy_out_fields(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &Ac
     let _ = writeln!(s, "{}", wrap_call(0, proto, ""));
     s.push_str("{\n");
     let outs = outs(&t.fields);
-    let uses = !outs.is_empty() || t.priv_area.is_some();
+    let uses = !outs.is_empty() || t.priv_area.is_some() || !t.out_ptrs.is_empty();
     if uses {
         let _ = writeln!(s, "\t{ty} *o = ov;");
         let _ = writeln!(s, "\t{ty} *c = cv;");
@@ -284,8 +284,15 @@ fn copy_out_fields(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &Ac
     for f in outs
         .iter()
         .filter(|f| f.copy_out || matches!(f.how, FieldHow::Blob { elem: Some(_), .. }))
+        .filter(|f| !(f.how == FieldHow::Assign && t.out_ptrs.contains(&f.path)))
     {
         write_back_field(s, e, f);
+    }
+    // Pointer values copied back: a pointer into a copy is stored as its
+    // original's (the thunk checked every one before copy-out).
+    for p in &t.out_ptrs {
+        let (om, cm) = (member("o", p), member("c", p));
+        stmt(s, 1, &format!("{om} = fgft_orig_or_self(txn, {cm})"));
     }
     if let Some(p) = t.priv_area {
         let acc = accessor(e, i, pa);
@@ -296,6 +303,7 @@ fn copy_out_fields(s: &mut String, e: &EntrySpec, i: usize, proto: &str, pa: &Ac
         );
     }
     let uses_c = t.priv_area.is_some()
+        || !t.out_ptrs.is_empty()
         || outs.iter().any(|f| {
             f.copy_out && !matches!(f.how, FieldHow::Blob { elem: Some(_), .. } | FieldHow::Str)
         });
@@ -401,5 +409,197 @@ fn copy_out(s: &mut String, e: &EntrySpec, i: usize, proto: &str) {
     s.push_str("\tc = fgft_obj_to_copy(txn, ov);\n");
     s.push_str("\tif (!c || c == ov)\n\t\treturn;\n");
     let _ = writeln!(s, "\t{}(txn, ov, c, up);", e.fn_outf(i));
+    s.push_str("}\n\n");
+}
+
+/// Member `path` of the object `base` points to (`*base` for the whole
+/// object, when it is itself a pointer).
+fn member(base: &str, path: &str) -> String {
+    if path.is_empty() {
+        format!("*{base}")
+    } else {
+        format!("{base}->{path}")
+    }
+}
+
+/// The types whose copy-out stores a pointer value into a kernel object,
+/// itself or through the objects it follows: those the entry's thunk
+/// checks before copy-out (`fgft_out_ptr()`).  None for an in-place entry
+/// (nothing is copied out).
+pub(crate) fn checked_types(e: &EntrySpec) -> Vec<bool> {
+    if e.in_place {
+        return vec![false; e.types.len()];
+    }
+    let mut need: Vec<bool> = e
+        .types
+        .iter()
+        .map(|t| {
+            !t.out_ptrs.is_empty()
+                || t.fields.iter().any(|f| {
+                    f.copy_out && matches!(f.how, FieldHow::Ptr { .. } | FieldHow::Container { .. })
+                })
+        })
+        .collect();
+    loop {
+        let mut changed = false;
+        for i in 0..e.types.len() {
+            if need[i] {
+                continue;
+            }
+            let t = &e.types[i];
+            let via = t.priv_area.is_some_and(|p| need[p])
+                || t.fields.iter().any(|f| match &f.how {
+                    FieldHow::Ptr { target } => need[*target],
+                    FieldHow::Container { outer, .. } => need[*outer],
+                    FieldHow::Blob { elem: Some(t2), .. } => need[*t2],
+                    _ => false,
+                });
+            if via {
+                need[i] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return need;
+        }
+    }
+}
+
+/// The two signatures of the pointer checks of type `i` (without `;`).
+pub(crate) fn check_prototypes(e: &EntrySpec, i: usize) -> [String; 2] {
+    [
+        format!(
+            "static void __maybe_unused {}(struct fgft_txn *txn, void *ov, void *cv, \
+             const struct fgft_visit *up)",
+            e.fn_chkf(i)
+        ),
+        format!(
+            "static void __maybe_unused {}(struct fgft_txn *txn, void *ov, \
+             const struct fgft_visit *up)",
+            e.fn_chk(i)
+        ),
+    ]
+}
+
+/// The pointer checks of type `i` (a type of [`checked_types`]): what its
+/// copy-out will store as pointer values, each checked against the
+/// original's (`fgft_out_ptr()`), then the objects it follows, visited as
+/// copy-out visits them.
+pub(crate) fn emit_check(s: &mut String, e: &EntrySpec, i: usize, need: &[bool], pa: &Accessors) {
+    let t = &e.types[i];
+    let ty = &t.c_type;
+    let protos = check_prototypes(e, i);
+    let _ = writeln!(
+        s,
+        "/*\n * fgft: the pointers copy-out of {ty} stores for {} ({}), checked\n * in the body before copy-out\n */",
+        e.name, e.origin
+    );
+    let _ = writeln!(s, "{}", wrap_call(0, &protos[0], ""));
+    s.push_str("{\n");
+    let _ = writeln!(s, "\t{ty} *o = ov;");
+    let _ = writeln!(s, "\t{ty} *c = cv;");
+    let _ = writeln!(s, "\tstruct fgft_visit me = {{ .obj = ov, .up = up }};\n");
+    let mut used_me = false;
+    let mut stored: Vec<String> = t
+        .fields
+        .iter()
+        .filter(|f| {
+            f.copy_out && matches!(f.how, FieldHow::Ptr { .. } | FieldHow::Container { .. })
+        })
+        .map(|f| f.path.clone())
+        .collect();
+    stored.extend(t.out_ptrs.iter().cloned());
+    stored.sort();
+    stored.dedup();
+    for p in &stored {
+        stmt(
+            s,
+            1,
+            &format!("fgft_out_ptr({}, {})", member("o", p), member("c", p)),
+        );
+    }
+    for f in outs(&t.fields) {
+        match &f.how {
+            FieldHow::Ptr { target } if need[*target] => {
+                used_me = true;
+                stmt(
+                    s,
+                    1,
+                    &format!("{}(txn, (void *)o->{}, &me)", e.fn_chk(*target), f.path),
+                );
+            }
+            FieldHow::Container { outer, member: m } if need[*outer] => {
+                used_me = true;
+                let ot = &e.types[*outer].c_type;
+                let _ = writeln!(s, "\tif (o->{})", f.path);
+                stmt(
+                    s,
+                    2,
+                    &format!(
+                        "{}(txn, (void *)container_of(o->{}, {ot}, {m}), &me)",
+                        e.fn_chk(*outer),
+                        f.path
+                    ),
+                );
+            }
+            FieldHow::Blob {
+                len,
+                elem: Some(t2),
+            } if need[*t2] => {
+                used_me = true;
+                let p = &f.path;
+                let _ = writeln!(s, "\tif (o->{p}) {{");
+                let _ = writeln!(s, "\t\ttypeof(o->{p}) ce;");
+                s.push_str("\t\tsize_t i, n;\n\n");
+                stmt(s, 2, &format!("ce = fgft_obj_to_copy(txn, o->{p})"));
+                stmt(s, 2, &format!("n = ({len}) / sizeof(*o->{p})"));
+                let _ = writeln!(
+                    s,
+                    "{}",
+                    wrap_call(
+                        2,
+                        &format!("for (i = 0; ce && ce != o->{p} && i < n; i++)"),
+                        ""
+                    )
+                );
+                stmt(
+                    s,
+                    3,
+                    &format!("{}(txn, &o->{p}[i], &ce[i], &me)", e.fn_chkf(*t2)),
+                );
+                s.push_str("\t}\n");
+            }
+            _ => {}
+        }
+    }
+    let mut used_c = !stored.is_empty();
+    if let Some(p) = t.priv_area.filter(|p| need[*p]) {
+        used_me = true;
+        used_c = true;
+        let acc = accessor(e, i, pa);
+        stmt(
+            s,
+            1,
+            &format!("{}(txn, {acc}(o), {acc}(c), &me)", e.fn_chkf(p)),
+        );
+    }
+    if !used_c {
+        s.push_str("\t(void)c;\n");
+    }
+    if !used_me {
+        s.push_str("\t(void)me;\n");
+    }
+    s.push_str("}\n\n");
+    let _ = writeln!(
+        s,
+        "/* fgft: the pointer checks of a {ty} for {} ({}), cycle-safe */",
+        e.name, e.origin
+    );
+    let _ = writeln!(s, "{}", wrap_call(0, &protos[1], ""));
+    s.push_str("{\n\tvoid *c;\n\n");
+    s.push_str("\tif (!ov || fgft_visited(up, ov))\n\t\treturn;\n");
+    s.push_str("\tc = fgft_obj_to_copy(txn, ov);\n");
+    s.push_str("\tif (!c || c == ov)\n\t\treturn;\n");
+    let _ = writeln!(s, "\t{}(txn, ov, c, up);", e.fn_chkf(i));
     s.push_str("}\n\n");
 }

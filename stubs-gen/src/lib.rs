@@ -130,6 +130,12 @@ pub struct TypeSpec {
     /// container is granted read-write.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub container_rw: bool,
+    /// The data-pointer members copy-out writes back as values (members
+    /// of pointer type it assigns, and those inside what it copies whole):
+    /// each is checked by the entry's thunk (`fgft_out_ptr()`) before
+    /// copy-out, and written as its original when it points into a copy.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub out_ptrs: Vec<String>,
 }
 
 /// How a parameter crosses.
@@ -299,6 +305,18 @@ impl EntrySpec {
     /// Writes the members of type `t` the closure writes back.
     fn fn_outf(&self, t: usize) -> String {
         format!("fgft_copy_out_fields_{}_{}", self.name, self.types[t].ident)
+    }
+    /// Checks the pointers copy-out of an object of type `t` stores
+    /// (cycle-safe).
+    fn fn_chk(&self, t: usize) -> String {
+        format!("fgft_check_out_{}_{}", self.name, self.types[t].ident)
+    }
+    /// Checks the pointers copy-out of the members of type `t` stores.
+    fn fn_chkf(&self, t: usize) -> String {
+        format!(
+            "fgft_check_out_fields_{}_{}",
+            self.name, self.types[t].ident
+        )
     }
     /// Grants an object of type `t` in place, once, and what it leads to.
     fn fn_place(&self, t: usize) -> String {
@@ -489,12 +507,16 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
     let _ = writeln!(s, "}};\n");
     // Forward declarations of copy (or place) functions (types may refer
     // to each other).
-    for i in 0..e.types.len() {
-        let protos: Vec<String> = if e.in_place {
+    let checked = copy::checked_types(e);
+    for (i, &check) in checked.iter().enumerate() {
+        let mut protos: Vec<String> = if e.in_place {
             place::prototypes(e, i).into()
         } else {
             copy::prototypes(e, i).into()
         };
+        if check {
+            protos.extend(copy::check_prototypes(e, i));
+        }
         for p in protos {
             let _ = writeln!(s, "{}", wrap_call(0, &p, ";"));
         }
@@ -508,8 +530,11 @@ pub fn emit_entry(e: &EntrySpec) -> Result<String, StubError> {
         } else {
             copy::emit_type(&mut s, e, i, &accessors);
         }
+        if checked[i] {
+            copy::emit_check(&mut s, e, i, &checked, &accessors);
+        }
     }
-    stub::emit_thunk(&mut s, e);
+    stub::emit_thunk(&mut s, e, &checked);
     stub::emit_stub(&mut s, e);
     Ok(tidy(&s))
 }
@@ -562,6 +587,7 @@ mod tests {
                     priv_only: false,
                     container: None,
                     container_rw: false,
+                    out_ptrs: Vec::new(),
                     why: "parameter netdev".into(),
                 },
                 TypeSpec {
@@ -579,6 +605,7 @@ mod tests {
                     priv_only: true,
                     container: None,
                     container_rw: false,
+                    out_ptrs: Vec::new(),
                     why: "netdev_priv".into(),
                 },
             ],
@@ -613,6 +640,50 @@ mod tests {
             c.contains("\tfgft_txn_commit(txn);\n\tif (retried)\n\t\tfgft_txn_retried(&fgft_ep_drv_get_thing, retried);\n"),
             "{c}"
         );
+    }
+
+    #[test]
+    fn pointers_copy_out_stores_are_checked_in_the_body_first() {
+        let mut e = entry();
+        let plain = emit_entry(&e).unwrap();
+        assert!(!plain.contains("fgft_out_ptr"), "nothing to check: {plain}");
+        // The private area stores a pointer (`last`) copy-out writes back.
+        e.types[1].fields.push(FieldSpec {
+            path: "last".into(),
+            copy_in: true,
+            copy_out: true,
+            how: FieldHow::Assign,
+        });
+        e.types[1].out_ptrs = vec!["last".into()];
+        let c = emit_entry(&e).unwrap();
+        // The thunk checks from the copy's original, after the body.
+        let call = c
+            .find("a->ret = fgft_sfi_entry_drv_get_thing(")
+            .expect("call");
+        let check = c
+            .find("fgft_check_out_drv_get_thing_net_device(txn,\n\t\t\tfgft_obj_to_orig(txn, a->netdev), NULL);")
+            .or_else(|| c.find("fgft_check_out_drv_get_thing_net_device(txn, fgft_obj_to_orig(txn, a->netdev),"))
+            .unwrap_or_else(|| panic!("the thunk checks: {c}"));
+        assert!(call < check, "{c}");
+        assert!(
+            c.contains("\tstruct fgft_txn *txn = fgft_current();\n"),
+            "{c}"
+        );
+        // The owner reaches the private area's check, which checks `last`.
+        assert!(
+            c.contains("fgft_check_out_fields_drv_get_thing_drv_priv(txn, netdev_priv(o),"),
+            "{c}"
+        );
+        assert!(c.contains("\tfgft_out_ptr(o->last, c->last);\n"), "{c}");
+        // Copy-out stores a copy's original, not the raw value.
+        assert!(
+            c.contains("\to->last = fgft_orig_or_self(txn, c->last);\n"),
+            "{c}"
+        );
+        assert!(!c.contains("\to->last = c->last;"), "{c}");
+        // In place, nothing is copied out and nothing is checked here.
+        e.in_place = true;
+        assert!(!emit_entry(&e).unwrap().contains("fgft_out_ptr"));
     }
 
     #[test]

@@ -8,7 +8,7 @@ pub(crate) fn args_struct(e: &EntrySpec) -> String {
     format!("fgft_args_{}", e.name)
 }
 
-pub(crate) fn emit_thunk(s: &mut String, e: &EntrySpec) {
+pub(crate) fn emit_thunk(s: &mut String, e: &EntrySpec, checked: &[bool]) {
     let _ = writeln!(
         s,
         "/* fgft: arguments of {} across fgft_txn_call() */",
@@ -34,7 +34,12 @@ pub(crate) fn emit_thunk(s: &mut String, e: &EntrySpec) {
     );
     let _ = writeln!(s, "static long fgft_thunk_{}(void *arg)", e.name);
     s.push_str("{\n");
-    let _ = writeln!(s, "\tstruct {} *a = arg;\n", args_struct(e));
+    let checks = out_checks(e, checked);
+    let _ = writeln!(s, "\tstruct {} *a = arg;", args_struct(e));
+    if !checks.is_empty() {
+        s.push_str("\tstruct fgft_txn *txn = fgft_current();\n");
+    }
+    s.push('\n');
     let args: Vec<String> = e.params.iter().map(|p| format!("a->{}", p.name)).collect();
     let call = format!("{}({})", e.sfi_name(), args.join(", "));
     if e.ret.trim() == "void" {
@@ -53,7 +58,39 @@ pub(crate) fn emit_thunk(s: &mut String, e: &EntrySpec) {
     } else {
         let _ = writeln!(s, "{}", wrap_call(1, &format!("a->ret = {call}"), ";"));
     }
+    // The pointers copy-out will store in kernel objects, checked while
+    // the body can still fail (copy-out writes the originals).
+    for c in &checks {
+        let _ = writeln!(s, "{}", wrap_call(1, c, ";"));
+    }
     s.push_str("\treturn 0;\n}\n\n");
+}
+
+/// The thunk's calls of the pointer checks, one per parameter whose
+/// marshaled type copy-out may store pointers through.
+fn out_checks(e: &EntrySpec, checked: &[bool]) -> Vec<String> {
+    let mut v = Vec::new();
+    for p in &e.params {
+        let n = &p.name;
+        match &p.how {
+            // The body got the copy: the checks start at its original.
+            ParamHow::Obj { ty } if checked[*ty] => {
+                v.push(format!(
+                    "{}(txn, fgft_obj_to_orig(txn, a->{n}), NULL)",
+                    e.fn_chk(*ty)
+                ));
+            }
+            ParamHow::Container { outer, member } if checked[*outer] => {
+                let ot = &e.types[*outer].c_type;
+                v.push(format!(
+                    "{}(txn, fgft_obj_to_orig(txn, container_of(a->{n}, {ot}, {member})), NULL)",
+                    e.fn_chk(*outer)
+                ));
+            }
+            _ => {}
+        }
+    }
+    v
 }
 
 /// For an entry returning a data pointer, the bytes behind it that the

@@ -101,6 +101,11 @@ pub struct Field {
     /// Declared with `__iomem` (never dereferenced by C code).
     pub iomem: bool,
     pub bitfield: bool,
+    /// Declared in an anonymous union (flattened into the record): it may
+    /// share its bytes with another member, so its value is not known to
+    /// be of its type.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub overlaid: bool,
 }
 
 /// A struct or union definition from the driver's files.
@@ -1210,7 +1215,11 @@ fn fields(
         if decls.is_empty() {
             // Anonymous struct/union member: its fields are reachable directly.
             if let Some(b) = ty.child_by_field_name("body") {
-                res.extend(fields(pf, fid, b, outer, out));
+                let union = ty.kind() == "union_specifier";
+                res.extend(fields(pf, fid, b, outer, out).into_iter().map(|mut f| {
+                    f.overlaid |= union;
+                    f
+                }));
             }
             continue;
         }
@@ -1239,6 +1248,7 @@ fn fields(
                     ty: t,
                     iomem,
                     bitfield,
+                    overlaid: false,
                 });
             }
         }

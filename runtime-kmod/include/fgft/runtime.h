@@ -186,7 +186,7 @@ enum fgft_cause {
 	FGFT_CAUSE_LOCK,	/* lock misuse: re-taking a held lock (added) */
 	FGFT_CAUSE_ICALL,	/* a call through a pointer its dispatch refused */
 	FGFT_CAUSE_STACK,	/* a stack-protector canary of SFI code changed */
-	FGFT_CAUSE_RET,		/* a pointer SFI code returned lies outside its grants */
+	FGFT_CAUSE_RET,		/* a pointer SFI code returns or writes back lies outside its grants */
 	FGFT_CAUSE_ASSERT,	/* a kernel assertion the body's arguments would trip */
 	FGFT_CAUSE_NR,
 };
@@ -564,6 +564,16 @@ void *fgft_kobj(struct fgft_txn *txn, const void *p);
 #define FGFT_KRET_NR	8
 void fgft_kret(struct fgft_txn *txn, const void *p);
 void *fgft_ret_ptr(const void *p, size_t len);
+/*
+ * Added: the boundary for a pointer copy-out writes back into a kernel
+ * object.  An entry's thunk checks, in the body and before copy-out writes
+ * anything, each pointer member copy-out will store (@p, in the copy) over
+ * the original's (@old): @old itself, NULL, an error pointer, a tracked
+ * copy (copy-out stores its original) or original, a pointer a kernel call
+ * returned (fgft_kret()) or one into memory the call was granted, its own
+ * frames excepted, pass; anything else fails the body (FGFT_CAUSE_RET).
+ */
+void fgft_out_ptr(const void *old, const void *p);
 
 /*
  * Added: the checked forms of the kernel functions SFI code calls directly

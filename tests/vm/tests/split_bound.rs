@@ -31,7 +31,7 @@ insmod /lib/fgft/bounddemo_sfi.ko || exit 3
 insmod /lib/fgft/bounddemo_fgft.ko || exit 4
 P=/sys/module/bounddemo_fgft/parameters/overrun
 S=/sys/kernel/debug/fgft/stats
-rt() { echo "FGFT-MARK rtstats tag=$1 $(grep -E '^(txns|commits|aborts_range|refusals) ' $S | tr ' ' '=' | tr '\n' ' ')"; }
+rt() { echo "FGFT-MARK rtstats tag=$1 $(grep -E '^(txns|commits|aborts_range|aborts_ret|refusals) ' $S | tr ' ' '=' | tr '\n' ' ')"; }
 rt before
 fgft-ethtool bd0 strings stats
 echo 200 > $P
@@ -40,6 +40,10 @@ rt overrun
 echo 0 > $P
 fgft-ethtool bd0 strings stats
 rt after
+fgft-ethtool bd0 msglevel-set=2 msglevel
+echo 1 > /sys/module/bounddemo_fgft/parameters/wild
+fgft-ethtool bd0 msglevel-set=3 msglevel
+rt wild
 "#;
 
 #[test]
@@ -97,7 +101,7 @@ fn a_get_strings_past_its_buffer_is_refused_before_it_writes() {
             )
         })
         .collect();
-    assert_eq!(ops.len(), 5, "{out}");
+    assert_eq!(ops.len(), 9, "{out}");
     // Sound: four strings, the first one's name.
     assert_eq!(ops[0], ("strings", "4", "rx_frames"), "{out}");
     assert_eq!(ops[1].0, "stats");
@@ -125,4 +129,21 @@ fn a_get_strings_past_its_buffer_is_refused_before_it_writes() {
     );
     assert_eq!(n("after", "aborts_range"), n("overrun", "aborts_range"));
     assert_eq!(n("after", "commits") - n("overrun", "commits"), 2, "{out}");
+
+    // A corrupted pointer that copy-out would store in the driver's state
+    // (`bd->last`, read by the unisolated get_msglevel()): the sound one
+    // is stored (level 2 reads back 2); the wild one aborts set_msglevel()
+    // before copy-out (cause ret; a void setter, so ethtool sees success),
+    // and the state still holds the sound pointer, which get_msglevel()
+    // reads back, in the main module, with no fault.
+    assert_eq!(ops[5].0, "msglevel-set", "{out}");
+    assert_eq!((ops[6].0, ops[6].1), ("msglevel", "2"), "{out}");
+    assert_eq!(ops[7].0, "msglevel-set", "{out}");
+    assert_eq!((ops[8].0, ops[8].1), ("msglevel", "2"), "{out}");
+    assert_eq!(n("wild", "commits") - n("after", "commits"), 1, "{out}");
+    assert_eq!(
+        n("wild", "aborts_ret") - n("after", "aborts_ret"),
+        1,
+        "{out}"
+    );
 }

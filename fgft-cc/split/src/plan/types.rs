@@ -307,6 +307,13 @@ impl TypeBuilder<'_, '_> {
             priv_only: false,
             container: None,
             container_rw: false,
+            // A pointer behind a pointer (`void **out`): copy-out writes
+            // the pointer itself back.
+            out_ptrs: if writes && is_data_ptr(&self.inp.prog.resolve(target)) {
+                vec![String::new()]
+            } else {
+                Vec::new()
+            },
             why: "a value behind a pointer parameter".into(),
         });
         // Whole-value copy: a pseudo member covering the object.
@@ -336,6 +343,7 @@ impl TypeBuilder<'_, '_> {
             priv_only: false,
             container: None,
             container_rw: false,
+            out_ptrs: Vec::new(),
             why,
         });
         let mut fields = Vec::new();
@@ -362,6 +370,7 @@ impl TypeBuilder<'_, '_> {
             self.types[i].priv_area = Some(p);
             self.types[i].priv_accessor = Some(accessor);
         }
+        self.types[i].out_ptrs = out_pointers(self.inp.prog, t, &fields);
         self.types[i].fields = fields;
         if writes {
             self.types[i].rights = Rights::RW;
@@ -951,6 +960,89 @@ fn is_const_ptr(decl: &str) -> bool {
 
 /// A field hint's length over `o` (the original object): bare member names
 /// and `x->member` spellings become `o->member`.
+/// A pointer to data (not to a function: the indirect-call dispatch owns
+/// those).
+fn is_data_ptr(t: &CType) -> bool {
+    matches!(t, CType::Ptr(p) if **p != CType::Func)
+}
+
+/// The member at `path` (`a.b`) of a record of type `t`, when its layout
+/// is known all the way.
+fn member_at<'p>(
+    prog: &'p Program,
+    t: &CType,
+    path: &str,
+) -> Option<&'p fgft_facts::program::Field> {
+    let mut ty = t.clone();
+    let mut found = None;
+    for m in path.split('.') {
+        let r = ty.record().and_then(|tag| prog.records.get(tag))?;
+        let f = r.fields.iter().find(|f| f.name == m)?;
+        ty = prog.resolve(&f.ty);
+        found = Some(f);
+    }
+    found
+}
+
+/// The data-pointer members of a struct of type `t` at any depth, with
+/// `prefix`.  Not entered: unions, and members of anonymous unions (their
+/// bytes may be another member's), records whose layout fgft did not read,
+/// arrays; nor bitfields and `__iomem` cookies.
+fn pointer_paths(prog: &Program, t: &CType, prefix: &str, depth: usize, out: &mut Vec<String>) {
+    if depth > 8 {
+        return;
+    }
+    let Some(r) = t
+        .record()
+        .filter(|tag| tag.starts_with("struct "))
+        .and_then(|tag| prog.records.get(tag))
+    else {
+        return;
+    };
+    for f in r
+        .fields
+        .iter()
+        .filter(|f| !f.overlaid && !f.iomem && !f.bitfield)
+    {
+        let fty = prog.resolve(&f.ty);
+        let path = format!("{prefix}{}", f.name);
+        if is_data_ptr(&fty) {
+            out.push(path);
+        } else if let CType::Record(_) = fty {
+            pointer_paths(prog, &fty, &format!("{path}."), depth + 1, out);
+        }
+    }
+}
+
+/// What copy-out of an object of type `t` writes back as pointer values:
+/// the data-pointer members it assigns, and those inside the members (or
+/// the whole object) it copies as bytes.  Sorted.
+fn out_pointers(prog: &Program, t: &CType, fields: &[FieldSpec]) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in fields.iter().filter(|f| f.copy_out) {
+        match &f.how {
+            FieldHow::Bytes if f.path.is_empty() => pointer_paths(prog, t, "", 0, &mut out),
+            FieldHow::Bytes => {
+                if let Some(m) = member_at(prog, t, &f.path) {
+                    let mt = prog.resolve(&m.ty);
+                    pointer_paths(prog, &mt, &format!("{}.", f.path), 1, &mut out);
+                }
+            }
+            FieldHow::Assign => {
+                if let Some(m) = member_at(prog, t, &f.path) {
+                    if !m.overlaid && !m.iomem && is_data_ptr(&prog.resolve(&m.ty)) {
+                        out.push(f.path.clone());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
 fn field_len_expr(prog: &Program, t: &CType, len: &str, prefix: &str) -> String {
     len_expr_on(prog, t, len, prefix, "o")
 }
