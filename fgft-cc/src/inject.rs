@@ -30,7 +30,9 @@ pub struct Args {
     /// Variants per entry point, at most.
     #[arg(long = "per-entry", default_value_t = 4)]
     pub per_entry: usize,
-    /// Fault kinds to draw from, comma-separated (default: all).
+    /// Fault kinds to draw from, comma-separated (default: all but the
+    /// boundary kinds corrupt-ret, corrupt-len and corrupt-member, which are
+    /// drawn only when named).
     #[arg(long, value_delimiter = ',')]
     pub kinds: Vec<String>,
     /// Replace an OUT that an earlier fgft run wrote (it holds

@@ -361,15 +361,25 @@ int fgft_d_sprintf(char *buf, const char *fmt, ...)
 }
 EXPORT_SYMBOL_GPL(fgft_d_sprintf);
 
+/*
+ * A format into @buf of @size bytes: its arguments, and the bytes it will
+ * write (the kernel writes nothing for a size past INT_MAX, but a WARN).
+ */
+static void fgft_d_bounded(char *buf, size_t size, const char *fmt,
+			   va_list args)
+{
+	fgft_d_check_fmt(fmt, args);
+	if (size && size <= INT_MAX)
+		fgft_d_write(buf, min(size, fgft_d_out_len(fmt, args)));
+}
+
 int fgft_d_snprintf(char *buf, size_t size, const char *fmt, ...)
 {
 	va_list args;
 	int n;
 
 	va_start(args, fmt);
-	fgft_d_check_fmt(fmt, args);
-	if (size && size <= INT_MAX)
-		fgft_d_write(buf, min(size, fgft_d_out_len(fmt, args)));
+	fgft_d_bounded(buf, size, fmt, args);
 	n = vsnprintf(buf, size, fmt, args);
 	va_end(args);
 	return n;
@@ -382,9 +392,7 @@ int fgft_d_scnprintf(char *buf, size_t size, const char *fmt, ...)
 	int n;
 
 	va_start(args, fmt);
-	fgft_d_check_fmt(fmt, args);
-	if (size && size <= INT_MAX)
-		fgft_d_write(buf, min(size, fgft_d_out_len(fmt, args)));
+	fgft_d_bounded(buf, size, fmt, args);
 	n = vscnprintf(buf, size, fmt, args);
 	va_end(args);
 	return n;
@@ -398,11 +406,9 @@ int fgft_d_sysfs_emit(char *buf, const char *fmt, ...)
 	int n;
 
 	va_start(args, fmt);
-	fgft_d_check_fmt(fmt, args);
 	/* The kernel refuses (a WARN, 0 bytes) a buffer that is not a page. */
-	if (buf && !offset_in_page(buf))
-		fgft_d_write(buf, min_t(size_t, PAGE_SIZE,
-					fgft_d_out_len(fmt, args)));
+	fgft_d_bounded(buf, buf && !offset_in_page(buf) ? PAGE_SIZE : 0, fmt,
+		       args);
 	vaf.fmt = fmt;
 	vaf.va = &args;
 	n = sysfs_emit(buf, "%pV", &vaf);
@@ -418,10 +424,8 @@ int fgft_d_sysfs_emit_at(char *buf, int at, const char *fmt, ...)
 	int n;
 
 	va_start(args, fmt);
-	fgft_d_check_fmt(fmt, args);
-	if (buf && !offset_in_page(buf) && at >= 0 && at < PAGE_SIZE)
-		fgft_d_write(buf + at, min_t(size_t, PAGE_SIZE - at,
-					     fgft_d_out_len(fmt, args)));
+	fgft_d_bounded(buf + at, buf && !offset_in_page(buf) && at >= 0 &&
+		       at < PAGE_SIZE ? PAGE_SIZE - at : 0, fmt, args);
 	vaf.fmt = fmt;
 	vaf.va = &args;
 	n = sysfs_emit_at(buf, at, "%pV", &vaf);
@@ -639,12 +643,6 @@ void fgft_d___dynamic_netdev_dbg(struct _ddebug *desc,
 	FGFT_D_VAF(__dynamic_netdev_dbg(desc, fgft_d_dev(dev), "%pV", &vaf));
 }
 EXPORT_SYMBOL_GPL(fgft_d___dynamic_netdev_dbg);
-
-void fgft_d_panic(const char *fmt, ...)
-{
-	FGFT_D_VAF(panic("%pV", &vaf));
-}
-EXPORT_SYMBOL_GPL(fgft_d_panic);
 
 struct workqueue_struct *fgft_d_alloc_workqueue(const char *fmt,
 						unsigned int flags,

@@ -368,28 +368,7 @@ fn write_back_field(s: &mut String, e: &EntrySpec, f: &FieldSpec) {
         FieldHow::Blob {
             len,
             elem: Some(t2),
-        } => {
-            let _ = writeln!(s, "\tif (o->{p}) {{");
-            let _ = writeln!(s, "\t\ttypeof(o->{p}) ce;");
-            s.push_str("\t\tsize_t i, n;\n\n");
-            stmt(s, 2, &format!("ce = fgft_obj_to_copy(txn, o->{p})"));
-            stmt(s, 2, &format!("n = ({len}) / sizeof(*o->{p})"));
-            let _ = writeln!(
-                s,
-                "{}",
-                wrap_call(
-                    2,
-                    &format!("for (i = 0; ce && ce != o->{p} && i < n; i++)"),
-                    ""
-                )
-            );
-            stmt(
-                s,
-                3,
-                &format!("{}(txn, &o->{p}[i], &ce[i], &me)", e.fn_outf(*t2)),
-            );
-            s.push_str("\t}\n");
-        }
+        } => elem_loop(s, p, len, &e.fn_outf(*t2)),
         FieldHow::Str => {}
     }
 }
@@ -403,13 +382,40 @@ fn copy_out(s: &mut String, e: &EntrySpec, i: usize, proto: &str) {
         "/* fgft: copy-out of a {ty} for {} ({}) */",
         e.name, e.origin
     );
+    cycle_safe(s, proto, &e.fn_outf(i));
+}
+
+/// The body of a cycle-safe visit: `fields` on the copy of `ov`, unless the
+/// chain `up` visits `ov` already or it has no copy.
+fn cycle_safe(s: &mut String, proto: &str, fields: &str) {
     let _ = writeln!(s, "{}", wrap_call(0, proto, ""));
     s.push_str("{\n\tvoid *c;\n\n");
     s.push_str("\tif (!ov || fgft_visited(up, ov))\n\t\treturn;\n");
     s.push_str("\tc = fgft_obj_to_copy(txn, ov);\n");
     s.push_str("\tif (!c || c == ov)\n\t\treturn;\n");
-    let _ = writeln!(s, "\t{}(txn, ov, c, up);", e.fn_outf(i));
+    let _ = writeln!(s, "\t{fields}(txn, ov, c, up);");
     s.push_str("}\n\n");
+}
+
+/// `fields` on each element of array member `p` (`len` bytes) and its
+/// copy, when the array has one.
+fn elem_loop(s: &mut String, p: &str, len: &str, fields: &str) {
+    let _ = writeln!(s, "\tif (o->{p}) {{");
+    let _ = writeln!(s, "\t\ttypeof(o->{p}) ce;");
+    s.push_str("\t\tsize_t i, n;\n\n");
+    stmt(s, 2, &format!("ce = fgft_obj_to_copy(txn, o->{p})"));
+    stmt(s, 2, &format!("n = ({len}) / sizeof(*o->{p})"));
+    let _ = writeln!(
+        s,
+        "{}",
+        wrap_call(
+            2,
+            &format!("for (i = 0; ce && ce != o->{p} && i < n; i++)"),
+            ""
+        )
+    );
+    stmt(s, 3, &format!("{fields}(txn, &o->{p}[i], &ce[i], &me)"));
+    s.push_str("\t}\n");
 }
 
 /// Member `path` of the object `base` points to (`*base` for the whole
@@ -547,27 +553,7 @@ pub(crate) fn emit_check(s: &mut String, e: &EntrySpec, i: usize, need: &[bool],
                 elem: Some(t2),
             } if need[*t2] => {
                 used_me = true;
-                let p = &f.path;
-                let _ = writeln!(s, "\tif (o->{p}) {{");
-                let _ = writeln!(s, "\t\ttypeof(o->{p}) ce;");
-                s.push_str("\t\tsize_t i, n;\n\n");
-                stmt(s, 2, &format!("ce = fgft_obj_to_copy(txn, o->{p})"));
-                stmt(s, 2, &format!("n = ({len}) / sizeof(*o->{p})"));
-                let _ = writeln!(
-                    s,
-                    "{}",
-                    wrap_call(
-                        2,
-                        &format!("for (i = 0; ce && ce != o->{p} && i < n; i++)"),
-                        ""
-                    )
-                );
-                stmt(
-                    s,
-                    3,
-                    &format!("{}(txn, &o->{p}[i], &ce[i], &me)", e.fn_chkf(*t2)),
-                );
-                s.push_str("\t}\n");
+                elem_loop(s, &f.path, len, &e.fn_chkf(*t2));
             }
             _ => {}
         }
@@ -595,11 +581,5 @@ pub(crate) fn emit_check(s: &mut String, e: &EntrySpec, i: usize, need: &[bool],
         "/* fgft: the pointer checks of a {ty} for {} ({}), cycle-safe */",
         e.name, e.origin
     );
-    let _ = writeln!(s, "{}", wrap_call(0, &protos[1], ""));
-    s.push_str("{\n\tvoid *c;\n\n");
-    s.push_str("\tif (!ov || fgft_visited(up, ov))\n\t\treturn;\n");
-    s.push_str("\tc = fgft_obj_to_copy(txn, ov);\n");
-    s.push_str("\tif (!c || c == ov)\n\t\treturn;\n");
-    let _ = writeln!(s, "\t{}(txn, ov, c, up);", e.fn_chkf(i));
-    s.push_str("}\n\n");
+    cycle_safe(s, &protos[1], &e.fn_chkf(i));
 }

@@ -27,7 +27,7 @@ use tree_sitter::Node;
 /// Errors of the injector.
 #[derive(Debug, thiserror::Error)]
 pub enum InjectError {
-    #[error("unknown fault kind `{0}` (known: {known})", known = FaultKind::ALL.iter().map(|k| k.name()).collect::<Vec<_>>().join(", "))]
+    #[error("unknown fault kind `{0}` (known: {known})", known = FaultKind::ALL.iter().chain(FaultKind::BOUNDARY.iter()).map(|k| k.name()).collect::<Vec<_>>().join(", "))]
     UnknownKind(String),
     #[error("no entry point matched: {0}")]
     NoEntry(String),
@@ -61,6 +61,16 @@ pub enum FaultKind {
     /// above it, and saved registers or the return address above that,
     /// are clobbered.
     StackOverrun,
+    /// The isolation boundary: a returned value (a pointer or a length)
+    /// becomes 0x5a bytes.
+    CorruptRet,
+    /// The isolation boundary: the length or count handed to a kernel
+    /// helper (memcpy, the string copies, sg and skb lengths,
+    /// __block_write_begin) becomes 0x5a bytes.
+    CorruptLen,
+    /// The isolation boundary: a value stored into a member through a
+    /// pointer (`x->m = v`), which copy-out writes back, becomes 0x5a bytes.
+    CorruptMember,
 }
 
 impl FaultKind {
@@ -77,6 +87,16 @@ impl FaultKind {
         FaultKind::StackOverrun,
     ];
 
+    /// The kinds aimed at the isolation boundary (drawn only when asked
+    /// for: `--kinds`, a campaign's kind list), so that the draws of
+    /// [`FaultKind::ALL`] under a seed stay those of the campaigns already
+    /// reported.
+    pub const BOUNDARY: [FaultKind; 3] = [
+        FaultKind::CorruptRet,
+        FaultKind::CorruptLen,
+        FaultKind::CorruptMember,
+    ];
+
     pub fn name(self) -> &'static str {
         match self {
             FaultKind::NullDeref => "null-deref",
@@ -89,12 +109,16 @@ impl FaultKind {
             FaultKind::ExtraLock => "extra-lock",
             FaultKind::OffByOne => "off-by-one",
             FaultKind::StackOverrun => "stack-overrun",
+            FaultKind::CorruptRet => "corrupt-ret",
+            FaultKind::CorruptLen => "corrupt-len",
+            FaultKind::CorruptMember => "corrupt-member",
         }
     }
 
     pub fn parse(s: &str) -> Result<FaultKind, InjectError> {
         FaultKind::ALL
             .iter()
+            .chain(FaultKind::BOUNDARY.iter())
             .copied()
             .find(|k| k.name() == s)
             .ok_or_else(|| InjectError::UnknownKind(s.to_string()))
@@ -264,6 +288,7 @@ pub fn find_sites(sources: &[Source], is_entry: &dyn Fn(&str) -> bool) -> Vec<Si
                 file: &src.file,
                 entry: name.to_string(),
                 source: si,
+                returns_value: returns_value(&src.file, def),
                 out: &mut sites,
             };
             f.body(body);
@@ -276,8 +301,54 @@ struct Finder<'a> {
     file: &'a ParsedFile,
     entry: String,
     source: usize,
+    /// The function returns a value (not `void`): its returns can carry a
+    /// corrupted one.
+    returns_value: bool,
     out: &'a mut Vec<Site>,
 }
+
+/// Whether function definition `def` returns a value: its type is not
+/// `void`, or its declarator makes a pointer of it.
+fn returns_value(file: &ParsedFile, def: Node<'_>) -> bool {
+    let void = def
+        .child_by_field_name("type")
+        .is_some_and(|t| file.node_text(t).trim() == "void");
+    let pointer = def
+        .child_by_field_name("declarator")
+        .is_some_and(|d| d.kind() == "pointer_declarator");
+    !void || pointer
+}
+
+/// Kernel helpers and the argument (0-based) that sizes what they touch:
+/// the counts the `corrupt-len` kind corrupts.
+const LEN_ARGS: &[(&str, usize)] = &[
+    ("memcpy", 2),
+    ("memmove", 2),
+    ("memset", 2),
+    ("memcmp", 2),
+    ("strscpy", 2),
+    ("strncpy", 2),
+    ("strlcpy", 2),
+    ("strnlen", 1),
+    ("snprintf", 1),
+    ("scnprintf", 1),
+    ("sg_init_one", 2),
+    ("sg_set_buf", 2),
+    ("skb_put", 1),
+    ("skb_put_data", 2),
+    ("skb_pull", 1),
+    ("skb_push", 1),
+    ("skb_copy_bits", 3),
+    ("skb_copy_to_linear_data", 2),
+    ("skb_copy_from_linear_data", 2),
+    ("dma_map_single", 2),
+    ("dma_sync_single_for_cpu", 2),
+    ("dma_sync_single_for_device", 2),
+    ("__block_write_begin", 2),
+    ("block_write_begin", 2),
+    ("copy_to_user", 2),
+    ("copy_from_user", 2),
+];
 
 impl Finder<'_> {
     fn push(
@@ -376,6 +447,32 @@ impl Finder<'_> {
                     Template::Before("BUG();"),
                     "return",
                 );
+                let mut c = n.walk();
+                let value = n.named_children(&mut c).find(|x| x.kind() != "comment");
+                if let (true, Some(v)) = (self.returns_value, value) {
+                    let t = self.file.node_text(v).to_string();
+                    self.push(FaultKind::CorruptRet, v.byte_range(), Template::Garbage, &t);
+                }
+            }
+            "assignment_expression" => {
+                let op = n.child_by_field_name("operator").map(|o| o.kind());
+                let (Some(l), Some(r)) = (
+                    n.child_by_field_name("left"),
+                    n.child_by_field_name("right"),
+                ) else {
+                    return;
+                };
+                let arrow = l.kind() == "field_expression"
+                    && l.child_by_field_name("operator").map(|o| o.kind()) == Some("->");
+                if op == Some("=") && arrow && !in_constant_context(self.file, n) {
+                    let t = self.file.node_text(l).to_string();
+                    self.push(
+                        FaultKind::CorruptMember,
+                        r.byte_range(),
+                        Template::Garbage,
+                        &t,
+                    );
+                }
             }
             "call_expression" => {
                 let Some(f) = n.child_by_field_name("function") else {
@@ -385,6 +482,20 @@ impl Finder<'_> {
                     return;
                 }
                 let name = self.file.node_text(f);
+                if let Some(&(_, i)) = LEN_ARGS.iter().find(|(h, _)| *h == name) {
+                    let arg = n.child_by_field_name("arguments").and_then(|a| {
+                        let mut c = a.walk();
+                        let args: Vec<Node<'_>> = a
+                            .named_children(&mut c)
+                            .filter(|x| x.kind() != "comment")
+                            .collect();
+                        args.get(i).copied()
+                    });
+                    if let Some(a) = arg {
+                        let t = format!("{name}: {}", self.file.node_text(a));
+                        self.push(FaultKind::CorruptLen, a.byte_range(), Template::Garbage, &t);
+                    }
+                }
                 if UNLOCKS.contains(&name) {
                     self.push(
                         FaultKind::MissingUnlock,

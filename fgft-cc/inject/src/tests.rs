@@ -40,6 +40,12 @@ static int fx_other(struct adapter *adapter)
 {
 	return adapter->count;
 }
+
+static int *fx_fill(struct adapter *adapter, int *buf)
+{
+	memcpy(buf, adapter->hw->regs, sizeof(adapter->hw->regs));
+	return buf;
+}
 "#;
 
 /// User-space stand-ins for the kernel names the fixture and guards use.
@@ -62,7 +68,7 @@ fn sources() -> Vec<Source> {
 }
 
 fn is_fx_entry(n: &str) -> bool {
-    n == "fx_get_regs" || n == "fx_set_msglevel" || n == "fx_ioctl"
+    n == "fx_get_regs" || n == "fx_set_msglevel" || n == "fx_ioctl" || n == "fx_fill"
 }
 
 #[test]
@@ -73,6 +79,20 @@ fn finds_every_kind_in_entries_only() {
         assert!(sites.iter().any(|s| s.kind == k), "no {k} site");
     }
     assert!(sites.iter().all(|s| s.entry != "fx_other"));
+    // The boundary kinds: a returned value, a helper's count, a stored member.
+    for k in FaultKind::BOUNDARY {
+        assert!(sites.iter().any(|s| s.kind == k), "no {k} site");
+    }
+    for s in sites.iter().filter(|s| s.kind == FaultKind::CorruptLen) {
+        assert!(
+            s.target.starts_with("memcpy: ") || s.target.contains(": "),
+            "{s:?}"
+        );
+    }
+    // fx_set_msglevel returns nothing: no corrupt-ret there.
+    assert!(!sites
+        .iter()
+        .any(|s| s.kind == FaultKind::CorruptRet && s.entry == "fx_set_msglevel"));
     // Guards in a switch go after the case label, never before it.
     for s in sites
         .iter()
@@ -137,13 +157,17 @@ fn edits_keep_lines_and_compile() {
         &Options {
             seed: 1,
             per_entry: 100,
-            kinds: vec![],
+            kinds: FaultKind::ALL
+                .iter()
+                .chain(FaultKind::BOUNDARY.iter())
+                .copied()
+                .collect(),
         },
     );
     let out = apply(&src, &vs).unwrap();
     assert_eq!(out[0].lines().count(), FIXTURE.lines().count());
-    for k in FaultKind::ALL {
-        assert!(vs.iter().any(|v| v.kind == k), "{k} not selected");
+    for k in FaultKind::ALL.iter().chain(FaultKind::BOUNDARY.iter()) {
+        assert!(vs.iter().any(|v| v.kind == *k), "{k} not selected");
     }
     // Every guard form must be valid C (gcc, user space).
     let dir = std::env::temp_dir().join(format!("fgft-inject-{}", std::process::id()));

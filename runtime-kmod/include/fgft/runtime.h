@@ -637,7 +637,6 @@ __printf(3, 4) void fgft_d___dynamic_dev_dbg(struct _ddebug *desc,
 __printf(3, 4) void fgft_d___dynamic_netdev_dbg(struct _ddebug *desc,
 						const struct net_device *dev,
 						const char *fmt, ...);
-__printf(1, 2) void fgft_d_panic(const char *fmt, ...);
 __printf(1, 4) struct workqueue_struct *
 fgft_d_alloc_workqueue(const char *fmt, unsigned int flags, int max_active,
 		       ...);

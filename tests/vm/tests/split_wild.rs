@@ -73,6 +73,7 @@ fn wild_stores_in_sfi_code_are_caught_before_they_land() {
         annotations: vec![fixture().join("wilddemo.toml")],
         no_read_checks: true,
         runtime_symvers: Some(rt.join("Module.symvers")),
+        kdir: Some(env.kdir.clone()),
         ..Default::default()
     };
     fgft_campaign::split::split(&opts, &out, "wilddemo").unwrap_or_else(|e| panic!("{e}"));
