@@ -268,6 +268,12 @@ pub struct EntrySpec {
     /// abort left no trace, so the stub begins a second transaction; a
     /// second abort returns the abort's value.
     pub retry: bool,
+    /// What the kernel's caller trusts of the value the entry returns (the
+    /// slot table's `returns`): a C condition over `a->ret` and the
+    /// arguments `a->NAME`, tested in the thunk (a value outside fails the
+    /// body, cause ret), and what the caller does with the value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ret_ok: Option<(String, String)>,
     pub in_place: bool,
     /// Why an abort restores the device even when the call touched none of
     /// its registers (the runtime's default restores only a touched one),
@@ -618,6 +624,7 @@ mod tests {
             always_restore: None,
             heap: None,
             retry: false,
+            ret_ok: None,
         }
     }
 
@@ -640,6 +647,24 @@ mod tests {
             c.contains("\tfgft_txn_commit(txn);\n\tif (retried)\n\t\tfgft_txn_retried(&fgft_ep_drv_get_thing, retried);\n"),
             "{c}"
         );
+    }
+
+    #[test]
+    fn a_returned_value_the_caller_trusts_is_tested_in_the_thunk() {
+        let mut e = entry();
+        assert!(!emit_entry(&e).unwrap().contains("FGFT_CAUSE_RET"));
+        e.ret_ok = Some((
+            "a->ret <= 0 || a->ret <= HZ / 2".into(),
+            "a frequency".into(),
+        ));
+        let c = emit_entry(&e).unwrap();
+        let call = c
+            .find("a->ret = fgft_sfi_entry_drv_get_thing(")
+            .expect("call");
+        let test = c
+            .find("\t/* a frequency */\n\tif (!(a->ret <= 0 || a->ret <= HZ / 2))\n\t\tfgft_fail_cause(FGFT_CAUSE_RET);\n")
+            .unwrap_or_else(|| panic!("{c}"));
+        assert!(call < test, "{c}");
     }
 
     #[test]

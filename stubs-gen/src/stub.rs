@@ -58,6 +58,13 @@ pub(crate) fn emit_thunk(s: &mut String, e: &EntrySpec, checked: &[bool]) {
     } else {
         let _ = writeln!(s, "{}", wrap_call(1, &format!("a->ret = {call}"), ";"));
     }
+    // A value the kernel's caller trusts a range of (a count, a
+    // frequency): outside it the call fails, as a fault does.
+    if let (Some((ok, why)), false) = (&e.ret_ok, e.ret.trim() == "void") {
+        let _ = writeln!(s, "\t/* {} */", why.replace("*/", "* /"));
+        let _ = writeln!(s, "{}", wrap_call(1, &format!("if (!({ok}))"), ""));
+        s.push_str("\t\tfgft_fail_cause(FGFT_CAUSE_RET);\n");
+    }
     // The pointers copy-out will store in kernel objects, checked while
     // the body can still fail (copy-out writes the originals).
     for c in &checks {

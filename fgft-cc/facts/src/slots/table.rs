@@ -63,6 +63,18 @@ pub struct AbortAction {
     pub why: String,
 }
 
+/// What the kernel's callers of one slot trust of the value it returns (a
+/// count, a frequency): a C condition over `$ret` (and `$N`, the entry's
+/// parameter N) that the entry's thunk tests inside the body; a value
+/// outside aborts the call (cause ret) instead of reaching the caller.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SlotReturn {
+    pub ok: String,
+    /// What the caller does with the value (shown in the thunk's comment).
+    pub why: String,
+}
+
 /// What an aborted call stored in one slot returns, when its callers read
 /// the value as something other than an error code.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -103,6 +115,9 @@ pub struct StructDef {
     /// Function fields whose aborted calls return a value of their own.
     #[serde(default)]
     pub aborts: BTreeMap<String, SlotAbort>,
+    /// Function fields whose returned values the kernel trusts a range of.
+    #[serde(default)]
+    pub returns: BTreeMap<String, SlotReturn>,
 }
 
 /// A macro that fills a slot structure.
@@ -215,6 +230,23 @@ impl SlotTable {
             }
             t.abort_restored.extend(f.aborts.restored);
             for (name, def) in f.structs {
+                for (fun, r) in &def.returns {
+                    let bad = if !def.functions.contains(fun) {
+                        Some(format!(
+                            "struct {name}: `returns.{fun}` names no function field"
+                        ))
+                    } else if !r.ok.contains("$ret") || bad_dollar(&r.ok.replace("$ret", "")) {
+                        Some(format!(
+                            "struct {name}: `returns.{fun}`: `ok` is a condition over `$ret` \
+                             (and `$1`..`$9`, the parameters)"
+                        ))
+                    } else {
+                        None
+                    };
+                    if let Some(message) = bad {
+                        return Err(tables::table_error(src, TABLE_NAME, &r.ok, message));
+                    }
+                }
                 for (fun, a) in &def.aborts {
                     if !def.functions.contains(fun) {
                         return Err(tables::table_error(
@@ -364,6 +396,13 @@ impl SlotTable {
     /// Whether an aborted call of `slot` runs once more by default.
     pub fn is_retry(&self, slot: &str) -> bool {
         listed(&self.retry, slot)
+    }
+
+    /// What the callers of `slot` (`struct.field`) trust of its returned
+    /// value, when the table says.
+    pub fn slot_return(&self, slot: &str) -> Option<&SlotReturn> {
+        let (s, f) = slot.split_once('.')?;
+        self.structs.get(s)?.returns.get(f)
     }
 
     /// What an aborted call stored in `slot` (`struct.field`) returns, when

@@ -166,6 +166,39 @@ fn abort_statements_and_restored_aborts_load_and_are_checked() {
     }
 }
 
+#[test]
+fn trusted_returns_load_and_are_checked() {
+    let t = SlotTable::builtin().unwrap();
+    let r = t.slot_return("ethtool_ops.set_phys_id").unwrap();
+    assert!(r.ok.contains("$ret"), "{r:?}");
+    assert!(t.slot_return("ethtool_ops.get_link").is_none());
+    for (text, what) in [
+        (
+            "[struct.s]\nfunctions = [\"f\"]\nreturns.g = { ok = \"$ret > 0\", why = \"w\" }\n",
+            "names no function field",
+        ),
+        (
+            "[struct.s]\nfunctions = [\"f\"]\nreturns.f = { ok = \"1\", why = \"w\" }\n",
+            "condition over `$ret`",
+        ),
+        (
+            "[struct.s]\nfunctions = [\"f\"]\nreturns.f = { ok = \"$ret < $x\", why = \"w\" }\n",
+            "condition over `$ret`",
+        ),
+    ] {
+        let bad = SlotTable::from_sources(&[TableSource {
+            path: Some("x/slots.toml".into()),
+            text: text.into(),
+        }]);
+        match bad {
+            Err(ParseError::Table { message, .. }) => {
+                assert!(message.contains(what), "{message}")
+            }
+            other => panic!("{text}: {other:?}"),
+        }
+    }
+}
+
 /// The walk before pruning: every node, no marks (so `visit` enters
 /// everything `walk::skippable` lets it).
 fn full_scan<'t>(pf: &'t ParsedFile, table: &'t SlotTable) -> (Facts, Candidates<'t>) {

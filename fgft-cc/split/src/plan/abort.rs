@@ -33,6 +33,34 @@ fn restored(a: &AbortAction, d: &fgft_facts::program::FnDef) -> Option<RestoredA
     })
 }
 
+/// What the kernel trusts of the value an entry returns (the slot table's
+/// `returns`, the first of its slots that names one), as the thunk tests
+/// it: `$ret` is `a->ret`, `$N` the argument `a->NAME`.
+pub(super) fn slot_return(
+    slots: &[String],
+    d: &fgft_facts::program::FnDef,
+    table: &SlotTable,
+) -> Option<(String, String)> {
+    let r = slots.iter().find_map(|s| table.slot_return(s))?;
+    let mut v = String::new();
+    let mut rest = r.ok.as_str();
+    while let Some(i) = rest.find('$') {
+        v.push_str(&rest[..i]);
+        rest = &rest[i + 1..];
+        if let Some(after) = rest.strip_prefix("ret") {
+            v.push_str("a->ret");
+            rest = after;
+        } else {
+            let k = rest.chars().next()?.to_digit(10)? as usize;
+            v.push_str("a->");
+            v.push_str(&d.params.get(k.checked_sub(1)?)?.name);
+            rest = &rest[1..];
+        }
+    }
+    v.push_str(rest);
+    Some((v, r.why.clone()))
+}
+
 /// The abort value the slots of an entry call for, if any (the slot table's
 /// `aborts`; the first of the entry's slots that names one), with what the
 /// abort runs besides.

@@ -89,6 +89,7 @@ pub(super) fn plan_entry(
         .ann
         .retries(&name, &slots, slots.iter().any(|s| inp.slots.is_retry(s)));
     let always_restore = unmarked_accessor(inp, &closure);
+    let ret_ok = super::abort::slot_return(&slots, d, inp.slots);
     let spec = EntrySpec {
         driver: driver.to_string(),
         name: name.clone(),
@@ -111,6 +112,7 @@ pub(super) fn plan_entry(
         always_restore,
         retry,
         heap: None,
+        ret_ok,
     };
     EntryPlan {
         spec,
