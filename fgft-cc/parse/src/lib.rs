@@ -270,26 +270,14 @@ pub const MAX_DEPTH: usize = 1000;
 /// The start of the first node deeper than `limit`, found without
 /// recursion.
 pub fn too_deep(tree: &tree_sitter::Tree, limit: usize) -> Option<usize> {
-    let mut c = tree.walk();
-    let mut depth = 0usize;
-    loop {
-        if depth > limit {
-            return Some(c.node().start_byte());
+    let mut found = None;
+    walk::preorder(tree.root_node(), |n, depth| {
+        if found.is_none() && depth as usize > limit {
+            found = Some(n.start_byte());
         }
-        if c.goto_first_child() {
-            depth += 1;
-            continue;
-        }
-        loop {
-            if c.goto_next_sibling() {
-                break;
-            }
-            if !c.goto_parent() {
-                return None;
-            }
-            depth -= 1;
-        }
-    }
+        found.is_none()
+    });
+    found
 }
 
 /// `text` with each one-line block comment inside a preprocessor directive
