@@ -72,7 +72,7 @@ for i in $(seq "$runs"); do
 	for d in d1 d10; do
 		rm -rf "$work/o-$d"
 		a=$(now)
-		"$bin" split "$work/$d" -o "$work/o-$d" --no-kdir --no-checkpoint \
+		FGFT_TIMINGS=1 "$bin" split "$work/$d" -o "$work/o-$d" --no-kdir --no-checkpoint \
 			--isolate 'ethtool_ops.*' >"$work/$d.log" 2>&1 ||
 			{ cat "$work/$d.log" >&2; exit 1; }
 		b=$(now)
@@ -84,3 +84,7 @@ m1=$(printf '%s\n' "${t1[@]}" | median)
 m10=$(printf '%s\n' "${t10[@]}" | median)
 printf 'median: 1 MB %.3f s, 10 MB %.3f s, ratio %.2f (target < 10; %s)\n' "$m1" "$m10" \
 	"$(echo "$m10 / $m1" | bc -l)" "$(tail -1 "$work/d10.log")"
+# Where the time went in the last run of each size (FGFT_TIMINGS).
+paste <(sed -n 's/^fgft-cc: timing: \(.*\): \(.*\) s$/\1 \2/p' "$work/d1.log") \
+	<(sed -n 's/^fgft-cc: timing: .*: \(.*\) s$/\1/p' "$work/d10.log") |
+	awk '{printf "  stage %-13s 1 MB %7.3f s, 10 MB %7.3f s, ratio %5.2f\n", $1, $2, $3, ($2 > 0 ? $3 / $2 : 0)}'

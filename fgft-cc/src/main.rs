@@ -48,6 +48,25 @@ enum Command {
 const STACK: usize = 1 << 30;
 
 fn main() {
+    // Memory is taken from the kernel once and kept (issue 47's scaling
+    // bench: at 10 MB of source the run was a fifth slower otherwise).
+    // - The work runs on one thread that is not the main one, and glibc
+    //   would give it an arena of its own: heaps of 64 MB grown by
+    //   mprotect() a few pages at a time.  One arena grows with brk().
+    // - Freed memory is not trimmed back to the kernel, and blocks up to
+    //   32 MB (glibc's largest threshold) come from the heap rather than from
+    //   mmap(): the pipeline frees and reallocates large buffers (texts, edit
+    //   lists, token vectors), and each fresh page costs a fault and a clear.
+    // - The heap grows 64 MB at a time.
+    // A run is one process that exits when done, so nothing holds on to the
+    // memory afterwards.
+    // SAFETY: mallopt() only sets malloc parameters; nothing else runs yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TOP_PAD, 64 << 20);
+    }
     let cli = Cli::parse();
     diag::set_color(cli.color);
     let code = std::thread::Builder::new()

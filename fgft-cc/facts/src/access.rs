@@ -38,6 +38,11 @@ pub fn analyze(prog: &Program, apis: &ApiModels, kglobals: &KernelGlobals) -> Dr
 }
 
 fn merge(into: &mut FnFacts, f: FnFacts) {
+    // The first definition (nearly always the only one) is moved, not copied.
+    if into.is_empty() {
+        *into = f;
+        return;
+    }
     // Destructured so that a new kind of fact cannot be dropped here.
     let FnFacts {
         calls,

@@ -240,6 +240,35 @@ pub struct FnFacts {
     pub param_origins: Vec<Vec<Origin>>,
 }
 
+impl FnFacts {
+    /// No fact of any kind (what `Default` gives).
+    pub fn is_empty(&self) -> bool {
+        // Destructured so that a new kind of fact cannot be forgotten here.
+        let FnFacts {
+            calls,
+            fn_refs,
+            globals,
+            accesses,
+            ptr_uses,
+            derefs,
+            relations,
+            local_statics,
+            kernel_globals,
+            param_origins,
+        } = self;
+        calls.is_empty()
+            && fn_refs.is_empty()
+            && globals.is_empty()
+            && accesses.is_empty()
+            && ptr_uses.is_empty()
+            && derefs.is_empty()
+            && relations.is_empty()
+            && local_statics.is_empty()
+            && kernel_globals.is_empty()
+            && param_origins.is_empty()
+    }
+}
+
 /// Facts for every function of the driver.
 #[derive(Debug, Default)]
 pub struct DriverFacts {

@@ -105,9 +105,32 @@ pub fn compute(opts: &Options) -> Result<Split, Error> {
     compute_with(opts, &tables)
 }
 
+/// With `FGFT_TIMINGS` set, the time each stage of the pipeline took, on
+/// stderr (the scaling bench reads them; nothing else does).
+struct Phases {
+    last: Option<std::time::Instant>,
+}
+
+impl Phases {
+    fn from_env() -> Phases {
+        Phases {
+            last: std::env::var_os("FGFT_TIMINGS").map(|_| std::time::Instant::now()),
+        }
+    }
+
+    fn mark(&mut self, stage: &str) {
+        if let Some(t) = self.last {
+            let now = std::time::Instant::now();
+            eprintln!("fgft-cc: timing: {stage}: {:.3} s", (now - t).as_secs_f64());
+            self.last = Some(now);
+        }
+    }
+}
+
 /// Runs the pipeline with tables already loaded (a caller that splits many
 /// drivers loads them once).
 pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
+    let mut phase = Phases::from_env();
     let ann = annotations(opts, tables)?;
     let fl = driver::gather(opts, &ann)?;
     let mut ann = with_inline_annotations(ann, &fl)?;
@@ -122,6 +145,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     for p in &fl.paths {
         parsed.push(fgft_parse::parse_file_with(p, &popts)?);
     }
+    phase.mark("parse");
     let mut prog = Program::with_expansions(parsed, &tables.hints.expand);
     let mut models = tables.api.models(&ann.pure_apis);
     // With a kernel build directory: what the kernel's headers define.
@@ -147,12 +171,15 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         drop_compiled_out_fns(&mut prog, &dropped);
     }
     let prog = prog;
+    phase.mark("program");
     let kglobals: KernelGlobals = tables.api.globals.keys().cloned().collect();
     let mut facts = access::analyze(&prog, &models, &kglobals);
     drop_compiled_out(&dropped, &mut facts);
+    phase.mark("facts");
     // The local headers' facts, read once for both runs of the slot finder.
     let headers = fgft_facts::headers::HeaderCache::new(&popts);
     let roots = slot_roots(&prog, &fl, &headers, &tables.slots);
+    phase.mark("slots");
     // Calls through pointers: their targets become call-graph edges.
     let compiled_out = |n: &str| kernel.as_ref().is_some_and(|k| k.compiled_out(n));
     let icalls = icall::resolve(
@@ -164,6 +191,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         &compiled_out,
     );
     let mut graph = CallGraph::new(&facts);
+    phase.mark("icalls");
     graph.add_const_table_edges(&facts, &prog, &tables.slots);
     let (ann, hint_warnings) = derive::extend(
         ann,
@@ -173,6 +201,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
         &fl.files,
         (&tables.contracts, &tables.api, &icalls),
     );
+    phase.mark("graph+derive");
     let inputs = Inputs {
         prog: &prog,
         files: &fl.files,
@@ -191,6 +220,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     };
     let mut plan = plan::build(&inputs);
     plan.diags.extend(hint_warnings);
+    phase.mark("plan");
     plan.diags.extend(syntax_errors(
         &plan::Sources {
             prog: &prog,
@@ -267,6 +297,7 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
             return Err(Error::Located(all));
         }
     };
+    phase.mark("emit");
     let summary = format!(
         "fgft-cc split {}: {} entry point(s), {} SFI function(s), {} kernel wrapper(s)",
         plan.module,
@@ -281,25 +312,45 @@ pub fn compute_with(opts: &Options, tables: &Tables) -> Result<Split, Error> {
     inputs.extend(tables.dirs.dirs().iter().cloned());
     inputs.extend(opts.kdir.iter().cloned());
     inputs.extend(opts.runtime_symvers.iter().cloned());
+    let direct_symbols = {
+        // What a pure macro or inline expands to is called as directly.
+        let mut v = ann.pure_apis.clone();
+        v.extend(plan.kernel_values.iter().cloned());
+        if let Some(k) = &kernel {
+            for p in &ann.pure_apis {
+                v.extend(k.reach(p));
+            }
+        }
+        v.sort();
+        v.dedup();
+        v
+    };
+    // The syntax trees and the facts are the bulk of the memory; freeing
+    // them is a tenth of a large run, and nothing waits for it.
+    drop_aside((prog, facts, headers));
     Ok(Split {
         out,
         warnings: plan.diags,
         summary,
         inputs,
-        direct_symbols: {
-            // What a pure macro or inline expands to is called as directly.
-            let mut v = ann.pure_apis.clone();
-            v.extend(plan.kernel_values.iter().cloned());
-            if let Some(k) = &kernel {
-                for p in &ann.pure_apis {
-                    v.extend(k.reach(p));
-                }
-            }
-            v.sort();
-            v.dedup();
-            v
-        },
+        direct_symbols,
     })
+}
+
+/// Drops `t` on a thread of its own, so that the caller does not wait for
+/// the memory to be freed (a process that exits first does not free it at
+/// all).  Where no thread can be made, `t` is dropped here.
+fn drop_aside<T: Send + 'static>(t: T) {
+    let slot = std::sync::Arc::new(std::sync::Mutex::new(Some(t)));
+    let theirs = std::sync::Arc::clone(&slot);
+    let spawned = std::thread::Builder::new()
+        .name("fgft-drop".into())
+        // As deep as the structures may nest (reserved, not committed).
+        .stack_size(256 << 20)
+        .spawn(move || drop(theirs.lock().map(|mut g| g.take())));
+    if spawned.is_err() {
+        drop(slot.lock().map(|mut g| g.take()));
+    }
 }
 
 /// Code that does not parse (a tree-sitter ERROR or MISSING node): an
