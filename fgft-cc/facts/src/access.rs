@@ -32,49 +32,9 @@ pub fn analyze(prog: &Program, apis: &ApiModels, kglobals: &KernelGlobals) -> Dr
         let facts = analyze_fn(prog, apis, kglobals, fid, &mut cache);
         // Functions defined twice (both branches of an #ifdef): merge.
         let e = out.per_fn.entry(name).or_default();
-        merge(e, facts);
+        e.merge(facts);
     }
     out
-}
-
-fn merge(into: &mut FnFacts, f: FnFacts) {
-    // The first definition (nearly always the only one) is moved, not copied.
-    if into.is_empty() {
-        *into = f;
-        return;
-    }
-    // Destructured so that a new kind of fact cannot be dropped here.
-    let FnFacts {
-        calls,
-        fn_refs,
-        globals,
-        accesses,
-        ptr_uses,
-        derefs,
-        relations,
-        local_statics,
-        kernel_globals,
-        param_origins,
-    } = f;
-    into.calls.extend(calls);
-    into.fn_refs.extend(fn_refs);
-    into.globals.extend(globals);
-    into.accesses.extend(accesses);
-    into.ptr_uses.extend(ptr_uses);
-    into.derefs.extend(derefs);
-    into.relations.extend(relations);
-    into.local_statics.extend(local_statics);
-    into.kernel_globals.extend(kernel_globals);
-    if into.param_origins.len() < param_origins.len() {
-        into.param_origins.resize(param_origins.len(), Vec::new());
-    }
-    for (i, o) in param_origins.into_iter().enumerate() {
-        for x in o {
-            if !into.param_origins[i].contains(&x) {
-                into.param_origins[i].push(x);
-            }
-        }
-    }
 }
 
 fn analyze_fn(

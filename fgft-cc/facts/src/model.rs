@@ -241,6 +241,49 @@ pub struct FnFacts {
 }
 
 impl FnFacts {
+    /// Adds the facts of another definition of the same function (one per
+    /// configuration branch).
+    pub fn merge(&mut self, f: FnFacts) {
+        let into = self;
+        // The first definition (nearly always the only one) is moved, not copied.
+        if into.is_empty() {
+            *into = f;
+            return;
+        }
+        // Destructured so that a new kind of fact cannot be dropped here.
+        let FnFacts {
+            calls,
+            fn_refs,
+            globals,
+            accesses,
+            ptr_uses,
+            derefs,
+            relations,
+            local_statics,
+            kernel_globals,
+            param_origins,
+        } = f;
+        into.calls.extend(calls);
+        into.fn_refs.extend(fn_refs);
+        into.globals.extend(globals);
+        into.accesses.extend(accesses);
+        into.ptr_uses.extend(ptr_uses);
+        into.derefs.extend(derefs);
+        into.relations.extend(relations);
+        into.local_statics.extend(local_statics);
+        into.kernel_globals.extend(kernel_globals);
+        if into.param_origins.len() < param_origins.len() {
+            into.param_origins.resize(param_origins.len(), Vec::new());
+        }
+        for (i, o) in param_origins.into_iter().enumerate() {
+            for x in o {
+                if !into.param_origins[i].contains(&x) {
+                    into.param_origins[i].push(x);
+                }
+            }
+        }
+    }
+
     /// No fact of any kind (what `Default` gives).
     pub fn is_empty(&self) -> bool {
         // Destructured so that a new kind of fact cannot be forgotten here.
