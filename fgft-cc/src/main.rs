@@ -13,6 +13,7 @@ mod roots;
 mod sarif;
 mod split;
 mod survey;
+mod tables;
 
 #[derive(Parser)]
 #[command(
@@ -41,6 +42,8 @@ enum Command {
     Inject(inject::Args),
     /// Survey a kernel tree: entry points, PM, unknown APIs, hints, parse health per module.
     Survey(survey::Args),
+    /// Commands on fgft's tables: `tables audit` checks the compensation table against a kernel tree.
+    Tables(tables::Args),
 }
 
 /// The stack of the thread that runs a command: deep enough for every
@@ -88,6 +91,7 @@ fn run(cli: Cli) -> i32 {
         Command::Aspect(a) => aspect::run(a),
         Command::Inject(a) => inject::run(a),
         Command::Survey(a) => survey::run(a),
+        Command::Tables(a) => tables::run(a),
     });
     match result {
         Ok(()) => 0,

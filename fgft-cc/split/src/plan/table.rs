@@ -116,6 +116,7 @@ struct EntryRaw {
     makes: Option<String>,
     block_of: Option<String>,
     note: Option<String>,
+    audit: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize, Clone)]
@@ -399,6 +400,10 @@ pub struct ApiEntry {
     /// passed as this parameter (its size is the creator's `makes`).
     pub block_of: Option<String>,
     pub note: Option<String>,
+    /// `audit = "why"`: the entry was reviewed by hand against the kernel
+    /// (it has no C definition the audit could read: a macro, assembly);
+    /// `fgft-cc tables audit` lists it with this reason.
+    pub audit: Option<String>,
     /// Which table file it came from (for messages).
     pub source: PathBuf,
 }
@@ -762,6 +767,7 @@ fn entry(src: &TableSource, name: &str, raw: EntryRaw) -> Result<ApiEntry, Error
         makes: raw.makes,
         block_of: raw.block_of,
         note: raw.note,
+        audit: raw.audit,
         source: src.display(TABLE_NAME),
     })
 }

@@ -68,6 +68,7 @@ fn entry(proto: &str, undo: &str) -> ApiEntry {
         makes: None,
         block_of: None,
         note: None,
+        audit: None,
         source: "t".into(),
     }
 }
