@@ -258,31 +258,11 @@ fn scan_asm(f: &Path, b: &[u8], ix: &mut Index) {
 
 /// Skips a comment, string or character literal at `i`; the index after it.
 fn skip_lit(b: &[u8], i: usize) -> Option<usize> {
+    use fgft_base::lex;
     match (b[i], b.get(i + 1)) {
-        (b'/', Some(b'*')) => {
-            let mut j = i + 2;
-            while j + 1 < b.len() && !(b[j] == b'*' && b[j + 1] == b'/') {
-                j += 1;
-            }
-            Some((j + 2).min(b.len()))
-        }
-        (b'/', Some(b'/')) => {
-            let mut j = i;
-            while j < b.len() && b[j] != b'\n' {
-                j += 1;
-            }
-            Some(j)
-        }
-        (q @ (b'"' | b'\''), _) => {
-            let mut j = i + 1;
-            while j < b.len() && b[j] != q && b[j] != b'\n' {
-                if b[j] == b'\\' {
-                    j += 1;
-                }
-                j += 1;
-            }
-            Some((j + 1).min(b.len()))
-        }
+        (b'/', Some(b'*')) => Some(lex::skip_block_comment(b, i)),
+        (b'/', Some(b'/')) => Some(lex::skip_line_comment(b, i)),
+        (b'"' | b'\'', _) => Some(lex::skip_literal(b, i)),
         _ => None,
     }
 }

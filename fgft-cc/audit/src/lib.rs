@@ -134,19 +134,12 @@ fn member_kind(body: &str, field: &str) -> Option<bool> {
     None
 }
 
+/// Where `w` stands in `s` as an identifier token.
 fn find_word(s: &str, w: &str) -> Option<usize> {
-    let b = s.as_bytes();
-    let mut from = 0;
-    while let Some(i) = s[from..].find(w).map(|i| i + from) {
-        let pre = i == 0 || !(b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_');
-        let e = i + w.len();
-        let post = e >= b.len() || !(b[e].is_ascii_alphanumeric() || b[e] == b'_');
-        if pre && post {
-            return Some(i);
-        }
-        from = i + 1;
-    }
-    None
+    fgft_base::lex::ident_tokens(s)
+        .into_iter()
+        .find(|r| &s[r.clone()] == w)
+        .map(|r| r.start)
 }
 
 /// What a function does through one parameter, its callees included.
@@ -317,7 +310,7 @@ fn compare(name: &str, e: &ApiEntry, s: &[Summary]) -> Vec<Finding> {
 }
 
 fn mentions(expr: &str, name: &str) -> bool {
-    find_word(expr, name).is_some()
+    fgft_base::lex::has_token(expr, name)
 }
 
 impl Auditor<'_> {
