@@ -59,12 +59,13 @@ impl Index {
     /// Scans `root` (a kernel source tree), or only `dirs` of it.
     pub fn build(root: &Path, dirs: &[PathBuf]) -> std::io::Result<Index> {
         let mut files = Vec::new();
+        let mut skipped = Vec::new();
         if dirs.is_empty() {
-            collect(root, root, 0, &mut files)?;
+            collect(root, root, 0, &mut files, &mut skipped)?;
         }
         for d in dirs {
             let depth = d.components().count();
-            collect(root, &root.join(d), depth, &mut files)?;
+            collect(root, &root.join(d), depth, &mut files, &mut skipped)?;
         }
         files.sort();
         let threads = std::thread::available_parallelism()
@@ -83,6 +84,7 @@ impl Index {
         });
         let mut ix = Index {
             root: root.to_path_buf(),
+            unreadable: skipped,
             ..Default::default()
         };
         // The chunks are in path order, so the merged lists are too.
@@ -155,16 +157,37 @@ impl Index {
     }
 }
 
-fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+fn collect(
+    root: &Path,
+    dir: &Path,
+    depth: usize,
+    out: &mut Vec<PathBuf>,
+    skipped: &mut Vec<(PathBuf, String)>,
+) -> std::io::Result<()> {
     let mut names: BTreeSet<(String, PathBuf, bool)> = BTreeSet::new();
-    for e in std::fs::read_dir(dir)? {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        // An unreadable directory below the top is skipped and listed; the
+        // top one is an error.
+        Err(e) if depth > 0 => {
+            let rel = dir.strip_prefix(root).unwrap_or(dir).to_path_buf();
+            skipped.push((rel, e.to_string()));
+            return Ok(());
+        }
+        Err(e) => return Err(e),
+    };
+    for e in entries {
         let e = e?;
         let ft = e.file_type()?;
         if ft.is_symlink() {
             continue;
         }
         let name = e.file_name().to_string_lossy().into_owned();
-        names.insert((name, e.path(), ft.is_dir()));
+        // Only directories and regular files: a FIFO or a device named
+        // `x.c` would block the read or never end it.
+        if ft.is_dir() || ft.is_file() {
+            names.insert((name, e.path(), ft.is_dir()));
+        }
     }
     for (name, path, is_dir) in names {
         if is_dir {
@@ -182,7 +205,7 @@ fn collect(root: &Path, dir: &Path, depth: usize, out: &mut Vec<PathBuf>) -> std
             if name.starts_with('.') {
                 continue;
             }
-            collect(root, &path, depth + 1, out)?;
+            collect(root, &path, depth + 1, out, skipped)?;
         } else if name.ends_with(".c") || name.ends_with(".h") || name.ends_with(".S") {
             if let Ok(rel) = path.strip_prefix(root) {
                 out.push(rel.to_path_buf());
@@ -521,5 +544,24 @@ mod tests {
         assert!(ix.declared.contains("decl"));
         assert!(ix.macros.contains_key("MAC"));
         assert!(ix.structs.contains_key("s"));
+    }
+
+    #[test]
+    fn special_files_and_symlinks_are_not_read() {
+        let t = tempfile::tempdir().unwrap();
+        let root = t.path();
+        std::fs::create_dir_all(root.join("lib")).unwrap();
+        std::fs::write(root.join("lib/a.c"), "int f(int *p)\n{\n\t*p = 1;\n}\n").unwrap();
+        let fifo = root.join("lib/fifo.c");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        // A loop back up the tree.
+        std::os::unix::fs::symlink(root, root.join("lib/up")).unwrap();
+        let ix = Index::build(root, &[]).unwrap();
+        assert_eq!(ix.files, 1);
+        assert!(ix.fns.contains_key("f"));
     }
 }

@@ -86,6 +86,8 @@ pub struct Report {
     pub findings: Vec<Finding>,
     pub files: usize,
     pub bytes: usize,
+    /// Files of the tree that could not be read, with why (skipped).
+    pub unreadable: Vec<(PathBuf, String)>,
 }
 
 struct IndexMembers<'a> {
@@ -198,6 +200,7 @@ pub fn run(opts: &Options, table: &Table) -> Result<Report, Error> {
         tree: opts.tree.clone(),
         files: ix.files,
         bytes: ix.bytes,
+        unreadable: ix.unreadable.clone(),
         ..Default::default()
     };
     for (name, e) in &table.apis {
@@ -470,6 +473,12 @@ pub fn render(r: &Report) -> String {
                 f.message
             )),
         }
+    }
+    for (p, why) in &r.unreadable {
+        s.push_str(&format!(
+            "{}: warning: skipped, not readable: {why}\n",
+            r.tree.join(p).display()
+        ));
     }
     s.push_str(&format!(
         "tables audit of {}: {} files ({} MB) read; {} wrapped entries, {} analysed against their definitions, {} reviewed by hand, {} not in this kernel, {} inline helpers (checked in SFI code); {} finding(s)\n",
