@@ -240,15 +240,9 @@ fn is_ident(c: u8) -> bool {
 
 /// Line starts of `b`.
 fn lines(b: &[u8]) -> Vec<usize> {
-    let mut v = vec![0];
-    v.extend(memchr_iter(b'\n', b).map(|i| i + 1));
-    v
-}
-
-fn memchr_iter(c: u8, b: &[u8]) -> impl Iterator<Item = usize> + '_ {
-    b.iter()
-        .enumerate()
-        .filter_map(move |(i, &x)| (x == c).then_some(i))
+    std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', b).map(|i| i + 1))
+        .collect()
 }
 
 fn scan_asm(f: &Path, b: &[u8], ix: &mut Index) {
