@@ -7,7 +7,7 @@
 //! definition's text is read again, and parsed, only when the audit asks
 //! for it.  The scan never follows a symlink.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 /// Directories of the tree that define no kernel function a module calls
@@ -499,15 +499,6 @@ fn struct_def(f: &Path, b: &[u8], s: usize, e: usize, ln: usize) -> Option<(Stri
             line: ln + 1,
         },
     ))
-}
-
-/// Definitions by file, for a report (path order).
-pub fn by_file<'a>(defs: impl Iterator<Item = &'a Def>) -> BTreeMap<&'a Path, Vec<&'a Def>> {
-    let mut m: BTreeMap<&Path, Vec<&Def>> = BTreeMap::new();
-    for d in defs {
-        m.entry(d.file.as_path()).or_default().push(d);
-    }
-    m
 }
 
 #[cfg(test)]

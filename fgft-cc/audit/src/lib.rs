@@ -28,7 +28,7 @@ use effects::{FnEffects, Members};
 use fgft_split::plan::table::{ApiEntry, ArgSpec, Table};
 use index::{Def, Index};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// What can stop an audit.
 #[derive(Debug, thiserror::Error)]
@@ -493,13 +493,6 @@ pub fn render(r: &Report) -> String {
         r.findings.len()
     ));
     s
-}
-
-/// The tree a report names, shortened for messages.
-pub fn tree_name(p: &Path) -> String {
-    p.file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| p.display().to_string())
 }
 
 #[cfg(test)]
